@@ -1,0 +1,167 @@
+// Package sharedstore is where budget state lives. The filter talks to one
+// Store interface; the shared-data backend (package local) keeps per-Envoy
+// state in proxy shared data, the remote backend (package remote) reaches the
+// fleet-wide sharedstore service over proxy_http_call. Admission and
+// reconciliation never know which one they use.
+//
+// This file is compiled into the .wasm: no fmt, no os, no goroutines.
+package sharedstore
+
+// Kind says how a bucket's units behave over a request's life.
+type Kind uint8
+
+const (
+	// KindRequests buckets count requests; a unit taken at admission is never
+	// given back (the request was made, whatever happened next).
+	KindRequests Kind = iota + 1
+	// KindConcurrency buckets count requests in flight; capacity never refills
+	// with time, and the unit is always released when the stream is done.
+	KindConcurrency
+	// KindTokens buckets hold the request's estimate plus output ceiling; the
+	// hold is settled with the reported usage or released.
+	KindTokens
+)
+
+// Limit is one period of one bucket, with the parameters in force when the
+// plan was made. A hold records them, so a hold taken before a config reload
+// settles on these numbers rather than the live ones.
+type Limit struct {
+	// Budget names the period: "minute" or "day" for tokens; "second",
+	// "minute" or "day" for requests; "concurrent" for concurrency.
+	Budget string
+	// Capacity is the most the bucket holds. Zero is a budget in force with
+	// nothing to give (a divided or pushed zero), not "unlimited": an
+	// unlimited period is simply absent from the plan.
+	Capacity int64
+	// RefillPerSec is the continuous refill; zero for concurrency and for a
+	// zero-capacity budget.
+	RefillPerSec float64
+}
+
+// Op is one bucket (one dimension and identity) checked on all its periods
+// together: a request must fit every Limit of the Op or it takes from none.
+type Op struct {
+	// Key is the bucket's store key. It already carries the dimension, the
+	// identity (hashed where secret) and a version of the budget parameters,
+	// so a parameter change starts fresh buckets. Both periods of one
+	// dimension share one Key.
+	Key       string
+	Kind      Kind
+	Dimension string // global, client, api_key, user, team, model
+	Limits    []Limit
+	Amount    int64 // tokens for KindTokens, 1 otherwise
+	// Private marks the caller's own bucket (the API-key dimension): only a
+	// private bucket's level may be reported to the caller.
+	Private bool
+}
+
+// Plan is everything one request must fit. Requests (request-count and
+// concurrency ops) are admitted all or nothing first; then Tokens, all or
+// nothing. A token refusal leaves the request-count units consumed (they
+// admitted the request before the token check ran) but releases any
+// concurrency units and every token reservation.
+type Plan struct {
+	Requests []Op
+	Tokens   []Op
+}
+
+// Level is what a caller may learn about its own bucket after admission.
+type Level struct {
+	Capacity  int64
+	Remaining int64 // floor of the level after this request's reservation
+	ResetUnix int64 // Unix second at which the bucket is whole again
+}
+
+// OpLevel ties a Level to the private bucket and period it describes.
+type OpLevel struct {
+	Kind      Kind
+	Dimension string
+	Budget    string
+	Level     Level
+}
+
+// Refusal says which bucket refused and how long a caller should wait.
+type Refusal struct {
+	Kind      Kind
+	Dimension string
+	Budget    string
+	// RetryAfterSec is size-aware: the time the refused bucket needs to
+	// refill this request's own shortfall (its whole cost when the request
+	// is larger than the bucket). At least 1.
+	RetryAfterSec int64
+	// Private is true when the refusing bucket is the caller's own; only then
+	// is Level meaningful and may be shown.
+	Private bool
+	Level   Level
+}
+
+// Backend records which store holds a hold, so it is ended there and never on
+// the other (a fallback reservation stays local).
+type Backend uint8
+
+const (
+	BackendLocal Backend = iota + 1
+	BackendRemote
+)
+
+// HoldEntry is one reserved bucket of a hold, with its recorded parameters.
+type HoldEntry struct {
+	Key       string
+	Kind      Kind // KindTokens or KindConcurrency
+	Dimension string
+	Limits    []Limit
+	Amount    int64
+}
+
+// Hold is an admitted request's reservation. Every hold ends exactly once:
+// Settle (normal end with usage) or Release (everything else).
+type Hold struct {
+	Backend Backend
+	ID      string // the remote store's hold id; empty for local holds
+	Entries []HoldEntry
+}
+
+// Reserved is the token amount the hold took per bucket (the same on every
+// token entry), zero when the hold has no token entry.
+func (h Hold) Reserved() int64 {
+	for _, e := range h.Entries {
+		if e.Kind == KindTokens {
+			return e.Amount
+		}
+	}
+	return 0
+}
+
+// Outcome is the answer to Admit.
+type Outcome struct {
+	Admitted bool
+	Refusal  *Refusal // set when not admitted and Err is nil
+	// Levels holds the private buckets' levels after this request's
+	// reservation (also on a token refusal, for the request-count buckets
+	// that admitted it).
+	Levels []OpLevel
+	Hold   Hold
+	// Skipped names limiter families that failed open for this request (a
+	// bucket map at its max_buckets ceiling): "token_budget" (minute map),
+	// "token_budget_day" (day map), "requests".
+	Skipped []string
+	// Err is set when the store could not answer (unreachable, timed out,
+	// bad reply); Admitted and Refusal are then meaningless.
+	Err error
+}
+
+// Store reserves, settles and releases. Admit may answer synchronously (the
+// shared-data backend calls done before returning) or later (the remote
+// backend calls done from the HTTP-call response callback). Settle and
+// Release never block and never fail loudly: a remote one is retried for a
+// bounded time and then dropped.
+type Store interface {
+	Admit(plan Plan, done func(Outcome))
+	// Settle replaces the token reservation with actual usage: less refunds
+	// the difference, more charges the overage, and an overage a bucket
+	// cannot cover consumes nothing from that bucket. Concurrency entries are
+	// released.
+	Settle(h Hold, actual int64)
+	// Release gives back every token and concurrency unit of the hold.
+	Release(h Hold)
+}
