@@ -1,0 +1,92 @@
+// Package metrics names the filter's counters and says how their labels are
+// carried. proxy-wasm metrics have no labels: like every Envoy extension the
+// filter folds them into the stat name as "_<label>=<value>" segments, and
+// Envoy's stats_config.stats_tags rules (TagRules, also written into
+// envoy/envoy.yaml) lift them back out as Prometheus labels. One package owns
+// both halves so the names and the extraction rules cannot drift apart.
+package metrics
+
+// Counter families, as the seed names them.
+const (
+	TokenBudgetTokens        = "rate_limit_token_budget_tokens_total"         // {dimension,outcome}
+	TokenBudgetPeriodTokens  = "rate_limit_token_budget_period_tokens_total"  // {dimension,budget,outcome}
+	TokenBudgetRefusals      = "rate_limit_token_budget_refusals_total"       // {dimension}
+	TokenBudgetPeriodRefusal = "rate_limit_token_budget_period_refusals_total" // {dimension,budget}
+	Exceeded                 = "rate_limit_exceeded_total"                    // {limit_type}
+	Skipped                  = "rate_limit_skipped_total"                     // {dimension}
+	RedisUnavailable         = "rate_limit_redis_unavailable_total"           // {dimension,action}
+	// FailOpen counts requests admitted with no token reservation because
+	// the body could not be read (reason=body_too_large, not_json, no_body).
+	FailOpen = "rate_limit_token_budget_fail_open_total" // {reason}
+	// Requests counts requests on the text-generation routes by outcome
+	// (admitted, refused, exempt, unavailable).
+	Requests = "rate_limit_requests_total" // {outcome}
+)
+
+// Label names, in the order they appear in a stat name.
+const (
+	LabelDimension = "dimension"
+	LabelBudget    = "budget"
+	LabelOutcome   = "outcome"
+	LabelLimitType = "limit_type"
+	LabelAction    = "action"
+	LabelReason    = "reason"
+)
+
+// labelOrder is the only order Name writes labels in; TagRules relies on it
+// to know which label can follow which.
+var labelOrder = []string{LabelDimension, LabelBudget, LabelOutcome, LabelLimitType, LabelAction, LabelReason}
+
+// Name folds label values into a stat name. Pairs are given as
+// label, value, label, value... and are written in labelOrder whatever the
+// argument order, so one series always has one name.
+func Name(family string, pairs ...string) string {
+	n := len(family)
+	for i := 1; i < len(pairs); i += 2 {
+		n += len(pairs[i-1]) + len(pairs[i]) + 2
+	}
+	b := make([]byte, 0, n)
+	b = append(b, family...)
+	for _, label := range labelOrder {
+		for i := 1; i < len(pairs); i += 2 {
+			if pairs[i-1] == label {
+				b = append(b, '_')
+				b = append(b, label...)
+				b = append(b, '=')
+				b = append(b, pairs[i]...)
+			}
+		}
+	}
+	return string(b)
+}
+
+// TagRule is one Envoy stats_tags entry: the first capture group is cut
+// from the stat name, the nested group is the tag's value.
+type TagRule struct {
+	Name  string
+	Regex string
+}
+
+// TagRules returns the stats_tags rules that undo Name. A value may contain
+// underscores (token_budget_api_key), so each rule stops lazily at the next
+// known label or the end of the name; RE2 has no lookahead, and the
+// terminator sits outside the first group so Envoy leaves it in the name for
+// the next rule.
+func TagRules() []TagRule {
+	rules := make([]TagRule, 0, len(labelOrder))
+	for i, label := range labelOrder {
+		next := ""
+		for _, l := range labelOrder[i+1:] {
+			if next != "" {
+				next += "|"
+			}
+			next += l
+		}
+		term := "$"
+		if next != "" {
+			term = "(?:_(?:" + next + ")=|$)"
+		}
+		rules = append(rules, TagRule{Name: label, Regex: "(_" + label + "=([a-zA-Z0-9_.:-]+?))" + term})
+	}
+	return rules
+}
