@@ -1,0 +1,235 @@
+package config
+
+import (
+	"errors"
+	"math"
+	"strconv"
+)
+
+// Int is an integer field that also accepts an integral JSON number
+// (32000.0, 3.2e4) or a decimal string ("32000", "32000.0"), because
+// operators copy numbers out of tools that write floats or strings. A
+// fractional value is an error; a negative one parses and is reported by
+// Validate with its path.
+type Int int64
+
+// Float is a rate field (requests per second): a JSON number or a decimal
+// string ("2.5").
+type Float float64
+
+var (
+	errNotInteger = errors.New("must be a whole number (an integer, an integral number such as 32000.0, or a string such as \"32000\")")
+	errNotNumber  = errors.New("must be a number or a decimal string")
+	errTooLarge   = errors.New("is too large")
+)
+
+// UnmarshalJSON accepts the spellings documented on Int.
+func (n *Int) UnmarshalJSON(b []byte) error {
+	v, err := parseInt(b)
+	if err != nil {
+		return err
+	}
+	*n = Int(v)
+	return nil
+}
+
+// UnmarshalJSON accepts a JSON number or a decimal string.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	v, err := parseFloat(b)
+	if err != nil {
+		return err
+	}
+	*f = Float(v)
+	return nil
+}
+
+// parseInt reads a JSON token as an Int. Strings follow the grammar
+// -?digits(.0+)? so the string spelling never carries a fraction or exponent.
+func parseInt(b []byte) (int64, error) {
+	if len(b) == 0 {
+		return 0, errNotInteger
+	}
+	if b[0] == '"' {
+		s, ok := unquoteDecimal(b)
+		if !ok || !isIntString(s) {
+			return 0, errNotInteger
+		}
+		if dot := indexByte(s, '.'); dot >= 0 {
+			s = s[:dot]
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, errTooLarge
+		}
+		return v, nil
+	}
+	s := string(b)
+	if !isJSONNumber(s) {
+		return 0, errNotInteger
+	}
+	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return v, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, errTooLarge
+	}
+	if f != math.Trunc(f) {
+		return 0, errNotInteger
+	}
+	if f >= 9.2e18 || f <= -9.2e18 {
+		return 0, errTooLarge
+	}
+	return int64(f), nil
+}
+
+// parseFloat reads a JSON number or a decimal string -?digits(.digits)?.
+func parseFloat(b []byte) (float64, error) {
+	if len(b) == 0 {
+		return 0, errNotNumber
+	}
+	s := string(b)
+	if b[0] == '"' {
+		u, ok := unquoteDecimal(b)
+		if !ok || !isDecimalString(u) {
+			return 0, errNotNumber
+		}
+		s = u
+	} else if !isJSONNumber(s) {
+		return 0, errNotNumber
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, errTooLarge
+	}
+	return f, nil
+}
+
+// unquoteDecimal strips the quotes of a JSON string that holds only ASCII
+// number characters (no escapes are needed or allowed there).
+func unquoteDecimal(b []byte) (string, bool) {
+	if len(b) < 3 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	return string(b[1 : len(b)-1]), true
+}
+
+// isIntString: -?digits(.0+)?
+func isIntString(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	d := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+		d++
+	}
+	if d == 0 {
+		return false
+	}
+	if i == len(s) {
+		return true
+	}
+	if s[i] != '.' || i+1 == len(s) {
+		return false
+	}
+	for i++; i < len(s); i++ {
+		if s[i] != '0' {
+			return false
+		}
+	}
+	return true
+}
+
+// isDecimalString: -?digits(.digits)?
+func isDecimalString(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	d := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+		d++
+	}
+	if d == 0 {
+		return false
+	}
+	if i == len(s) {
+		return true
+	}
+	if s[i] != '.' || i+1 == len(s) {
+		return false
+	}
+	for i++; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isJSONNumber reports whether s is one JSON number token.
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	start := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == start {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		f := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == f {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		e := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == e {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+func indexByte(s string, c byte) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// intVal is the value of an optional Int, 0 when absent.
+func intVal(p *Int) int64 {
+	if p == nil {
+		return 0
+	}
+	return int64(*p)
+}
+
+// floatVal is the value of an optional Float, 0 when absent.
+func floatVal(p *Float) float64 {
+	if p == nil {
+		return 0
+	}
+	return float64(*p)
+}

@@ -1,0 +1,162 @@
+package config
+
+import "net/netip"
+
+// Allowance is one period of a token budget as enforced. Unlimited keeps
+// the operator's "0 = unlimited" apart from a budget in force with zero
+// capacity (a divided or pushed zero), which refuses every positive
+// reservation.
+type Allowance struct {
+	Unlimited bool
+	Capacity  int64
+}
+
+// TokenBudget is a dimension's two independent token periods.
+type TokenBudget struct {
+	Minute, Day Allowance
+}
+
+// Any reports whether either period is enforced.
+func (t TokenBudget) Any() bool { return !t.Minute.Unlimited || !t.Day.Unlimited }
+
+// RequestLimits are a dimension's request-count limits; 0 = unlimited. Burst
+// is already raised to at least one second of PerSecond, and is 0 when
+// PerSecond is 0. Request limits are never divided across replicas.
+type RequestLimits struct {
+	PerSecond                     float64
+	Burst                         int64
+	PerMinute, PerDay, Concurrent int64
+}
+
+// Any reports whether any request-count limit is enforced.
+func (q RequestLimits) Any() bool {
+	return q.PerSecond > 0 || q.PerMinute > 0 || q.PerDay > 0 || q.Concurrent > 0
+}
+
+// Rules are one dimension's resolved limits. The versions are short stable
+// hashes of the resolved numbers: a bucket key that carries them changes
+// exactly when a parameter of that bucket changes, so a hot reload starts
+// fresh buckets for changed budgets and keeps the others.
+type Rules struct {
+	Tokens   TokenBudget
+	Requests RequestLimits
+	// Version covers Tokens and Requests together.
+	Version string
+	// TokensVersion covers only Tokens (for token bucket keys), and
+	// RequestsVersion only Requests (for request-count bucket keys).
+	TokensVersion, RequestsVersion string
+}
+
+// ModelRules are one client-facing model's dimension rules plus its
+// per-request limits (models section). Requests.Concurrent merges
+// limits.per_model[m].concurrent_requests and models[m].concurrent_requests.
+type ModelRules struct {
+	Rules
+	MaxTokensPerRequest int64 // 0 = none
+	Clamp               bool  // true: clamp a larger ask; false: refuse it
+	MaxContextLength    int64 // 0 = none
+}
+
+// KeyInfo is what the config knows about an API key (by its hash).
+type KeyInfo struct {
+	Hash, ID, User, Team, Tier string
+	Known                      bool
+}
+
+// RedisSettings is how the filter reaches the sharedstore service.
+type RedisSettings struct {
+	Cluster, Authority, Token string
+	TimeoutMS                 int64
+	FallbackToMemory          bool
+}
+
+// Storage values.
+const (
+	StorageMemory = "memory"
+	StorageRedis  = "redis"
+)
+
+// Runtime is the compiled, read-only view used on every request. Lookups are
+// map reads; nothing here allocates per request. Raw API keys are not kept.
+type Runtime struct {
+	Global, Client, User, Team Rules
+	// APIKeyDefault is per_api_key for a key without tier or own overrides
+	// (and for unknown keys).
+	APIKeyDefault Rules
+	// Models holds every model named in limits.per_model or models.
+	Models map[string]ModelRules
+	// Backend is per_backend's request limits (its token fields are inert).
+	Backend RequestLimits
+
+	Storage    string
+	MaxBuckets int
+	Redis      RedisSettings
+
+	APIKeyHeaders                                     []string // lower-case
+	TrustedUserHeader, TrustedTeamHeader, ModelHeader string   // lower-case, "" = none
+
+	MaxBodyBytes                        int64
+	DefaultOutputTokens                 int64
+	InjectStreamUsage, SettleCutStreams bool
+	CacheHitHeader, CacheHitValue       string
+
+	keys        map[string]KeyInfo
+	keyRules    map[string]Rules // keys whose rules differ from APIKeyDefault
+	whitelist   []netip.Prefix
+	bypass      map[string]struct{}
+	hasTokens   bool
+	hasRequests bool
+}
+
+// Key returns what api_keys says about a key hash; Known is false (and only
+// Hash is set) for a key the config does not list.
+func (r *Runtime) Key(hash string) KeyInfo {
+	if k, ok := r.keys[hash]; ok {
+		return k
+	}
+	return KeyInfo{Hash: hash}
+}
+
+// APIKeyRules is the per_api_key dimension for one key after its tier's
+// overrides and its own fields; the versions reflect those overrides.
+func (r *Runtime) APIKeyRules(k KeyInfo) Rules {
+	if k.Known {
+		if rules, ok := r.keyRules[k.Hash]; ok {
+			return rules
+		}
+	}
+	return r.APIKeyDefault
+}
+
+// Model returns a model's rules, ok=false when the config names no limit
+// for it.
+func (r *Runtime) Model(name string) (ModelRules, bool) {
+	m, ok := r.Models[name]
+	return m, ok
+}
+
+// Exempt reports whether a request skips every limiter dimension: its client
+// address is whitelisted or its key hash is a bypass key.
+func (r *Runtime) Exempt(client netip.Addr, keyHash string) bool {
+	if keyHash != "" {
+		if _, ok := r.bypass[keyHash]; ok {
+			return true
+		}
+	}
+	if client.IsValid() {
+		client = client.Unmap()
+		for _, p := range r.whitelist {
+			if p.Contains(client) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// HasTokenBudget reports whether any dimension, tier or key enforces a token
+// period, so the filter can skip body buffering and estimation otherwise.
+func (r *Runtime) HasTokenBudget() bool { return r.hasTokens }
+
+// HasRequestLimits reports whether any request-count limit is enforced.
+func (r *Runtime) HasRequestLimits() bool { return r.hasRequests }

@@ -1,0 +1,132 @@
+package config
+
+// Config is the operator's JSON as written (after defaults). Pointer fields
+// keep "absent" apart from an explicit 0 where the difference matters:
+// a tier or key override replaces only what it names, and a deployment share
+// of 0 is a zero allowance while an absent share is no share at all.
+type Config struct {
+	RateLimiting          RateLimiting           `json:"rate_limiting"`
+	APIKeys               []APIKey               `json:"api_keys,omitempty"`
+	DeploymentTokenBudget *DeploymentTokenBudget `json:"deployment_token_budget,omitempty"`
+	Identity              Identity               `json:"identity"`
+	Models                map[string]ModelLimits `json:"models,omitempty"`
+	TokenBudget           TokenBudgetSettings    `json:"token_budget"`
+}
+
+// RateLimiting holds every admission-time limit and how they are stored.
+type RateLimiting struct {
+	// Storage is "memory" (per-Envoy shared data) or "redis" (fleet-wide via
+	// the sharedstore service). Default "memory".
+	Storage string `json:"storage,omitempty" desc:"memory (per-Envoy shared data, default) or redis (fleet-wide buckets via the sharedstore service)" enum:"memory,redis"`
+	Limits  Limits `json:"limits"`
+	// Whitelist exempts client addresses (CIDRs; a bare address is one host)
+	// from every limiter dimension.
+	Whitelist []string `json:"whitelist,omitempty" desc:"client CIDRs exempt from every limit (a bare address means one host)"`
+	// BypassKeys exempt API keys (raw, or sha256:<64 hex>) from every limit.
+	BypassKeys     []string                `json:"bypass_keys,omitempty" desc:"API keys exempt from every limit: raw, or sha256:<64 hex>"`
+	BudgetDivision *BudgetDivision         `json:"budget_division,omitempty"`
+	TierOverrides  map[string]TierOverride `json:"tier_overrides,omitempty" desc:"per-tier replacement of per_api_key fields, by api_keys[].tier"`
+	// MaxBuckets caps each bucket map; a full map fails open (counted).
+	MaxBuckets *Int   `json:"max_buckets,omitempty" desc:"entry ceiling of each bucket map (default 100000); a full map fails open and is counted"`
+	Redis      *Redis `json:"redis,omitempty"`
+}
+
+// Limits are the admission-time dimensions, each with its own buckets.
+type Limits struct {
+	Global    *RateLimitSettings           `json:"global,omitempty"`
+	PerClient *RateLimitSettings           `json:"per_client,omitempty"`
+	PerAPIKey *RateLimitSettings           `json:"per_api_key,omitempty"`
+	PerUser   *RateLimitSettings           `json:"per_user,omitempty"`
+	PerTeam   *RateLimitSettings           `json:"per_team,omitempty"`
+	PerModel  map[string]RateLimitSettings `json:"per_model,omitempty" desc:"limits by client-facing model name"`
+	// PerBackend is accepted for compatibility; its token fields have nowhere
+	// to attach (selection-time dimension) and only produce a warning.
+	PerBackend *RateLimitSettings `json:"per_backend,omitempty" desc:"accepted; token fields here have no effect (warning)"`
+}
+
+// RateLimitSettings is one dimension's limits. Every field is optional and
+// 0 means unlimited.
+type RateLimitSettings struct {
+	RequestsPerSecond  *Float `json:"requests_per_second,omitempty" desc:"request rate (fractions allowed); 0 = unlimited"`
+	BurstCapacity      *Int   `json:"burst_capacity,omitempty" desc:"request bucket size; raised to one second of the rate when smaller"`
+	RequestsPerMinute  *Int   `json:"requests_per_minute,omitempty" desc:"0 = unlimited"`
+	RequestsPerDay     *Int   `json:"requests_per_day,omitempty" desc:"0 = unlimited"`
+	TokensPerMinute    *Int   `json:"tokens_per_minute,omitempty" desc:"minute token budget (capacity one minute of the rate); 0 = unlimited"`
+	TokensPerDay       *Int   `json:"tokens_per_day,omitempty" desc:"day token budget (leaky bucket, no midnight reset); 0 = unlimited"`
+	ConcurrentRequests *Int   `json:"concurrent_requests,omitempty" desc:"requests in flight; 0 = unlimited"`
+}
+
+// BudgetDivision is the in-memory deployment's hint of how many replicas
+// share each configured token budget.
+type BudgetDivision struct {
+	Replicas *Int `json:"replicas" desc:"token budgets are divided by this count (integer floor); >= 1"`
+}
+
+// TierOverride replaces per_api_key fields for keys of one tier.
+type TierOverride struct {
+	PerAPIKey *RateLimitSettings `json:"per_api_key,omitempty"`
+}
+
+// Redis is how the filter reaches the sharedstore service.
+type Redis struct {
+	Cluster          string `json:"cluster,omitempty" desc:"Envoy cluster of the sharedstore service (required with storage redis)"`
+	Authority        string `json:"authority,omitempty" desc:":authority of sharedstore calls (default: the cluster name)"`
+	Token            string `json:"token,omitempty" desc:"bearer token for sharedstore (never logged)"`
+	TimeoutMS        *Int   `json:"timeout_ms,omitempty" desc:"call timeout in ms (default 50, > 0)"`
+	FallbackToMemory *bool  `json:"fallback_to_memory,omitempty" desc:"when sharedstore is unreachable: true (default) admit on local buckets, false answer 503"`
+}
+
+// APIKey is one known key. Key is the raw key or sha256:<64 hex>; a raw key
+// is hashed at load and never kept.
+type APIKey struct {
+	Key  string `json:"key" desc:"raw key or sha256:<64 hex>"`
+	ID   string `json:"id,omitempty"`
+	User string `json:"user,omitempty"`
+	Team string `json:"team,omitempty"`
+	Tier string `json:"tier,omitempty"`
+	// RateLimit is the key's own request rate (requests per second);
+	// 0 = no request-rate limit for this key.
+	RateLimit *Float `json:"rate_limit,omitempty" desc:"the key's own requests per second; 0 = no request-rate limit"`
+	// RateLimitBurst replaces the burst of the request rate in effect.
+	RateLimitBurst *Int `json:"rate_limit_burst,omitempty" desc:"replaces the burst of the request rate in effect for the key"`
+	// RateLimitTokensPerMinute replaces the per_api_key minute budget as
+	// written (never divided); 0 disables it for this key.
+	RateLimitTokensPerMinute *Int `json:"rate_limit_tokens_per_minute,omitempty" desc:"replaces the per_api_key minute token budget (not divided); 0 disables it"`
+}
+
+// DeploymentTokenBudget is this replica's share of the deployment total,
+// pushed by a Hub or written by the operator. Each period is independent;
+// an absent share is no share, a share of 0 is a zero allowance.
+type DeploymentTokenBudget struct {
+	ShareTokensPerMinute *Int `json:"share_tokens_per_minute,omitempty" desc:"replaces every nonzero minute budget of the six token dimensions; 0 refuses"`
+	ShareTokensPerDay    *Int `json:"share_tokens_per_day,omitempty" desc:"replaces every nonzero day budget of the six token dimensions; 0 refuses"`
+}
+
+// Identity says where the caller's identity comes from.
+type Identity struct {
+	// APIKeyHeaders are tried in order; "authorization" means "Bearer <key>".
+	APIKeyHeaders []string `json:"api_key_headers,omitempty" desc:"headers carrying the API key, tried in order; authorization means Bearer <key> (default [authorization, x-api-key])"`
+	// TrustedUserHeader and TrustedTeamHeader are the only headers that may
+	// set user and team: an auth filter in front must set (and strip) them.
+	TrustedUserHeader string `json:"trusted_user_header,omitempty" desc:"header set by an auth filter in front naming the user"`
+	TrustedTeamHeader string `json:"trusted_team_header,omitempty" desc:"header set by an auth filter in front naming the team"`
+	ModelHeader       string `json:"model_header,omitempty" desc:"header naming the model when the body has none"`
+}
+
+// ModelLimits are per-request limits of one client-facing model.
+type ModelLimits struct {
+	MaxTokensPerRequest *Int   `json:"max_tokens_per_request,omitempty" desc:"largest output ceiling a request may ask for; 0 = none"`
+	OnMaxTokens         string `json:"on_max_tokens,omitempty" desc:"refuse (default) or clamp a request asking for more" enum:"refuse,clamp"`
+	MaxContextLength    *Int   `json:"max_context_length,omitempty" desc:"largest input estimate plus output ceiling; 0 = none"`
+	ConcurrentRequests  *Int   `json:"concurrent_requests,omitempty" desc:"requests in flight for the model; 0 = unlimited"`
+}
+
+// TokenBudgetSettings tune estimation and reconciliation.
+type TokenBudgetSettings struct {
+	MaxBodyBytes        *Int   `json:"max_body_bytes,omitempty" desc:"largest request body estimated (default 1048576, > 0)"`
+	DefaultOutputTokens *Int   `json:"default_output_tokens,omitempty" desc:"output ceiling reserved when a request states none (default 4096, > 0)"`
+	InjectStreamUsage   *bool  `json:"inject_stream_usage,omitempty" desc:"ask streaming OpenAI requests for a usage chunk (default true)"`
+	SettleCutStreams    *bool  `json:"settle_cut_streams,omitempty" desc:"settle a cut stream on what it reported instead of releasing (default false)"`
+	CacheHitHeader      string `json:"cache_hit_header,omitempty" desc:"response header marking a cache hit (default x-cache)"`
+	CacheHitValue       string `json:"cache_hit_value,omitempty" desc:"value of cache_hit_header meaning a hit (default HIT)"`
+}
