@@ -1,0 +1,85 @@
+// Package identity finds the caller's API key in request headers and hashes
+// it, so nothing downstream ever holds or logs the raw key.
+//
+// This package is compiled into the .wasm: no fmt, no os.
+package identity
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+)
+
+// HashPrefix marks a config key that is already a SHA-256 hash.
+const HashPrefix = "sha256:"
+
+// HashKey is the lower-case hex SHA-256 of a raw key: the only form in which
+// a key is stored, compared, used in bucket keys or logged.
+func HashKey(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:])
+}
+
+var (
+	errEmptyKey = errors.New("key is empty")
+	errBadHash  = errors.New("sha256: form needs exactly 64 hex digits")
+)
+
+// Normalize turns a key as written in the config into its hash: a
+// "sha256:<64 hex>" key (any case) is taken as the hash itself, anything
+// else is a raw key and is hashed. A key that starts with "sha256:" is
+// always read as a hash, so a malformed one is an error rather than a
+// silently hashed raw string.
+func Normalize(configKey string) (string, error) {
+	if configKey == "" {
+		return "", errEmptyKey
+	}
+	if len(configKey) >= len(HashPrefix) && strings.EqualFold(configKey[:len(HashPrefix)], HashPrefix) {
+		h := configKey[len(HashPrefix):]
+		if len(h) != sha256.Size*2 {
+			return "", errBadHash
+		}
+		for i := 0; i < len(h); i++ {
+			if !isHex(h[i]) {
+				return "", errBadHash
+			}
+		}
+		return strings.ToLower(h), nil
+	}
+	return HashKey(configKey), nil
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// APIKey returns the raw key from the first of headers that carries one.
+// "authorization" yields the credentials of a "Bearer <key>" value (scheme
+// case-insensitive, surrounding space trimmed) and is skipped for other
+// schemes; any other header yields its trimmed value. get is the host's
+// header lookup (names are lower-case, as Envoy presents them).
+func APIKey(get func(name string) (string, bool), headers []string) (raw string, ok bool) {
+	if get == nil {
+		return "", false
+	}
+	for _, name := range headers {
+		v, found := get(name)
+		if !found {
+			continue
+		}
+		if strings.EqualFold(name, "authorization") {
+			v = strings.TrimSpace(v)
+			const scheme = "bearer"
+			if len(v) <= len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) || (v[len(scheme)] != ' ' && v[len(scheme)] != '\t') {
+				continue
+			}
+			v = v[len(scheme)+1:]
+		}
+		v = strings.TrimSpace(v)
+		if v != "" {
+			return v, true
+		}
+	}
+	return "", false
+}
