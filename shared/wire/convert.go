@@ -1,0 +1,88 @@
+package wire
+
+import "github.com/tokenbudget/tokenbudget/sharedstore"
+
+// FromPlan converts a plan to its wire form.
+func FromPlan(p sharedstore.Plan) AdmitRequest {
+	return AdmitRequest{Requests: fromOps(p.Requests), Tokens: fromOps(p.Tokens)}
+}
+
+func fromOps(ops []sharedstore.Op) []Op {
+	if len(ops) == 0 {
+		return nil
+	}
+	out := make([]Op, len(ops))
+	for i, o := range ops {
+		ls := make([]Limit, len(o.Limits))
+		for j, l := range o.Limits {
+			ls[j] = Limit{Budget: l.Budget, Capacity: l.Capacity, RefillPerSec: l.RefillPerSec}
+		}
+		out[i] = Op{Key: o.Key, Kind: o.Kind, Dimension: o.Dimension, Limits: ls, Amount: o.Amount, Private: o.Private}
+	}
+	return out
+}
+
+// Plan converts the wire form back to a plan.
+func (r AdmitRequest) Plan() sharedstore.Plan {
+	return sharedstore.Plan{Requests: toOps(r.Requests), Tokens: toOps(r.Tokens)}
+}
+
+func toOps(ops []Op) []sharedstore.Op {
+	if len(ops) == 0 {
+		return nil
+	}
+	out := make([]sharedstore.Op, len(ops))
+	for i, o := range ops {
+		out[i] = sharedstore.Op{Key: o.Key, Kind: o.Kind, Dimension: o.Dimension, Limits: toLimits(o.Limits), Amount: o.Amount, Private: o.Private}
+	}
+	return out
+}
+
+func toLimits(ls []Limit) []sharedstore.Limit {
+	out := make([]sharedstore.Limit, len(ls))
+	for j, l := range ls {
+		out[j] = sharedstore.Limit{Budget: l.Budget, Capacity: l.Capacity, RefillPerSec: l.RefillPerSec}
+	}
+	return out
+}
+
+// FromOutcome converts an admission outcome to its response; the hold id
+// travels in Hold and the entries stay with the server.
+func FromOutcome(o sharedstore.Outcome) AdmitResponse {
+	r := AdmitResponse{Admitted: o.Admitted, Hold: o.Hold.ID, Skipped: o.Skipped}
+	if o.Refusal != nil {
+		f := o.Refusal
+		r.Refusal = &Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfter: f.RetryAfterSec, Private: f.Private}
+		if f.Private {
+			lv := Level(f.Level)
+			r.Refusal.Level = &lv
+		}
+	}
+	if len(o.Levels) > 0 {
+		r.Levels = make([]OpLevel, len(o.Levels))
+		for i, l := range o.Levels {
+			r.Levels[i] = OpLevel{Kind: l.Kind, Dimension: l.Dimension, Budget: l.Budget, Level: Level(l.Level)}
+		}
+	}
+	return r
+}
+
+// Outcome converts a response to an admission outcome. The hold carries only
+// the server's id; the caller adds the backend and the entries it reserved.
+func (r AdmitResponse) Outcome() sharedstore.Outcome {
+	o := sharedstore.Outcome{Admitted: r.Admitted, Skipped: r.Skipped, Hold: sharedstore.Hold{ID: r.Hold}}
+	if r.Refusal != nil {
+		f := r.Refusal
+		o.Refusal = &sharedstore.Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfterSec: f.RetryAfter, Private: f.Private}
+		if f.Private && f.Level != nil {
+			o.Refusal.Level = sharedstore.Level(*f.Level)
+		}
+	}
+	if len(r.Levels) > 0 {
+		o.Levels = make([]sharedstore.OpLevel, len(r.Levels))
+		for i, l := range r.Levels {
+			o.Levels[i] = sharedstore.OpLevel{Kind: l.Kind, Dimension: l.Dimension, Budget: l.Budget, Level: sharedstore.Level(l.Level)}
+		}
+	}
+	return o
+}

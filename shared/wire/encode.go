@@ -1,0 +1,147 @@
+package wire
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// AppendAdmit appends the JSON body of POST /v1/admit for a plan. It writes
+// straight from the plan, without the reflection and intermediate copies of
+// encoding/json, because the filter encodes one on every request. The bytes
+// decode with encoding/json into exactly FromPlan(p).
+func AppendAdmit(dst []byte, p sharedstore.Plan) []byte {
+	dst = append(dst, '{')
+	dst = appendOps(dst, "requests", p.Requests, false)
+	dst = appendOps(dst, "tokens", p.Tokens, len(p.Requests) > 0)
+	return append(dst, '}')
+}
+
+func appendOps(dst []byte, name string, ops []sharedstore.Op, comma bool) []byte {
+	if len(ops) == 0 {
+		return dst
+	}
+	if comma {
+		dst = append(dst, ',')
+	}
+	dst = append(dst, '"')
+	dst = append(dst, name...)
+	dst = append(dst, `":[`...)
+	for i, o := range ops {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"key":`...)
+		dst = appendString(dst, o.Key)
+		dst = append(dst, `,"kind":`...)
+		dst = strconv.AppendUint(dst, uint64(o.Kind), 10)
+		dst = append(dst, `,"dimension":`...)
+		dst = appendString(dst, o.Dimension)
+		dst = append(dst, `,"limits":[`...)
+		for j, l := range o.Limits {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"budget":`...)
+			dst = appendString(dst, l.Budget)
+			dst = append(dst, `,"capacity":`...)
+			dst = strconv.AppendInt(dst, l.Capacity, 10)
+			dst = append(dst, `,"refill_per_sec":`...)
+			dst = appendFloat(dst, l.RefillPerSec)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, `],"amount":`...)
+		dst = strconv.AppendInt(dst, o.Amount, 10)
+		if o.Private {
+			dst = append(dst, `,"private":true`...)
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+// appendFloat writes a JSON number. NaN and infinities have no JSON form; they
+// are written as a string the server refuses to decode, so a broken plan is a
+// store error rather than a silently zero refill.
+func appendFloat(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, `"not-a-number"`...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', -1, 64)
+}
+
+const hex = "0123456789abcdef"
+
+// appendString writes s as a JSON string; invalid UTF-8 becomes U+FFFD, as
+// encoding/json does, so both encoders agree on every input.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}
+
+// AppendSettle appends the JSON body of POST /v1/settle.
+func AppendSettle(dst []byte, hold string, actual int64, keys []string) []byte {
+	dst = append(dst, `{"hold":`...)
+	dst = appendString(dst, hold)
+	dst = append(dst, `,"actual":`...)
+	dst = strconv.AppendInt(dst, actual, 10)
+	dst = appendKeys(dst, keys)
+	return append(dst, '}')
+}
+
+// AppendRelease appends the JSON body of POST /v1/release.
+func AppendRelease(dst []byte, hold string, keys []string) []byte {
+	dst = append(dst, `{"hold":`...)
+	dst = appendString(dst, hold)
+	dst = appendKeys(dst, keys)
+	return append(dst, '}')
+}
+
+func appendKeys(dst []byte, keys []string) []byte {
+	if len(keys) == 0 {
+		return dst
+	}
+	dst = append(dst, `,"keys":[`...)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+	}
+	return append(dst, ']')
+}
+
+// DecodeAdmitResponse reads the service's answer to an admission.
+func DecodeAdmitResponse(b []byte) (AdmitResponse, error) {
+	var r AdmitResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		return AdmitResponse{}, errs.Wrap("decode admit response", err)
+	}
+	return r, nil
+}

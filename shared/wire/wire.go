@@ -1,0 +1,99 @@
+// Package wire is the JSON protocol between the filter's remote store and the
+// sharedstore service. Both sides compile it, so a field added here reaches
+// the filter and the server together.
+//
+// This package is compiled into the .wasm: no fmt, no os, no goroutines.
+package wire
+
+import "github.com/tokenbudget/tokenbudget/sharedstore"
+
+// Paths the service answers; the filter builds its :path from them.
+const (
+	PathAdmit   = "/v1/admit"
+	PathSettle  = "/v1/settle"
+	PathRelease = "/v1/release"
+)
+
+// Limit is one period of a bucket with the parameters in force when the plan
+// was made; the server records them on the hold so a reload never changes
+// how an older hold settles.
+type Limit struct {
+	Budget       string  `json:"budget"`
+	Capacity     int64   `json:"capacity"`
+	RefillPerSec float64 `json:"refill_per_sec"`
+}
+
+// Op is one bucket checked on all its periods together (sharedstore.Op).
+type Op struct {
+	Key       string           `json:"key"`
+	Kind      sharedstore.Kind `json:"kind"`
+	Dimension string           `json:"dimension"`
+	Limits    []Limit          `json:"limits"`
+	Amount    int64            `json:"amount"`
+	Private   bool             `json:"private,omitempty"`
+}
+
+// AdmitRequest is the body of POST /v1/admit: a whole sharedstore.Plan, so
+// the service admits it all or nothing in one call.
+type AdmitRequest struct {
+	Requests []Op `json:"requests,omitempty"`
+	Tokens   []Op `json:"tokens,omitempty"`
+}
+
+// Level is what a caller may learn about its own bucket.
+type Level struct {
+	Capacity  int64 `json:"capacity"`
+	Remaining int64 `json:"remaining"`
+	ResetUnix int64 `json:"reset_unix"`
+}
+
+// OpLevel ties a private bucket's Level to its period.
+type OpLevel struct {
+	Kind      sharedstore.Kind `json:"kind"`
+	Dimension string           `json:"dimension"`
+	Budget    string           `json:"budget"`
+	Level     Level            `json:"level"`
+}
+
+// Refusal names the refusing bucket. Level is present only when the bucket
+// is the caller's own (Private), so a shared bucket's fill never leaves the
+// service.
+type Refusal struct {
+	Kind       sharedstore.Kind `json:"kind"`
+	Dimension  string           `json:"dimension"`
+	Budget     string           `json:"budget"`
+	RetryAfter int64            `json:"retry_after"`
+	Private    bool             `json:"private,omitempty"`
+	Level      *Level           `json:"level,omitempty"`
+}
+
+// AdmitResponse answers POST /v1/admit. Hold is the server's hold id, present
+// when the admitted plan reserved token or concurrency units.
+type AdmitResponse struct {
+	Admitted bool      `json:"admitted"`
+	Refusal  *Refusal  `json:"refusal,omitempty"`
+	Levels   []OpLevel `json:"levels,omitempty"`
+	Hold     string    `json:"hold,omitempty"`
+	Skipped  []string  `json:"skipped,omitempty"`
+}
+
+// SettleRequest is the body of POST /v1/settle. Keys are the hold entries'
+// bucket keys: a Redis Cluster deployment keeps one hold record per bucket
+// and needs them to find the records; a single server ignores them.
+type SettleRequest struct {
+	Hold   string   `json:"hold"`
+	Actual int64    `json:"actual"`
+	Keys   []string `json:"keys,omitempty"`
+}
+
+// ReleaseRequest is the body of POST /v1/release (see SettleRequest.Keys).
+type ReleaseRequest struct {
+	Hold string   `json:"hold"`
+	Keys []string `json:"keys,omitempty"`
+}
+
+// EndResponse answers settle and release. Ended is false when the hold was
+// already ended (a retried call) or expired: the call then changed nothing.
+type EndResponse struct {
+	Ended bool `json:"ended"`
+}

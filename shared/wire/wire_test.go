@@ -1,0 +1,153 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+func samplePlan(key string) sharedstore.Plan {
+	return sharedstore.Plan{
+		Requests: []sharedstore.Op{
+			{Key: "rq:" + key, Kind: sharedstore.KindRequests, Dimension: "api_key", Private: true, Amount: 1,
+				Limits: []sharedstore.Limit{{Budget: "second", Capacity: 10, RefillPerSec: 5}}},
+			{Key: "cc:" + key, Kind: sharedstore.KindConcurrency, Dimension: "global", Amount: 1,
+				Limits: []sharedstore.Limit{{Budget: "concurrent", Capacity: 3}}},
+		},
+		Tokens: []sharedstore.Op{
+			{Key: "tk:" + key, Kind: sharedstore.KindTokens, Dimension: "model", Amount: 4242,
+				Limits: []sharedstore.Limit{{Budget: "minute", Capacity: 20000, RefillPerSec: 20000.0 / 60}, {Budget: "day", Capacity: 1e6, RefillPerSec: 1e6 / 86400.0}}},
+		},
+	}
+}
+
+func TestAppendAdmitDecodesToTheSamePlan(t *testing.T) {
+	for _, key := range []string{"plain", `q"uote\back`, "ctl\x00\x1f\n", "utf8-é-日本", "bad\xff\xfeutf8", "{brace}"} {
+		t.Run(key, func(t *testing.T) {
+			p := samplePlan(key)
+			var got AdmitRequest
+			require.NoError(t, json.Unmarshal(AppendAdmit(nil, p), &got))
+			want, err := json.Marshal(FromPlan(p))
+			require.NoError(t, err)
+			var wantReq AdmitRequest
+			require.NoError(t, json.Unmarshal(want, &wantReq))
+			require.Equal(t, wantReq, got)
+		})
+	}
+}
+
+func TestPlanSurvivesTheWireExactly(t *testing.T) {
+	p := samplePlan("k")
+	var got AdmitRequest
+	require.NoError(t, json.Unmarshal(AppendAdmit(nil, p), &got))
+	require.Equal(t, p, got.Plan())
+}
+
+func TestNonFiniteRefillIsRefusedByTheDecoder(t *testing.T) {
+	p := samplePlan("k")
+	p.Tokens[0].Limits[0].RefillPerSec = posInf()
+	var got AdmitRequest
+	require.Error(t, json.Unmarshal(AppendAdmit(nil, p), &got))
+}
+
+func posInf() float64 { z := 0.0; return 1 / z }
+
+func TestSettleAndReleaseBodiesDecode(t *testing.T) {
+	var s SettleRequest
+	require.NoError(t, json.Unmarshal(AppendSettle(nil, "abc", 77, []string{"a", "b\""}), &s))
+	require.Equal(t, SettleRequest{Hold: "abc", Actual: 77, Keys: []string{"a", "b\""}}, s)
+	var r ReleaseRequest
+	require.NoError(t, json.Unmarshal(AppendRelease(nil, "abc", nil), &r))
+	require.Equal(t, ReleaseRequest{Hold: "abc"}, r)
+}
+
+func TestOutcomeRoundTripWithholdsSharedRefusalLevel(t *testing.T) {
+	tests := []struct {
+		name      string
+		private   bool
+		wantLevel sharedstore.Level
+	}{
+		{"private refusal keeps its level", true, sharedstore.Level{Capacity: 10, Remaining: 2, ResetUnix: 99}},
+		{"shared refusal drops its level", false, sharedstore.Level{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := sharedstore.Outcome{Refusal: &sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "global", Budget: "day",
+				RetryAfterSec: 7, Private: tt.private, Level: sharedstore.Level{Capacity: 10, Remaining: 2, ResetUnix: 99}},
+				Levels: []sharedstore.OpLevel{{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "second", Level: sharedstore.Level{Capacity: 5, Remaining: 4, ResetUnix: 3}}}}
+			b, err := json.Marshal(FromOutcome(o))
+			require.NoError(t, err)
+			if !tt.private {
+				require.NotContains(t, string(b), `"remaining":2`)
+			}
+			r, err := DecodeAdmitResponse(b)
+			require.NoError(t, err)
+			got := r.Outcome()
+			require.Equal(t, tt.wantLevel, got.Refusal.Level)
+			require.Equal(t, int64(7), got.Refusal.RetryAfterSec)
+			require.Equal(t, o.Levels, got.Levels)
+		})
+	}
+}
+
+func TestValidateRejectsWhatTheStoreCannotAdmit(t *testing.T) {
+	ok := func() AdmitRequest { return FromPlan(samplePlan("k")) }
+	tests := []struct {
+		name   string
+		mutate func(*AdmitRequest)
+	}{
+		{"unknown kind", func(r *AdmitRequest) { r.Requests[0].Kind = 9 }},
+		{"empty key", func(r *AdmitRequest) { r.Requests[0].Key = "" }},
+		{"no limits", func(r *AdmitRequest) { r.Tokens[0].Limits = nil }},
+		{"negative amount", func(r *AdmitRequest) { r.Tokens[0].Amount = -1 }},
+		{"negative refill", func(r *AdmitRequest) { r.Tokens[0].Limits[0].RefillPerSec = -1 }},
+		{"huge capacity", func(r *AdmitRequest) { r.Tokens[0].Limits[0].Capacity = 1 << 60 }},
+		{"duplicate budget", func(r *AdmitRequest) { r.Tokens[0].Limits[1].Budget = "minute" }},
+		{"duplicate key", func(r *AdmitRequest) { r.Tokens[0].Key = r.Requests[0].Key }},
+		{"token op in requests", func(r *AdmitRequest) { r.Requests[0].Kind = sharedstore.KindTokens }},
+		{"request op in tokens", func(r *AdmitRequest) { r.Tokens[0].Kind = sharedstore.KindRequests }},
+	}
+	require.NoError(t, ok().Validate())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := ok()
+			tt.mutate(&r)
+			require.Error(t, r.Validate())
+		})
+	}
+}
+
+func TestValidHoldIDAcceptsOnlyServerIDs(t *testing.T) {
+	require.True(t, ValidHoldID("0123456789abcdef0123456789abcdef"))
+	require.False(t, ValidHoldID("0123456789ABCDEF0123456789abcdef"))
+	require.False(t, ValidHoldID("short"))
+	require.False(t, ValidHoldID(""))
+}
+
+func FuzzAppendStringMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{"", "a", "\"\\", "\x00\xff", "é\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var got string
+		require.NoError(t, json.Unmarshal(appendString(nil, s), &got))
+		want, err := json.Marshal(s)
+		require.NoError(t, err)
+		var wantS string
+		require.NoError(t, json.Unmarshal(want, &wantS))
+		require.Equal(t, wantS, got)
+	})
+}
+
+func FuzzDecodeAdmitResponseNeverPanics(f *testing.F) {
+	f.Add([]byte(`{"admitted":true,"hold":"x","levels":[{"level":{"remaining":1}}]}`))
+	f.Add([]byte(`{"refusal":{"private":true,"level":null}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := DecodeAdmitResponse(b)
+		if err == nil {
+			_ = r.Outcome()
+		}
+	})
+}
