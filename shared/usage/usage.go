@@ -1,0 +1,131 @@
+package usage
+
+import (
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// Usage is the backend's own account of one response, normalized across APIs
+// so that settlement never needs to know which API produced it.
+//
+// Input is every prompt token the backend processed, cached or not:
+// OpenAI's prompt_tokens and the Responses API's input_tokens already include
+// their cached tokens, while Anthropic's input_tokens excludes them, so for
+// Anthropic Input is input_tokens + cache_read_input_tokens +
+// cache_creation_input_tokens. CacheRead and CacheWrite are the parts of Input
+// that were read from or written to the prompt cache (OpenAI reports reads
+// only); they are informational, for pricing, and never added again.
+// Output is every generated token, reasoning and tool-call tokens included.
+type Usage struct {
+	Input, Output, CacheRead, CacheWrite int64
+}
+
+// Total is what a settlement charges: the backend's whole consumption, input
+// (cached included, because the backend still read those tokens) plus output.
+func (u Usage) Total() int64 { return addCount(max(u.Input, 0), u.Output) }
+
+// FromJSON reads the usage block of a non-streamed response body. It reports
+// false when the body is not valid JSON or carries no usage block with both a
+// readable input and output counter; the caller then releases the hold, as the
+// seed rules for a response with no usage block. An error body (status 4xx/5xx)
+// normally has no usage block; deciding on the status is the caller's job.
+func FromJSON(api API, body []byte) (Usage, bool) {
+	doc := bytesString(body)
+	if !gjson.Valid(doc) {
+		return Usage{}, false
+	}
+	u := gjson.Get(doc, "usage")
+	switch api {
+	case OpenAIChat, OpenAICompletions:
+		return openAIUsage(u)
+	case OpenAIResponses:
+		return responsesUsage(u)
+	case AnthropicMessages:
+		var a anthropicUsage
+		a.merge(u)
+		return a.usage()
+	}
+	return Usage{}, false
+}
+
+// openAIUsage reads a chat or completions usage object.
+func openAIUsage(u gjson.Result) (Usage, bool) {
+	if !u.IsObject() {
+		return Usage{}, false
+	}
+	in, okIn := readCount(u.Get("prompt_tokens"))
+	out, okOut := readCount(u.Get("completion_tokens"))
+	if !okIn || !okOut {
+		return Usage{}, false
+	}
+	cached, _ := readCount(u.Get("prompt_tokens_details.cached_tokens"))
+	return Usage{Input: in, Output: out, CacheRead: min(cached, in)}, true
+}
+
+// responsesUsage reads a Responses API usage object.
+func responsesUsage(u gjson.Result) (Usage, bool) {
+	if !u.IsObject() {
+		return Usage{}, false
+	}
+	in, okIn := readCount(u.Get("input_tokens"))
+	out, okOut := readCount(u.Get("output_tokens"))
+	if !okIn || !okOut {
+		return Usage{}, false
+	}
+	cached, _ := readCount(u.Get("input_tokens_details.cached_tokens"))
+	return Usage{Input: in, Output: out, CacheRead: min(cached, in)}, true
+}
+
+// anthropicUsage accumulates Anthropic's usage fields, which a stream spreads
+// over message_start and message_delta; a later field replaces an earlier one
+// because Anthropic reports cumulative counts.
+type anthropicUsage struct {
+	input, output, cacheRead, cacheWrite int64
+	haveInput, haveOutput                bool
+}
+
+func (a *anthropicUsage) merge(u gjson.Result) {
+	if !u.IsObject() {
+		return
+	}
+	if n, ok := readCount(u.Get("input_tokens")); ok {
+		a.input, a.haveInput = n, true
+	}
+	if n, ok := readCount(u.Get("output_tokens")); ok {
+		a.output, a.haveOutput = n, true
+	}
+	if n, ok := readCount(u.Get("cache_read_input_tokens")); ok {
+		a.cacheRead = n
+	}
+	if n, ok := readCount(u.Get("cache_creation_input_tokens")); ok {
+		a.cacheWrite = n
+	}
+}
+
+func (a *anthropicUsage) usage() (Usage, bool) {
+	if !a.haveInput || !a.haveOutput {
+		return Usage{}, false
+	}
+	in := addCount(addCount(a.input, a.cacheRead), a.cacheWrite)
+	return Usage{Input: in, Output: a.output, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite}, true
+}
+
+// bytesString views b as a string without copying, so gjson scans response
+// bytes in place. The result must not outlive b or see b modified; every use
+// here ends before the function that made it returns.
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// stringBytes is the inverse view, for handing delta text to the counter
+// without a copy; the counter must only read it.
+func stringBytes(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
