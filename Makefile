@@ -1,0 +1,69 @@
+# tokenbudget — every developer and CI entry point.
+GO        ?= go
+WASM      := build/filter.wasm
+PASSWASM  := build/passthrough.wasm
+WASMENV   := GOOS=wasip1 GOARCH=wasm
+CONFIG    ?= examples/local/plugin.json
+FUZZTIME  ?= 60s
+SMOKETIME ?= 3s
+BENCHTIME ?= 1s
+BENCHCOUNT ?= 6
+
+# Fuzz targets: package and target name. `make test` runs each briefly,
+# `make fuzz` for FUZZTIME each.
+FUZZ_TARGETS := \
+	./shared/estimate:FuzzParse \
+	./shared/estimate:FuzzText \
+	./shared/usage:FuzzStream \
+	./shared/usage:FuzzFromJSON \
+	./shared/usage:FuzzInjectIncludeUsage \
+	./shared/refusal:FuzzJSONString
+
+.PHONY: all build test run bench fuzz fuzz-smoke vet validate clean
+
+all: build
+
+build: $(WASM) $(PASSWASM)
+
+$(WASM): FORCE
+	@mkdir -p build
+	$(WASMENV) $(GO) build -buildmode=c-shared -o $(WASM) ./filter
+
+$(PASSWASM): FORCE
+	@mkdir -p build
+	$(WASMENV) $(GO) build -buildmode=c-shared -o $(PASSWASM) ./examples/passthrough
+
+FORCE:
+
+# The whole suite: unit tests, the compiled .wasm in the wazero host, end to
+# end through the local gateway with real Redis, then a short fuzz pass.
+test: build vet
+	TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+		$(GO) test -count=1 -timeout 25m ./...
+	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(SMOKETIME)
+
+fuzz-smoke fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
+
+vet:
+	$(GO) vet ./...
+	$(WASMENV) $(GO) vet ./filter/... ./shared/... ./sharedstore ./sharedstore/local/... ./sharedstore/remote/...
+
+# The local gateway on the embedded mock LLM with the example config.
+run: build
+	$(GO) run ./envoy/cmd/gateway --wasm $(WASM) --config $(CONFIG) --upstream mock
+
+bench: build
+	TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+		$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) \
+		./shared/... ./sharedstore/... ./e2e/... | tee build/bench.txt
+
+validate:
+	$(GO) run ./shared/cmd/tbconfig validate $(CONFIG)
+
+clean:
+	rm -rf build
