@@ -1,0 +1,227 @@
+package local
+
+import (
+	"errors"
+
+	"github.com/tokenbudget/tokenbudget/shared/bucket"
+	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// opResult is what admitting one op came to.
+type opResult uint8
+
+const (
+	opAdmitted opResult = iota + 1
+	opRefused
+	opSkipped // failed open: its map is at max_buckets, or it has no Limits
+	opFailed
+)
+
+// Admit reserves plan all or nothing (BUCKET_MATH.md) and calls done before
+// returning. The hold keeps the plan's Limits slices: a Plan's slices must
+// not be reused while its hold lives.
+func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
+	out := s.admit(plan)
+	if done != nil {
+		done(out)
+	}
+}
+
+func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
+	now := s.now()
+	out := sharedstore.Outcome{Hold: sharedstore.Hold{Backend: sharedstore.BackendLocal}}
+	s.taken = s.taken[:0]
+	for i := range plan.Requests {
+		op := &plan.Requests[i]
+		switch res, at, err := s.admitOp(op, now, &out); res {
+		case opFailed:
+			s.undo(s.taken, now, nil, false)
+			return sharedstore.Outcome{Err: err, Skipped: out.Skipped}
+		case opRefused:
+			out.Refusal = s.refusal(op, at, now)
+			s.undo(s.taken, now, &out, false)
+			return out
+		}
+	}
+	requests := len(s.taken)
+	for i := range plan.Tokens {
+		op := &plan.Tokens[i]
+		switch res, at, err := s.admitOp(op, now, &out); res {
+		case opFailed:
+			s.undo(s.taken, now, nil, false)
+			return sharedstore.Outcome{Err: err, Skipped: out.Skipped}
+		case opRefused:
+			out.Refusal = s.refusal(op, at, now)
+			s.undo(s.taken[requests:], now, &out, false)
+			s.undo(s.taken[:requests], now, &out, true)
+			return out
+		}
+	}
+	out.Admitted = true
+	out.Hold.Entries = holdEntries(s.taken)
+	return out
+}
+
+// admitOp runs one op's CAS loop. On a refusal it returns the index of the
+// refusing Limit, with s.states holding the refilled, uncharged levels.
+func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome) (opResult, int, error) {
+	n := len(op.Limits)
+	if n == 0 {
+		return opSkipped, 0, nil
+	}
+	if n > bucket.MaxLimits {
+		return opFailed, 0, errs.New("admit " + op.Dimension + ": too many limits on one op")
+	}
+	states := s.states[:n]
+	for attempt := 0; attempt < admitAttempts; attempt++ {
+		value, cas, err := s.sd.Get(op.Key)
+		fresh := errors.Is(err, ErrNotFound)
+		switch {
+		case fresh:
+			if full := s.fullFamilies(op); full != 0 {
+				out.Skipped = appendFamilies(out.Skipped, full)
+				return opSkipped, 0, nil
+			}
+			for i := range states {
+				states[i] = bucket.Fresh(op.Limits[i], now)
+			}
+		case err != nil:
+			return opFailed, 0, errs.Wrap("read "+op.Dimension+" bucket", err)
+		default:
+			if err := bucket.Decode(value, states); err != nil {
+				return opFailed, 0, errs.Wrap("decode "+op.Dimension+" bucket", err)
+			}
+		}
+		if at := bucket.Take(states, op.Limits, units(op), now); at >= 0 {
+			s.recordRefusedLevels(op, now, out)
+			return opRefused, at, nil
+		}
+		var claimed family
+		if fresh {
+			full, err := s.claimSlots(op)
+			if err != nil {
+				return opFailed, 0, err
+			}
+			if full != 0 {
+				out.Skipped = appendFamilies(out.Skipped, full)
+				return opSkipped, 0, nil
+			}
+			claimed = opFamilies(op)
+			if cas, err = s.foreignCas(); err != nil {
+				s.unclaimSlots(op, claimed)
+				return opFailed, 0, err
+			}
+		}
+		s.buf = bucket.AppendEncoded(s.buf[:0], states)
+		err = s.sd.Set(op.Key, s.buf, cas)
+		if err == nil {
+			s.taken = append(s.taken, taken{op: op, levelsAt: s.recordLevels(op, states, now, out)})
+			return opAdmitted, 0, nil
+		}
+		if claimed != 0 {
+			s.unclaimSlots(op, claimed)
+		}
+		if !errors.Is(err, ErrCasMismatch) {
+			return opFailed, 0, errs.Wrap("write "+op.Dimension+" bucket", err)
+		}
+	}
+	return opFailed, 0, errs.Wrap("admit "+op.Dimension, ErrContention)
+}
+
+// refusal describes the refused op's Limit at; s.states still holds the
+// levels the refusal saw.
+func (s *Store) refusal(op *sharedstore.Op, at int, now int64) *sharedstore.Refusal {
+	if at < 0 || at >= len(op.Limits) {
+		at = 0
+	}
+	l, st := op.Limits[at], s.states[at]
+	r := &sharedstore.Refusal{
+		Kind:          op.Kind,
+		Dimension:     op.Dimension,
+		Budget:        l.Budget,
+		RetryAfterSec: bucket.RetryAfterSec(l, st, units(op)),
+		Private:       op.Private,
+	}
+	if op.Private {
+		r.Level = bucket.LevelOf(l, st, now)
+	}
+	return r
+}
+
+// undo gives back what ops took. With onlyConcurrency it gives back only
+// concurrency units: request-count units admitted the request and stay
+// consumed on a token refusal. out (when not nil) gets the private levels
+// after the give-back.
+func (s *Store) undo(ops []taken, now int64, out *sharedstore.Outcome, onlyConcurrency bool) {
+	for _, t := range ops {
+		if onlyConcurrency && t.op.Kind != sharedstore.KindConcurrency {
+			continue
+		}
+		states, ok := s.change(t.op.Key, t.op.Limits, changeGive, units(t.op), 0, now)
+		if ok && out != nil && t.levelsAt >= 0 {
+			for i, l := range t.op.Limits {
+				if j := t.levelsAt + i; j < len(out.Levels) && i < len(states) {
+					out.Levels[j].Level = bucket.LevelOf(l, states[i], now)
+				}
+			}
+		}
+	}
+}
+
+// recordLevels appends a private op's levels after its reservation and
+// returns where they start, or -1 when the op is not the caller's own.
+func (s *Store) recordLevels(op *sharedstore.Op, states []bucket.State, now int64, out *sharedstore.Outcome) int {
+	if !op.Private {
+		return -1
+	}
+	at := len(out.Levels)
+	for i, l := range op.Limits {
+		if i >= len(states) {
+			break
+		}
+		out.Levels = append(out.Levels, sharedstore.OpLevel{
+			Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget, Level: bucket.LevelOf(l, states[i], now),
+		})
+	}
+	return at
+}
+
+// recordRefusedLevels reports a refused private op's levels (nothing taken),
+// so its every period reaches the caller, not only the refusing one.
+func (s *Store) recordRefusedLevels(op *sharedstore.Op, now int64, out *sharedstore.Outcome) {
+	s.recordLevels(op, s.states[:len(op.Limits)], now, out)
+}
+
+// holdEntries lists what the hold must give back or settle: the concurrency
+// and token ops that were charged (request-count units are never returned).
+func holdEntries(ops []taken) []sharedstore.HoldEntry {
+	n := 0
+	for _, t := range ops {
+		if t.op.Kind != sharedstore.KindRequests {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	entries := make([]sharedstore.HoldEntry, 0, n)
+	for _, t := range ops {
+		if t.op.Kind == sharedstore.KindRequests {
+			continue
+		}
+		entries = append(entries, sharedstore.HoldEntry{
+			Key: t.op.Key, Kind: t.op.Kind, Dimension: t.op.Dimension, Limits: t.op.Limits, Amount: units(t.op),
+		})
+	}
+	return entries
+}
+
+// units is what an op takes from each of its Limits: one for a request-count
+// or concurrency op (BUCKET_MATH.md), the token amount otherwise.
+func units(op *sharedstore.Op) int64 {
+	if op.Kind == sharedstore.KindTokens {
+		return op.Amount
+	}
+	return 1
+}

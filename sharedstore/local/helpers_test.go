@@ -1,0 +1,88 @@
+package local_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/bucket"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/sharedstore/local"
+	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
+)
+
+const sec = int64(1e9)
+
+// clock is a frozen, hand-moved clock in Unix nanoseconds.
+type clock struct{ t int64 }
+
+func (c *clock) now() int64 { return c.t }
+
+func minute(c int64) sharedstore.Limit {
+	return sharedstore.Limit{Budget: "minute", Capacity: c, RefillPerSec: float64(c) / 60}
+}
+
+func day(c int64) sharedstore.Limit {
+	return sharedstore.Limit{Budget: "day", Capacity: c, RefillPerSec: float64(c) / 86400}
+}
+
+func second(burst int64, rate float64) sharedstore.Limit {
+	return sharedstore.Limit{Budget: "second", Capacity: burst, RefillPerSec: rate}
+}
+
+func concurrent(n int64) sharedstore.Limit {
+	return sharedstore.Limit{Budget: "concurrent", Capacity: n}
+}
+
+func tokens(dim, id string, amount int64, limits ...sharedstore.Limit) sharedstore.Op {
+	return sharedstore.Op{Key: "tb|t|" + dim + "|v1|" + id, Kind: sharedstore.KindTokens, Dimension: dim,
+		Limits: limits, Amount: amount, Private: dim == "api_key"}
+}
+
+func requests(dim, id string, limits ...sharedstore.Limit) sharedstore.Op {
+	return sharedstore.Op{Key: "tb|r|" + dim + "|v1|" + id, Kind: sharedstore.KindRequests, Dimension: dim,
+		Limits: limits, Amount: 1, Private: dim == "api_key"}
+}
+
+func inflight(dim, id string, n int64) sharedstore.Op {
+	return sharedstore.Op{Key: "tb|c|" + dim + "|v1|" + id, Kind: sharedstore.KindConcurrency, Dimension: dim,
+		Limits: []sharedstore.Limit{concurrent(n)}, Amount: 1, Private: dim == "api_key"}
+}
+
+type fixture struct {
+	sd    *localtest.SharedData
+	clock *clock
+	store *local.Store
+}
+
+func newFixture(maxBuckets int) *fixture {
+	f := &fixture{sd: localtest.New(), clock: &clock{t: 1_700_000_000 * sec}}
+	f.store = local.New(f.sd, f.clock.now, maxBuckets)
+	return f
+}
+
+// admit runs Admit and checks that the answer came before it returned.
+func admit(t testing.TB, s *local.Store, plan sharedstore.Plan) sharedstore.Outcome {
+	t.Helper()
+	var out sharedstore.Outcome
+	called := 0
+	s.Admit(plan, func(o sharedstore.Outcome) { out = o; called++ })
+	require.Equal(t, 1, called, "the shared-data store answers exactly once, synchronously")
+	return out
+}
+
+// levels reads op's bucket levels straight from shared data (nil: never created).
+func levels(t testing.TB, sd *localtest.SharedData, op sharedstore.Op) []float64 {
+	t.Helper()
+	value, _, err := sd.Get(op.Key)
+	if err == local.ErrNotFound {
+		return nil
+	}
+	require.NoError(t, err)
+	states := make([]bucket.State, len(op.Limits))
+	require.NoError(t, bucket.Decode(value, states))
+	out := make([]float64, len(states))
+	for i, s := range states {
+		out[i] = s.Level
+	}
+	return out
+}

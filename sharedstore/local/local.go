@@ -1,0 +1,73 @@
+// Package local is the shared-data backend of sharedstore.Store: every
+// worker VM of one Envoy keeps its buckets in proxy shared data and changes
+// them with compare-and-swap, so all workers enforce one budget per Envoy.
+// It answers synchronously: Admit calls done before it returns.
+//
+// Compiled into the .wasm: no fmt, no os, no goroutines, never panics.
+package local
+
+import (
+	"github.com/tokenbudget/tokenbudget/shared/bucket"
+	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// SharedData is proxy shared data as the filter sees it (one map for every
+// worker of the vm_id). The filter adapts the host's status codes to
+// ErrNotFound and ErrCasMismatch; any other error is a store failure.
+type SharedData interface {
+	// Get returns the value and its cas, or ErrNotFound.
+	Get(key string) (value []byte, cas uint32, err error)
+	// Set stores value when cas is 0, the key is missing, or cas matches the
+	// key's current cas; otherwise it returns ErrCasMismatch.
+	Set(key string, value []byte, cas uint32) error
+}
+
+// Errors a SharedData answers with, and the one this store adds when the
+// compare-and-swap loop cannot win.
+var (
+	ErrNotFound    = errs.New("shared data: key not found")
+	ErrCasMismatch = errs.New("shared data: cas mismatch")
+	ErrContention  = errs.New("shared data: compare-and-swap retries exhausted")
+)
+
+const (
+	// admitAttempts bounds one op's CAS loop at admission; past it the store
+	// answers with an error rather than spin on a hot key.
+	admitAttempts = 64
+	// endAttempts bounds a give-back (settle, release, undo). It is larger
+	// because a lost give-back leaks budget, and a concurrency unit forever.
+	endAttempts = 1024
+	// sentinelKey holds no budget; its cas is one no bucket key can carry,
+	// which turns Set into "create only if absent" (see foreignCas).
+	sentinelKey = "tb|cas"
+)
+
+// Store is one worker VM's view of the shared-data buckets. It keeps scratch
+// buffers, so one Store serves one VM (one thread); the VMs share the
+// SharedData, never a Store.
+type Store struct {
+	sd         SharedData
+	now        func() int64
+	maxBuckets int
+
+	states      [bucket.MaxLimits]bucket.State
+	buf         []byte
+	taken       []taken
+	sentinelCas uint32
+}
+
+// taken is an op this admission charged, kept so a later refusal can give
+// it back and so the hold can be built.
+type taken struct {
+	op       *sharedstore.Op
+	levelsAt int // index of its first OpLevel in the outcome, -1 when not private
+}
+
+var _ sharedstore.Store = (*Store)(nil)
+
+// New returns a Store over sd. now is the clock in Unix nanoseconds;
+// maxBuckets caps the distinct buckets of each map (0 or less: no cap).
+func New(sd SharedData, now func() int64, maxBuckets int) *Store {
+	return &Store{sd: sd, now: now, maxBuckets: maxBuckets, buf: make([]byte, 0, bucket.EncodedLen(bucket.MaxLimits))}
+}
