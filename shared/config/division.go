@@ -1,0 +1,66 @@
+package config
+
+// divider resolves a configured token budget into the allowance one replica
+// enforces, per period, most authoritative source first (seed, "Deployment-
+// total budgets"):
+//
+//  1. configured 0: Unlimited (the operator's convention; never divided);
+//  2. a present deployment share for the period: that share, for every
+//     dimension whose configured budget for the period is nonzero (a share
+//     of 0 is an authoritative zero allowance that refuses);
+//  3. the budget_division.replicas hint: floor(configured / replicas), which
+//     may be a zero allowance; inert while storage is "redis";
+//  4. otherwise the configured value.
+//
+// The two periods are independent: a share for one leaves the other on the
+// hint.
+type divider struct {
+	replicas           int64 // 0 = no hint in effect
+	shareMin, shareDay *int64
+}
+
+func newDivider(c *Config) divider {
+	var d divider
+	rl := &c.RateLimiting
+	if rl.BudgetDivision != nil && rl.BudgetDivision.Replicas != nil && rl.Storage != StorageRedis {
+		if r := int64(*rl.BudgetDivision.Replicas); r >= 1 {
+			d.replicas = r
+		}
+	}
+	if s := c.DeploymentTokenBudget; s != nil {
+		if s.ShareTokensPerMinute != nil {
+			v := max(int64(*s.ShareTokensPerMinute), 0)
+			d.shareMin = &v
+		}
+		if s.ShareTokensPerDay != nil {
+			v := max(int64(*s.ShareTokensPerDay), 0)
+			d.shareDay = &v
+		}
+	}
+	return d
+}
+
+func (d divider) resolve(configured int64, share *int64) Allowance {
+	switch {
+	case configured <= 0:
+		return Allowance{Unlimited: true}
+	case share != nil:
+		return Allowance{Capacity: *share}
+	case d.replicas > 0:
+		return Allowance{Capacity: configured / d.replicas}
+	default:
+		return Allowance{Capacity: configured}
+	}
+}
+
+func (d divider) minute(configured int64) Allowance { return d.resolve(configured, d.shareMin) }
+func (d divider) day(configured int64) Allowance    { return d.resolve(configured, d.shareDay) }
+
+// asWritten is an override that keeps the operator's value: 0 disables the
+// budget, anything else is the capacity, undivided.
+func asWritten(v int64) Allowance {
+	if v <= 0 {
+		return Allowance{Unlimited: true}
+	}
+	return Allowance{Capacity: v}
+}

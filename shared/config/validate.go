@@ -1,0 +1,258 @@
+package config
+
+import (
+	"errors"
+	"net/netip"
+	"sort"
+
+	"github.com/tokenbudget/tokenbudget/shared/identity"
+)
+
+// Validate reports every value that cannot work, each with its JSON path,
+// joined into one error (nil when the config is usable). It reads a parsed
+// Config; absent fields count as their defaults.
+func (c *Config) Validate() error {
+	var v validator
+	rl := &c.RateLimiting
+	switch rl.Storage {
+	case "", StorageMemory, StorageRedis:
+	default:
+		v.add("rate_limiting.storage", "must be \"memory\" or \"redis\", not \""+rl.Storage+"\"")
+	}
+	v.limits("rate_limiting.limits", &rl.Limits)
+	for i, s := range rl.Whitelist {
+		if _, err := parseCIDR(s); err != nil {
+			v.add("rate_limiting.whitelist["+formatInt(int64(i))+"]", "\""+s+"\" is not a CIDR or an address")
+		}
+	}
+	for i, k := range rl.BypassKeys {
+		if _, err := identity.Normalize(k); err != nil {
+			v.add("rate_limiting.bypass_keys["+formatInt(int64(i))+"]", err.Error())
+		}
+	}
+	if rl.BudgetDivision != nil {
+		if rl.BudgetDivision.Replicas == nil {
+			v.add("rate_limiting.budget_division.replicas", "is required (the number of replicas sharing each token budget)")
+		} else if *rl.BudgetDivision.Replicas < 1 {
+			v.add("rate_limiting.budget_division.replicas", "must be at least 1")
+		}
+	}
+	for _, tier := range sortedMapKeys(rl.TierOverrides) {
+		p := mapPath("rate_limiting.tier_overrides", tier)
+		if tier == "" {
+			v.add(p, "tier name must not be empty")
+		}
+		v.settings(joinPath(p, "per_api_key"), rl.TierOverrides[tier].PerAPIKey)
+	}
+	if rl.MaxBuckets != nil && *rl.MaxBuckets <= 0 {
+		v.add("rate_limiting.max_buckets", "must be greater than 0")
+	}
+	if rl.Storage == StorageRedis && (rl.Redis == nil || rl.Redis.Cluster == "") {
+		v.add("rate_limiting.redis.cluster", "is required when storage is \"redis\"")
+	}
+	if rl.Redis != nil && rl.Redis.TimeoutMS != nil && *rl.Redis.TimeoutMS <= 0 {
+		// Envoy reads a zero callout timeout as "no timeout": a store that
+		// hangs would hang admission, so 0 is rejected with the negatives.
+		v.add("rate_limiting.redis.timeout_ms", "must be greater than 0")
+	}
+
+	c.validateKeys(&v)
+
+	if d := c.DeploymentTokenBudget; d != nil {
+		v.nonNegative("deployment_token_budget.share_tokens_per_minute", d.ShareTokensPerMinute)
+		v.nonNegative("deployment_token_budget.share_tokens_per_day", d.ShareTokensPerDay)
+	}
+
+	for i, h := range c.Identity.APIKeyHeaders {
+		v.header("identity.api_key_headers["+formatInt(int64(i))+"]", h, false)
+	}
+	v.header("identity.trusted_user_header", c.Identity.TrustedUserHeader, true)
+	v.header("identity.trusted_team_header", c.Identity.TrustedTeamHeader, true)
+	v.header("identity.model_header", c.Identity.ModelHeader, true)
+
+	defaultOut := intOr(c.TokenBudget.DefaultOutputTokens, DefaultOutputTokens)
+	for _, name := range sortedMapKeys(c.Models) {
+		c.validateModel(&v, name, defaultOut)
+	}
+
+	tb := &c.TokenBudget
+	if tb.MaxBodyBytes != nil && *tb.MaxBodyBytes <= 0 {
+		v.add("token_budget.max_body_bytes", "must be greater than 0")
+	}
+	if tb.DefaultOutputTokens != nil && *tb.DefaultOutputTokens <= 0 {
+		v.add("token_budget.default_output_tokens", "must be greater than 0")
+	}
+	v.header("token_budget.cache_hit_header", tb.CacheHitHeader, true)
+	return errors.Join(v.problems...)
+}
+
+func (c *Config) validateKeys(v *validator) {
+	byHash := make(map[string]int, len(c.APIKeys))
+	byID := make(map[string]int, len(c.APIKeys))
+	for i, k := range c.APIKeys {
+		p := "api_keys[" + formatInt(int64(i)) + "]"
+		h, err := identity.Normalize(k.Key)
+		if err != nil {
+			v.add(p+".key", err.Error())
+		} else if j, dup := byHash[h]; dup {
+			v.add(p+".key", "duplicates api_keys["+formatInt(int64(j))+"].key")
+		} else {
+			byHash[h] = i
+		}
+		if k.ID != "" {
+			if j, dup := byID[k.ID]; dup {
+				v.add(p+".id", "duplicates api_keys["+formatInt(int64(j))+"].id")
+			} else {
+				byID[k.ID] = i
+			}
+		}
+		v.nonNegativeFloat(p+".rate_limit", k.RateLimit)
+		v.nonNegative(p+".rate_limit_burst", k.RateLimitBurst)
+		v.nonNegative(p+".rate_limit_tokens_per_minute", k.RateLimitTokensPerMinute)
+	}
+}
+
+func (c *Config) validateModel(v *validator, name string, defaultOut int64) {
+	p := mapPath("models", name)
+	if name == "" {
+		v.add(p, "model name must not be empty")
+	}
+	m := c.Models[name]
+	v.nonNegative(p+".max_tokens_per_request", m.MaxTokensPerRequest)
+	v.nonNegative(p+".max_context_length", m.MaxContextLength)
+	v.nonNegative(p+".concurrent_requests", m.ConcurrentRequests)
+	switch m.OnMaxTokens {
+	case "", "refuse", "clamp":
+	default:
+		v.add(p+".on_max_tokens", "must be \"refuse\" or \"clamp\", not \""+m.OnMaxTokens+"\"")
+	}
+	maxTok, ctx := intVal(m.MaxTokensPerRequest), intVal(m.MaxContextLength)
+	if maxTok > 0 && maxTok < defaultOut && m.OnMaxTokens != "clamp" {
+		// A request that states no output ceiling asks for the default; with
+		// "refuse" every such request would be refused.
+		v.add(p+".max_tokens_per_request", "is below token_budget.default_output_tokens ("+formatInt(defaultOut)+"), so every request without max_tokens would be refused; raise it or set on_max_tokens to \"clamp\"")
+	}
+	if maxTok > 0 && ctx > 0 && ctx < maxTok {
+		v.add(p+".max_context_length", "is below max_tokens_per_request, so no request could use its full output ceiling")
+	}
+	if pm, ok := c.RateLimiting.Limits.PerModel[name]; ok {
+		a, b := intVal(pm.ConcurrentRequests), intVal(m.ConcurrentRequests)
+		if a > 0 && b > 0 && a != b {
+			v.add(p+".concurrent_requests", "conflicts with rate_limiting.limits.per_model entry ("+formatInt(a)+"); set it in one place")
+		}
+	}
+}
+
+type validator struct {
+	problems []error
+}
+
+func (v *validator) add(path, msg string) { v.problems = append(v.problems, problemAt(path, msg)) }
+
+func (v *validator) nonNegative(path string, p *Int) {
+	if p != nil && *p < 0 {
+		v.add(path, "must not be negative")
+	}
+}
+
+func (v *validator) nonNegativeFloat(path string, p *Float) {
+	if p != nil && *p < 0 {
+		v.add(path, "must not be negative")
+	}
+}
+
+func (v *validator) settings(path string, s *RateLimitSettings) {
+	if s == nil {
+		return
+	}
+	v.nonNegativeFloat(path+".requests_per_second", s.RequestsPerSecond)
+	v.nonNegative(path+".burst_capacity", s.BurstCapacity)
+	v.nonNegative(path+".requests_per_minute", s.RequestsPerMinute)
+	v.nonNegative(path+".requests_per_day", s.RequestsPerDay)
+	v.nonNegative(path+".tokens_per_minute", s.TokensPerMinute)
+	v.nonNegative(path+".tokens_per_day", s.TokensPerDay)
+	v.nonNegative(path+".concurrent_requests", s.ConcurrentRequests)
+}
+
+func (v *validator) limits(path string, l *Limits) {
+	v.settings(path+".global", l.Global)
+	v.settings(path+".per_client", l.PerClient)
+	v.settings(path+".per_api_key", l.PerAPIKey)
+	v.settings(path+".per_user", l.PerUser)
+	v.settings(path+".per_team", l.PerTeam)
+	v.settings(path+".per_backend", l.PerBackend)
+	for _, name := range sortedMapKeys(l.PerModel) {
+		p := mapPath(path+".per_model", name)
+		if name == "" {
+			v.add(p, "model name must not be empty")
+		}
+		s := l.PerModel[name]
+		v.settings(p, &s)
+	}
+}
+
+// header checks an HTTP header name (an RFC 9110 token).
+func (v *validator) header(path, name string, optional bool) {
+	if name == "" {
+		if !optional {
+			v.add(path, "header name must not be empty")
+		}
+		return
+	}
+	for i := 0; i < len(name); i++ {
+		if !isTokenChar(name[i]) {
+			v.add(path, "\""+name+"\" is not a valid header name")
+			return
+		}
+	}
+}
+
+func isTokenChar(c byte) bool {
+	if (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') {
+		return true
+	}
+	switch c {
+	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
+		return true
+	}
+	return false
+}
+
+// parseCIDR reads a prefix, or a bare address as a one-host prefix, and
+// stores IPv4-mapped IPv6 prefixes as IPv4 so they match unmapped clients.
+func parseCIDR(s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil {
+		a, aerr := netip.ParseAddr(s)
+		if aerr != nil {
+			return netip.Prefix{}, err
+		}
+		p = netip.PrefixFrom(a, a.BitLen())
+	}
+	if p.Addr().Is4In6() && p.Bits() >= 96 {
+		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+	}
+	if !p.IsValid() || p.Addr().Zone() != "" {
+		return netip.Prefix{}, errBadCIDR
+	}
+	return p.Masked(), nil
+}
+
+var errBadCIDR = errors.New("not a CIDR")
+
+func sortedMapKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// intOr is an optional Int's value, or def when absent.
+func intOr(p *Int, def int64) int64 {
+	if p == nil {
+		return def
+	}
+	return int64(*p)
+}

@@ -1,0 +1,115 @@
+package config
+
+import "strings"
+
+// Warnings lists settings that load but probably do not do what the operator
+// meant (seed 004, "config validate warns"). Each names its JSON path.
+func (c *Config) Warnings() []string {
+	var w []string
+	rl := &c.RateLimiting
+	l := &rl.Limits
+
+	if b := l.PerBackend; b != nil {
+		for _, f := range []struct {
+			name string
+			v    *Int
+		}{{"tokens_per_minute", b.TokensPerMinute}, {"tokens_per_day", b.TokensPerDay}} {
+			if intVal(f.v) != 0 {
+				w = append(w, "rate_limiting.limits.per_backend."+f.name+": per_backend is a selection-time dimension, so a token budget there has nowhere to attach and has no effect")
+			}
+		}
+	}
+
+	minuteSet, daySet := c.dimensionBudgets()
+	hint := rl.BudgetDivision != nil && rl.BudgetDivision.Replicas != nil
+	var shareMin, shareDay bool
+	if s := c.DeploymentTokenBudget; s != nil {
+		shareMin, shareDay = s.ShareTokensPerMinute != nil, s.ShareTokensPerDay != nil
+	}
+	if rl.Storage != StorageRedis && !hint {
+		var periods []string
+		if minuteSet && !shareMin {
+			periods = append(periods, "tokens_per_minute")
+		}
+		if daySet && !shareDay {
+			periods = append(periods, "tokens_per_day")
+		}
+		if len(periods) > 0 {
+			w = append(w, "rate_limiting: an in-memory deployment enforces its "+strings.Join(periods, " and ")+
+				" budgets per replica, so N replicas admit up to N times the configured total; set the config hint"+
+				" rate_limiting.budget_division.replicas (1 for a single replica), or enroll with a Hub that pushes a"+
+				" share in deployment_token_budget (or use storage \"redis\")")
+		}
+	}
+	if hint && rl.Storage == StorageRedis {
+		w = append(w, "rate_limiting.budget_division: inert while storage is \"redis\" (the shared buckets already carry"+
+			" the deployment total); a deployment_token_budget share still applies")
+	}
+	if shareMin && !minuteSet {
+		w = append(w, "deployment_token_budget.share_tokens_per_minute: no token dimension sets tokens_per_minute, so the share has no effect")
+	}
+	if shareDay && !daySet {
+		w = append(w, "deployment_token_budget.share_tokens_per_day: no token dimension sets tokens_per_day, so the share has no effect")
+	}
+	if rl.Redis != nil && rl.Storage != StorageRedis {
+		w = append(w, "rate_limiting.redis: ignored while storage is \""+rl.Storage+"\"")
+	}
+
+	for i, k := range c.APIKeys {
+		if k.Tier == "" {
+			continue
+		}
+		if _, ok := rl.TierOverrides[k.Tier]; !ok {
+			w = append(w, "api_keys["+formatInt(int64(i))+"].tier: no rate_limiting.tier_overrides entry for \""+k.Tier+
+				"\", so the key gets the per_api_key defaults")
+		}
+	}
+
+	var users, teams bool
+	for _, k := range c.APIKeys {
+		users = users || k.User != ""
+		teams = teams || k.Team != ""
+	}
+	if configured(l.PerUser) && c.Identity.TrustedUserHeader == "" && !users {
+		w = append(w, "rate_limiting.limits.per_user: no request can carry a user (set identity.trusted_user_header or api_keys[].user), so these limits never apply")
+	}
+	if configured(l.PerTeam) && c.Identity.TrustedTeamHeader == "" && !teams {
+		w = append(w, "rate_limiting.limits.per_team: no request can carry a team (set identity.trusted_team_header or api_keys[].team), so these limits never apply")
+	}
+	return w
+}
+
+// dimensionBudgets reports whether any of the six divided token dimensions
+// (global, per_client, per_api_key, per_user, per_team, each per_model
+// entry, and tier day budgets) configures a nonzero budget per period.
+func (c *Config) dimensionBudgets() (minute, day bool) {
+	l := &c.RateLimiting.Limits
+	see := func(s *RateLimitSettings) {
+		if s == nil {
+			return
+		}
+		minute = minute || intVal(s.TokensPerMinute) > 0
+		day = day || intVal(s.TokensPerDay) > 0
+	}
+	for _, s := range []*RateLimitSettings{l.Global, l.PerClient, l.PerAPIKey, l.PerUser, l.PerTeam} {
+		see(s)
+	}
+	for _, s := range l.PerModel {
+		see(&s)
+	}
+	for _, t := range c.RateLimiting.TierOverrides {
+		if t.PerAPIKey != nil {
+			day = day || intVal(t.PerAPIKey.TokensPerDay) > 0
+		}
+	}
+	return minute, day
+}
+
+// configured reports whether a dimension sets any nonzero limit.
+func configured(s *RateLimitSettings) bool {
+	if s == nil {
+		return false
+	}
+	return floatVal(s.RequestsPerSecond) > 0 || intVal(s.RequestsPerMinute) > 0 || intVal(s.RequestsPerDay) > 0 ||
+		intVal(s.TokensPerMinute) > 0 || intVal(s.TokensPerDay) > 0 || intVal(s.ConcurrentRequests) > 0
+}
