@@ -1,0 +1,55 @@
+package usage
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestRouteMatchesOnlyTheChargedTextGenerationPaths(t *testing.T) {
+	tests := []struct {
+		path string
+		want API
+		ok   bool
+	}{
+		{"/v1/chat/completions", OpenAIChat, true},
+		{"/v1/completions", OpenAICompletions, true},
+		{"/v1/responses", OpenAIResponses, true},
+		{"/v1/responses/compact", OpenAIResponses, true},
+		{"/v1/messages", AnthropicMessages, true},
+		{"/anthropic/v1/messages", AnthropicMessages, true},
+		{"/v1/chat/completions?api-version=2024-10-21", OpenAIChat, true},
+		{"/v1/messages?beta=true#frag", AnthropicMessages, true},
+		{"/v1/responses#x?y", OpenAIResponses, true},
+		{"/v1/chat/completions/", OpenAIChat, true},
+		{"/v1/chat/completions//?x=1", OpenAIChat, true},
+		{"/v1/messages/count_tokens", 0, false},
+		{"/v1/responses/resp_123", 0, false},
+		{"/v1/responses/resp_123/input_items", 0, false},
+		{"/v1/embeddings", 0, false},
+		{"/V1/chat/completions", 0, false},
+		{"/v1/chat/completionsx", 0, false},
+		{"v1/chat/completions", 0, false},
+		{"/x/v1/chat/completions", 0, false},
+		{"/", 0, false},
+		{"", 0, false},
+		{"?/v1/messages", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			got, ok := Route(tt.path)
+			require.Equal(t, tt.ok, ok)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestAPINamesAreDistinctAndTheZeroAPIIsNone(t *testing.T) {
+	seen := map[string]bool{}
+	for _, a := range []API{OpenAIChat, OpenAICompletions, OpenAIResponses, AnthropicMessages} {
+		require.NotEqual(t, "none", a.String())
+		require.False(t, seen[a.String()])
+		seen[a.String()] = true
+	}
+	require.Equal(t, "none", API(0).String())
+}

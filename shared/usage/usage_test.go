@@ -1,0 +1,136 @@
+package usage
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+)
+
+func TestFromJSONReadsEachAPIsUsageBlock(t *testing.T) {
+	tests := []struct {
+		name string
+		api  API
+		body string
+		want Usage
+	}{
+		{"chat completion with cached and reasoning tokens", OpenAIChat, `{
+  "id": "chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG",
+  "object": "chat.completion",
+  "created": 1741570283,
+  "model": "o3-mini-2025-01-31",
+  "choices": [{"index": 0, "message": {"role": "assistant", "content": "Done.", "refusal": null, "annotations": []}, "logprobs": null, "finish_reason": "stop"}],
+  "usage": {
+    "prompt_tokens": 1117,
+    "completion_tokens": 46,
+    "total_tokens": 1163,
+    "prompt_tokens_details": {"cached_tokens": 1024, "audio_tokens": 0},
+    "completion_tokens_details": {"reasoning_tokens": 32, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0}
+  },
+  "service_tier": "default",
+  "system_fingerprint": "fp_fc9f1d7035"
+}`, Usage{Input: 1117, Output: 46, CacheRead: 1024}},
+		{"completions", OpenAICompletions, `{"id":"cmpl-uqkvlQyYK7bGYrRHQ0eXlWi7","object":"text_completion","created":1589478378,"model":"gpt-3.5-turbo-instruct","choices":[{"text":"\n\nThis is indeed a test","index":0,"logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`,
+			Usage{Input: 5, Output: 7}},
+		{"responses", OpenAIResponses, `{"id":"resp_67ccd3a9da748190baa7f1570fe91ac604becb25c45c1d41","object":"response","created_at":1741476777,"status":"completed","error":null,"incomplete_details":null,"model":"gpt-4o-2024-08-06","output":[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"The image depicts a boardwalk.","annotations":[]}]}],"usage":{"input_tokens":328,"input_tokens_details":{"cached_tokens":256},"output_tokens":52,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":380}}`,
+			Usage{Input: 328, Output: 52, CacheRead: 256}},
+		{"responses compact", OpenAIResponses, `{"id":"resp_c1","object":"response.compaction","created_at":1764967971,"output":[{"id":"msg_1","type":"message","status":"completed","content":[{"type":"input_text","text":"Summarize."}],"role":"user"},{"id":"cmp_1","type":"compaction","encrypted_content":"gAAAAABpM0Yj"}],"usage":{"input_tokens":139,"input_tokens_details":{"cached_tokens":0},"output_tokens":438,"output_tokens_details":{"reasoning_tokens":64},"total_tokens":577}}`,
+			Usage{Input: 139, Output: 438}},
+		{"anthropic message with cache read and write", AnthropicMessages, `{"id":"msg_013Zva2CMHLNnXjNJJKqJ2EF","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Hi! My name is Claude."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":2095,"cache_creation_input_tokens":2051,"cache_read_input_tokens":10000,"cache_creation":{"ephemeral_5m_input_tokens":2051,"ephemeral_1h_input_tokens":0},"output_tokens":503,"service_tier":"standard"}}`,
+			Usage{Input: 2095 + 2051 + 10000, Output: 503, CacheRead: 10000, CacheWrite: 2051}},
+		{"anthropic without cache fields", AnthropicMessages, `{"type":"message","usage":{"input_tokens":12,"output_tokens":6}}`,
+			Usage{Input: 12, Output: 6}},
+		{"numeric strings and integral floats", OpenAIChat, `{"usage":{"prompt_tokens":"32000","completion_tokens":32000.0,"prompt_tokens_details":{"cached_tokens":"1e3"}}}`,
+			Usage{Input: 32000, Output: 32000, CacheRead: 1000}},
+		{"absurd counts clamp", OpenAIResponses, `{"usage":{"input_tokens":1e300,"output_tokens":"99999999999999999999999"}}`,
+			Usage{Input: maxCount, Output: maxCount}},
+		{"cached beyond input is capped at input", OpenAIChat, `{"usage":{"prompt_tokens":10,"completion_tokens":1,"prompt_tokens_details":{"cached_tokens":50}}}`,
+			Usage{Input: 10, Output: 1, CacheRead: 10}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := FromJSON(tt.api, []byte(tt.body))
+			require.True(t, ok)
+			require.Equal(t, tt.want, got)
+			require.Equal(t, tt.want.Input+tt.want.Output, got.Total())
+		})
+	}
+}
+
+func TestFromJSONReportsNoUsageWithoutAUsableBlock(t *testing.T) {
+	tests := []struct {
+		name string
+		api  API
+		body string
+	}{
+		{"openai error body", OpenAIChat, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`},
+		{"anthropic error body", AnthropicMessages, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`},
+		{"usage null", OpenAIChat, `{"usage":null}`},
+		{"usage not an object", OpenAIResponses, `{"usage":[1,2]}`},
+		{"input missing", OpenAIChat, `{"usage":{"completion_tokens":5}}`},
+		{"output missing", AnthropicMessages, `{"usage":{"input_tokens":5}}`},
+		{"chat field names on the responses API", OpenAIResponses, `{"usage":{"prompt_tokens":5,"completion_tokens":5}}`},
+		{"fractional count", OpenAIChat, `{"usage":{"prompt_tokens":5.5,"completion_tokens":5}}`},
+		{"negative count", AnthropicMessages, `{"usage":{"input_tokens":-1,"output_tokens":5}}`},
+		{"boolean count", OpenAIChat, `{"usage":{"prompt_tokens":true,"completion_tokens":5}}`},
+		{"truncated body", OpenAIChat, `{"usage":{"prompt_tokens":5,"completion_tokens":5}`},
+		{"trailing garbage", OpenAIChat, `{"usage":{"prompt_tokens":5,"completion_tokens":5}}}`},
+		{"not JSON", OpenAIChat, `data: {"usage":{}}`},
+		{"empty", OpenAIChat, ``},
+		{"unknown API", 0, `{"usage":{"prompt_tokens":5,"completion_tokens":5}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := FromJSON(tt.api, []byte(tt.body))
+			require.False(t, ok)
+			require.Equal(t, Usage{}, got)
+		})
+	}
+}
+
+func TestReadCountAcceptsOnlyIntegralNonNegativeCounts(t *testing.T) {
+	tests := []struct {
+		json string
+		want int64
+		ok   bool
+	}{
+		{`0`, 0, true},
+		{`42`, 42, true},
+		{`42.0`, 42, true},
+		{`4.2e1`, 42, true},
+		{`-0`, 0, true},
+		{`"42"`, 42, true},
+		{`"42.0"`, 42, true},
+		{`1e12`, maxCount, true},
+		{`1e13`, maxCount, true},
+		{`9223372036854775807`, maxCount, true},
+		{`"1e400"`, maxCount, true},
+		{`42.5`, 0, false},
+		{`-1`, 0, false},
+		{`-1.0`, 0, false},
+		{`"-1e400"`, 0, false},
+		{`""`, 0, false},
+		{`" 42"`, 0, false},
+		{`"0x2a"`, 0, false},
+		{`"NaN"`, 0, false},
+		{`"Inf"`, 0, false},
+		{`"1_000"`, 0, false},
+		{`"abc"`, 0, false},
+		{`null`, 0, false},
+		{`true`, 0, false},
+		{`{}`, 0, false},
+		{`[]`, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.json, func(t *testing.T) {
+			got, ok := readCount(gjson.Parse(tt.json))
+			require.Equal(t, tt.ok, ok)
+			require.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestTotalSaturatesInsteadOfOverflowing(t *testing.T) {
+	require.Equal(t, int64(1<<63-1), Usage{Input: 1<<63 - 1, Output: 5}.Total())
+	require.Equal(t, int64(5), Usage{Input: -3, Output: 5}.Total())
+}
