@@ -1,0 +1,141 @@
+package local_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+func TestSettleRefundsUnusedAndChargesOverage(t *testing.T) {
+	cases := []struct {
+		name   string
+		actual int64
+		after  []float64
+	}{
+		{"less usage refunds the difference on every period", 120, []float64{480, 1880}},
+		{"exact usage keeps the reservation", 300, []float64{300, 1700}},
+		{"more usage charges the overage on every period", 350, []float64{250, 1650}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(0)
+			key := tokens("api_key", "h1", 300, minute(600), day(2000))
+			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			require.True(t, out.Admitted)
+			f.store.Settle(out.Hold, c.actual)
+			require.Equal(t, c.after, levels(t, f.sd, key))
+		})
+	}
+}
+
+func TestAnOverageTheBucketCannotCoverConsumesNothing(t *testing.T) {
+	f := newFixture(0)
+	key := tokens("api_key", "h1", 500, minute(600), day(100000))
+	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+	require.True(t, out.Admitted)
+
+	f.store.Settle(out.Hold, 700) // overage 200: the minute has 100, the day has plenty
+	require.Equal(t, []float64{100, 99300}, levels(t, f.sd, key),
+		"the minute keeps its 100 rather than draining partially; the day is charged in full")
+}
+
+func TestReleaseGivesBackTheWholeHold(t *testing.T) {
+	f := newFixture(0)
+	global := tokens("global", "", 300, minute(1000), day(5000))
+	key := tokens("api_key", "h1", 300, minute(600))
+	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{global, key}})
+	require.True(t, out.Admitted)
+
+	f.store.Release(out.Hold)
+	require.Equal(t, []float64{1000, 5000}, levels(t, f.sd, global))
+	require.Equal(t, []float64{600}, levels(t, f.sd, key))
+}
+
+func TestConcurrencyUnitsAreReleasedOnSettleAndRelease(t *testing.T) {
+	for _, end := range []string{"settle", "release"} {
+		t.Run(end, func(t *testing.T) {
+			f := newFixture(0)
+			conc := inflight("api_key", "h1", 1)
+			plan := sharedstore.Plan{Requests: []sharedstore.Op{conc}, Tokens: []sharedstore.Op{tokens("global", "", 10, minute(100))}}
+			first := admit(t, f.store, plan)
+			require.True(t, first.Admitted)
+			out := admit(t, f.store, plan)
+			require.False(t, out.Admitted, "one request in flight fills a concurrency of one")
+			require.Equal(t, "concurrent", out.Refusal.Budget)
+
+			if end == "settle" {
+				f.store.Settle(first.Hold, 10)
+			} else {
+				f.store.Release(first.Hold)
+			}
+			require.Equal(t, []float64{1}, levels(t, f.sd, conc))
+			require.True(t, admit(t, f.store, plan).Admitted)
+		})
+	}
+}
+
+func TestSettleUsesTheRecordedParametersAfterAReload(t *testing.T) {
+	f := newFixture(0)
+	before := tokens("api_key", "h1", 800, minute(1000))
+	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{before}})
+	require.True(t, out.Admitted)
+
+	// A reload lowers the budget: new requests use a new key and new numbers.
+	after := before
+	after.Key = "tb|t|api_key|v2|h1"
+	after.Limits = []sharedstore.Limit{minute(100)}
+	after.Amount = 50
+	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{after}}).Admitted)
+
+	f.store.Settle(out.Hold, 100)
+	require.Equal(t, []float64{900}, levels(t, f.sd, before), "refunded up to the recorded capacity of 1000, not the live 100")
+	require.Equal(t, []float64{50}, levels(t, f.sd, after), "the new bucket is untouched by the old hold")
+}
+
+func TestAHoldOfAnotherBackendIsNeverEndedHere(t *testing.T) {
+	f := newFixture(0)
+	key := tokens("api_key", "h1", 300, minute(600))
+	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+	remote := out.Hold
+	remote.Backend = sharedstore.BackendRemote
+	f.store.Release(remote)
+	f.store.Settle(remote, 0)
+	require.Equal(t, []float64{300}, levels(t, f.sd, key))
+}
+
+func TestMaxBucketsFailsOpenAndNamesTheFamily(t *testing.T) {
+	f := newFixture(1)
+	planFor := func(id string) sharedstore.Plan {
+		return sharedstore.Plan{
+			Requests: []sharedstore.Op{requests("api_key", id, minute(10))},
+			Tokens: []sharedstore.Op{
+				tokens("global", "", 100, minute(10000)),
+				tokens("api_key", id, 100, minute(150), day(1000)),
+			},
+		}
+	}
+	out := admit(t, f.store, planFor("a"))
+	require.True(t, out.Admitted)
+	require.Empty(t, out.Skipped)
+
+	out = admit(t, f.store, planFor("b"))
+	require.True(t, out.Admitted, "a bucket that cannot be created fails open")
+	require.ElementsMatch(t, []string{"requests", "token_budget", "token_budget_day"}, out.Skipped)
+	require.Len(t, out.Hold.Entries, 1, "only the global bucket is held")
+	require.Equal(t, "global", out.Hold.Entries[0].Dimension)
+	require.Nil(t, levels(t, f.sd, planFor("b").Tokens[1]), "no bucket was created past the ceiling")
+	require.Equal(t, []float64{9800}, levels(t, f.sd, planFor("b").Tokens[0]))
+
+	out = admit(t, f.store, planFor("a"))
+	require.False(t, out.Admitted, "buckets that exist are still enforced at the ceiling")
+	require.Empty(t, out.Skipped)
+
+	// A reload (new version in the key) starts fresh maps.
+	reloaded := planFor("b")
+	reloaded.Tokens[1].Key = "tb|t|api_key|v2|b"
+	out = admit(t, f.store, reloaded)
+	require.True(t, out.Admitted)
+	require.Equal(t, []string{"requests"}, out.Skipped)
+	require.Len(t, out.Hold.Entries, 2)
+}
