@@ -1,0 +1,49 @@
+package config
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tokenbudget/tokenbudget/shared/identity"
+)
+
+func identityHash(raw string) string { return identity.HashKey(raw) }
+
+func mustAddr(t *testing.T, s string) netip.Addr {
+	t.Helper()
+	a, err := netip.ParseAddr(s)
+	require.NoError(t, err)
+	return a
+}
+
+func TestExemptCoversWhitelistAndBypassKeysInBothSpellings(t *testing.T) {
+	rt, _ := mustLoad(t, `{"rate_limiting":{"whitelist":["10.0.0.0/8"],"bypass_keys":["sk-raw","sha256:`+identity.HashKey("sk-hashed")+`"]}}`)
+	tests := []struct {
+		name string
+		addr netip.Addr
+		key  string
+		want bool
+	}{
+		{"whitelisted client", mustAddr(t, "10.2.3.4"), "", true},
+		{"raw bypass key", mustAddr(t, "8.8.8.8"), identity.HashKey("sk-raw"), true},
+		{"hashed bypass key", mustAddr(t, "8.8.8.8"), identity.HashKey("sk-hashed"), true},
+		{"other key, other client", mustAddr(t, "8.8.8.8"), identity.HashKey("sk-other"), false},
+		{"raw string is not a hash", mustAddr(t, "8.8.8.8"), "sk-raw", false},
+		{"invalid address, no key", netip.Addr{}, "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, rt.Exempt(tc.addr, tc.key))
+		})
+	}
+}
+
+func TestExemptDoesNotAllocate(t *testing.T) {
+	rt, _ := mustLoad(t, `{"rate_limiting":{"whitelist":["10.0.0.0/8"],"bypass_keys":["sk-raw"]}}`)
+	a := mustAddr(t, "192.0.2.1")
+	h := identity.HashKey("sk-other")
+	allocs := testing.AllocsPerRun(100, func() { _ = rt.Exempt(a, h); _ = rt.APIKeyRules(rt.Key(h)) })
+	require.Zero(t, allocs)
+}
