@@ -1,0 +1,53 @@
+package abi
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+func TestTakeHandsOverTheBufferTheHostWrote(t *testing.T) {
+	var a allocator
+	b := a.alloc(5)
+	copy(b, "hello")
+	got, ok := a.take(addrOf(b), 5)
+	require.True(t, ok)
+	require.Equal(t, "hello", string(got))
+	require.Empty(t, a.pending, "a taken buffer must no longer be pinned")
+}
+
+func TestTakeForgetsEveryAllocationOfTheCall(t *testing.T) {
+	var a allocator
+	first := a.alloc(3)
+	second := a.alloc(4)
+	got, ok := a.take(addrOf(second), 2)
+	require.True(t, ok)
+	require.Len(t, got, 2)
+	require.Equal(t, 2, cap(got), "the caller must not see past the returned size")
+	require.Empty(t, a.pending)
+	_, ok = a.take(addrOf(first), 3)
+	require.False(t, ok, "a buffer from an earlier call is no longer ours to hand out")
+}
+
+func TestTakeRejectsForeignOrOversizedReturns(t *testing.T) {
+	var a allocator
+	b := a.alloc(4)
+	_, ok := a.take(addrOf(b), 5)
+	require.False(t, ok)
+	a.alloc(4)
+	_, ok = a.take(12345, 4)
+	require.False(t, ok)
+}
+
+func TestZeroSizeAllocationHasAnAddressAndReturnsEmpty(t *testing.T) {
+	var a allocator
+	b := a.alloc(0)
+	require.NotZero(t, addrOf(b[:1]))
+	got, ok := a.take(0, 0)
+	require.True(t, ok)
+	require.Empty(t, got)
+	require.Empty(t, a.pending)
+}

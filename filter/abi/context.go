@@ -1,0 +1,96 @@
+package abi
+
+// Host is every host call the filter makes, in Go terms. The filter core
+// depends on this interface only, so it can be driven natively (package
+// abitest) and in the wasm build alike. Calls act on the host's current
+// context: the one whose callback is running, or the one chosen with
+// SetEffectiveContext.
+//
+// Returned []byte and strings are owned by the caller.
+type Host interface {
+	// Log writes msg at level to the proxy's log.
+	Log(level LogLevel, msg string)
+	// GetProperty reads an attribute such as ("source", "address").
+	GetProperty(path ...string) ([]byte, Status)
+
+	// GetHeader returns the first value of name in map m.
+	GetHeader(m MapType, name string) (string, Status)
+	AddHeader(m MapType, name, value string) Status
+	ReplaceHeader(m MapType, name, value string) Status
+	RemoveHeader(m MapType, name string) Status
+	// GetHeaders returns every pair of map m in order.
+	GetHeaders(m MapType) ([][2]string, Status)
+
+	// GetBuffer reads up to maxSize bytes of buffer b from start.
+	GetBuffer(b BufferType, start, maxSize int) ([]byte, Status)
+	// SetBuffer replaces size bytes at start (start 0) or appends (start at
+	// or past the end), as Envoy does.
+	SetBuffer(b BufferType, start, size int, data []byte) Status
+
+	// SendLocalResponse answers the stream from the proxy; the stream stops
+	// whatever the running callback returns.
+	SendLocalResponse(status int, details string, body []byte, headers [][2]string) Status
+
+	// GetSharedData reads a key of the VM-id-wide shared map with its CAS.
+	GetSharedData(key string) (value []byte, cas uint32, st Status)
+	// SetSharedData writes a key; cas 0 is unconditional, otherwise a stale
+	// cas on an existing key gives StatusCasMismatch.
+	SetSharedData(key string, value []byte, cas uint32) Status
+
+	// HTTPCall starts a callout from the root context; its answer arrives
+	// as RootContext.OnHTTPCallResponse with the returned token.
+	HTTPCall(cluster string, headers [][2]string, body []byte, timeoutMs uint32) (token uint32, st Status)
+	// SetEffectiveContext makes later calls act on another context, e.g. a
+	// paused stream from inside a root callback.
+	SetEffectiveContext(contextID uint32) Status
+	// ContinueStream resumes a paused stream direction of the effective
+	// context.
+	ContinueStream(s StreamType) Status
+
+	SetTickPeriod(ms uint32) Status
+	// NowNanos is the proxy's wall clock in Unix nanoseconds.
+	NowNanos() int64
+
+	// DefineMetric returns an id for a metric; Envoy names it
+	// "wasmcustom.<name>".
+	DefineMetric(t MetricType, name string) (uint32, Status)
+	IncrementMetric(id uint32, delta int64) Status
+	RecordMetric(id uint32, v uint64) Status
+	GetMetric(id uint32) (uint64, Status)
+
+	// GetStatus explains the last failed callout (code 11 "reset" etc.).
+	GetStatus() (code uint32, msg string)
+}
+
+// RootContext is one plugin configuration's state in one VM: it lives from
+// context create to OnDelete, owns callouts and ticks, and makes the HTTP
+// contexts of its streams.
+type RootContext interface {
+	// OnVMStart gets the VM configuration; false fails the VM start.
+	OnVMStart(vmConfig []byte) bool
+	// OnConfigure gets the plugin configuration; false rejects it.
+	OnConfigure(pluginConfig []byte) bool
+	OnTick()
+	OnHTTPCallResponse(token uint32, numHeaders, bodySize, numTrailers int)
+	// NewHTTPContext makes the context of a new stream; nil lets the stream
+	// through untouched.
+	NewHTTPContext(contextID uint32) HTTPContext
+	// OnDone starts shutdown; return true when done. The binding offers no
+	// proxy_done, so a root should always return true.
+	OnDone() bool
+	OnDelete()
+}
+
+// HTTPContext is one stream's state. At the end of a stream the host calls
+// OnLog, then OnDone, then OnDelete.
+type HTTPContext interface {
+	OnRequestHeaders(numHeaders int, endOfStream bool) Action
+	OnRequestBody(bodySize int, endOfStream bool) Action
+	OnRequestTrailers(n int) Action
+	OnResponseHeaders(numHeaders int, endOfStream bool) Action
+	OnResponseBody(bodySize int, endOfStream bool) Action
+	OnResponseTrailers(n int) Action
+	OnLog()
+	OnDone()
+	OnDelete()
+}
