@@ -1,0 +1,76 @@
+package estimate
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/tidwall/gjson"
+)
+
+// MaxOutput caps any output ceiling. No model generates ten million tokens
+// in one response; a larger stated value is clamped rather than ignored, so
+// an absurd ceiling still reserves (and is refused as larger than the
+// burst) instead of falling back to the small default.
+const MaxOutput int64 = 10_000_000
+
+// OutputCeiling reads one ceiling field (max_tokens and its siblings) the
+// way pydantic-based upstreams coerce it, because they generate up to the
+// coerced value: a JSON integer, an integral or fractional float (rounded
+// up), or a string holding such a number, surrounded by ASCII whitespace and
+// with underscores between digits allowed. A negative number, NaN, an
+// infinity spelt out, a non-number or an unparsable string is no ceiling
+// (false). Values above MaxOutput read as MaxOutput.
+func OutputCeiling(v gjson.Result) (int64, bool) {
+	switch v.Type {
+	case gjson.Number:
+		return parseCeiling(v.Raw)
+	case gjson.String:
+		return parseCeiling(trimSpace(v.Str))
+	}
+	return 0, false
+}
+
+func trimSpace(s string) string {
+	for len(s) > 0 && byteClass[s[0]] == clsSpace {
+		s = s[1:]
+	}
+	for len(s) > 0 && byteClass[s[len(s)-1]] == clsSpace {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// parseCeiling accepts only the characters of a decimal number, so
+// strconv's "Inf", "NaN" and hex forms never get through.
+func parseCeiling(s string) (int64, bool) {
+	if len(s) == 0 || len(s) > 64 {
+		return 0, false
+	}
+	var buf [64]byte
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+			buf[n] = c
+			n++
+		case c == '_' && i > 0 && i+1 < len(s) && isDigit(s[i-1]) && isDigit(s[i+1]):
+			// Python's int() and pydantic accept 32_000.
+		default:
+			return 0, false
+		}
+	}
+	f, err := strconv.ParseFloat(string(buf[:n]), 64)
+	if err != nil && !(math.IsInf(f, 1)) {
+		return 0, false
+	}
+	switch {
+	case math.IsNaN(f), f < 0:
+		return 0, false
+	case f >= float64(MaxOutput):
+		return MaxOutput, true
+	}
+	return int64(math.Ceil(f)), true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -1,0 +1,116 @@
+package estimate
+
+// Costs are summed in fixed point so fractional per-run charges add up over
+// a fragment before the single round-up at the end.
+const unit = 64
+
+// Byte classes for the single pass in Text.
+const (
+	clsPunct uint8 = iota
+	clsLower
+	clsUpper
+	clsDigit
+	clsSpace
+	clsHigh // first or continuation byte of a multi-byte UTF-8 sequence
+)
+
+var byteClass = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c >= 'a' && c <= 'z':
+			t[c] = clsLower
+		case c >= 'A' && c <= 'Z':
+			t[c] = clsUpper
+		case c >= '0' && c <= '9':
+			t[c] = clsDigit
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
+			t[c] = clsSpace
+		case c >= 0x80:
+			t[c] = clsHigh
+		default:
+			t[c] = clsPunct
+		}
+	}
+	return t
+}()
+
+// Text estimates the tokens of one text fragment. It is the estimator's only
+// source of counts, for prompt text and for streamed deltas alike.
+//
+// It mimics the pre-tokenizers of cl100k_base and o200k_base, whose pieces a
+// BPE never merges across, and charges each piece conservatively:
+//   - an ASCII word is split where o200k splits it (before an upper-case
+//     letter that follows a lower-case one, and at digits); a piece costs one
+//     token plus a share per letter beyond what common words reach, more for
+//     pieces that look random (short mixed-case pieces, all capitals);
+//   - digits cost one token per group of three, plus one for a single space
+//     before them (neither tokenizer joins a space to a number);
+//   - punctuation costs one token per character, except for repeated
+//     characters and common code pairs, which both vocabularies hold whole;
+//   - whitespace between words is free, longer runs cost one token per change
+//     of character;
+//   - a non-ASCII character costs by its UTF-8 length and script: CJK and
+//     Hangul two tokens, emoji three, two-byte scripts one.
+//
+// The result never exceeds the fragment's byte length by more than one token
+// per byte, so it cannot overflow, and it is never negative.
+func Text(s []byte) int64 { return scan(s) }
+
+// TextString is Text for a string, so callers holding gjson strings do not
+// copy them.
+func TextString(s string) int64 { return scan(s) }
+
+func scan[T string | []byte](s T) int64 {
+	var u int64
+	n := len(s)
+	i := 0
+	for i < n {
+		c := s[i]
+		switch byteClass[c] {
+		case clsLower, clsUpper:
+			j := i
+			for j < n && (byteClass[s[j]] == clsLower || byteClass[s[j]] == clsUpper || byteClass[s[j]] == clsDigit) {
+				j++
+			}
+			u += wordCost(s[i:j])
+			i = j
+		case clsDigit:
+			j := i
+			for j < n && byteClass[s[j]] == clsDigit {
+				j++
+			}
+			u += int64((j-i+2)/3) * unit
+			if i > 0 && byteClass[s[i-1]] == clsSpace {
+				u += unit
+			}
+			i = j
+		case clsSpace:
+			j := i + 1
+			changes := 0
+			newline := c == '\n' || c == '\r'
+			for j < n && byteClass[s[j]] == clsSpace {
+				if s[j] != s[j-1] {
+					changes++
+				}
+				if s[j] == '\n' || s[j] == '\r' {
+					newline = true
+				}
+				j++
+			}
+			u += spaceCost(j-i, changes, newline, j == n)
+			i = j
+		case clsPunct:
+			j := i
+			for j < n && byteClass[s[j]] == clsPunct {
+				j++
+			}
+			u += punctCost(s[i:j])
+			i = j
+		default:
+			size, cost := runeCost(s, i)
+			u += cost
+			i += size
+		}
+	}
+	return (u + unit - 1) / unit
+}
