@@ -1,0 +1,162 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// A Redis Cluster cannot run one script over buckets in different slots, so
+// cluster admission runs the admit script once per op, all ops at once (one
+// parallel round trip), each on the node owning the op's slot. Every token
+// or concurrency op writes its own hold record beside its bucket
+// (opHoldKey), which settle and release fan out to. When an op refuses, the
+// ops that succeeded are compensated: what the plan rule would never have
+// taken is given back (BUCKET_MATH.md "Admit a Plan"), so the end state is
+// the single-server one. Unlike a single server, a refused plan holds its
+// other units for one round trip, so a concurrent request may see them
+// taken; all or nothing still holds once the call returns.
+
+type opResult struct {
+	reply admitReply
+	err   error
+}
+
+func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int, id string, entries []sharedstore.HoldEntry) (sharedstore.Outcome, error) {
+	results := make([]opResult, len(ops))
+	var wg sync.WaitGroup
+	for i := range ops {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			results[i] = s.admitOp(ctx, ops[i], i < nreq, id)
+		}(i)
+	}
+	wg.Wait()
+
+	refOp := -1
+	var errsSeen []error
+	for i, r := range results {
+		if r.err != nil {
+			errsSeen = append(errsSeen, r.err)
+		} else if !r.reply.admitted && refOp < 0 {
+			refOp = i
+		}
+	}
+	// keep reports whether op i's units stand once the plan is decided.
+	keep := func(i int) bool { return refOp < 0 || (refOp >= nreq && i < nreq && ops[i].Kind == sharedstore.KindRequests) }
+	if len(errsSeen) > 0 {
+		keep = func(int) bool { return false }
+	}
+	for i, r := range results {
+		if r.err == nil && r.reply.admitted && !keep(i) {
+			if err := s.compensate(ctx, ops[i], id); err != nil {
+				errsSeen = append(errsSeen, err)
+			}
+		}
+	}
+	if len(errsSeen) > 0 {
+		return sharedstore.Outcome{}, errors.Join(errsSeen...)
+	}
+
+	views := make([]opView, len(ops))
+	for i, r := range results {
+		views[i] = opView{now: r.reply.now}
+		if keep(i) {
+			views[i].levels = r.reply.levels
+		}
+	}
+	var o sharedstore.Outcome
+	if refOp >= 0 {
+		r := results[refOp].reply
+		o = describe(ops, views, refOp, r.refLimit, r.refLevel, r.now)
+	} else {
+		o = describe(ops, views, -1, 0, 0, 0)
+		if id != "" {
+			o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries}
+		}
+	}
+	return o, nil
+}
+
+// admitOp runs the admit script on a one-op plan in the op's slot.
+func (s *Store) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, id string) opResult {
+	nreq, ntok := 0, 1
+	if isRequest {
+		nreq, ntok = 1, 0
+	}
+	keys := []string{bucketKey(op.Key)}
+	record := ""
+	if op.Kind != sharedstore.KindRequests && id != "" {
+		keys = append(keys, opHoldKey(op.Key, id))
+		record = recordJSON([]sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount}})
+	}
+	args := appendOpArgs([]any{nreq, ntok, s.holdTTL, s.margin, record}, op)
+	v, err := s.admit.run(ctx, s.c, keys, args)
+	if err != nil {
+		return opResult{err: err}
+	}
+	r, err := parseAdmitReply(v, []sharedstore.Op{op})
+	if err != nil {
+		return opResult{err: err}
+	}
+	// the script refused with its own op index; it is always this op
+	if r.refOp >= 0 {
+		r.refOp = 0
+	}
+	return opResult{reply: r}
+}
+
+// compensate gives back what one op took: a request-count op directly, a
+// token or concurrency op by releasing its hold record (which also deletes
+// it, so no later release can give the units back twice).
+func (s *Store) compensate(ctx context.Context, op sharedstore.Op, id string) error {
+	if op.Kind == sharedstore.KindRequests {
+		args := []any{op.Amount, s.margin, s.holdTTL, len(op.Limits)}
+		for _, l := range op.Limits {
+			args = append(args, l.Budget, l.Capacity, formatRate(l.RefillPerSec))
+		}
+		_, err := s.give.run(ctx, s.c, []string{bucketKey(op.Key)}, args)
+		return err
+	}
+	_, err := s.end.run(ctx, s.c, []string{opHoldKey(op.Key, id), bucketKey(op.Key)}, []any{"release", 0, s.margin, s.holdTTL})
+	return err
+}
+
+// endCluster settles or releases every per-op record of a hold at once.
+// Each record ends exactly once, so a retry after a partial failure ends
+// only the records still standing.
+func (s *Store) endCluster(ctx context.Context, id string, opKeys []string, mode string, actual int64) (bool, error) {
+	seen := make(map[string]struct{}, len(opKeys))
+	type res struct {
+		ended bool
+		err   error
+	}
+	results := make([]res, len(opKeys))
+	var wg sync.WaitGroup
+	for i, k := range opKeys {
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
+		wg.Add(1)
+		go func(i int, k string) {
+			defer wg.Done()
+			v, err := s.end.run(ctx, s.c, []string{opHoldKey(k, id), bucketKey(k)}, []any{mode, actual, s.margin, s.holdTTL})
+			n, _ := v.(int64)
+			results[i] = res{ended: n == 1, err: err}
+		}(i, k)
+	}
+	wg.Wait()
+	ended := false
+	var all []error
+	for _, r := range results {
+		ended = ended || r.ended
+		if r.err != nil {
+			all = append(all, r.err)
+		}
+	}
+	return ended, errors.Join(all...)
+}

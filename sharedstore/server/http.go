@@ -1,0 +1,182 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tokenbudget/tokenbudget/shared/wire"
+)
+
+// Config is what the HTTP service needs.
+type Config struct {
+	Store *Store
+	// Token is the shared secret every /v1 call must present as
+	// "Authorization: Bearer <token>". It is compared in constant time and
+	// never logged.
+	Token string
+	// Registry receives the service's metrics and is served on /metrics;
+	// nil means a fresh registry.
+	Registry *prometheus.Registry
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// RedisTimeout bounds each request's Redis work (default 2s), so a
+	// stuck Redis answers 503 rather than holding filter callouts open.
+	RedisTimeout time.Duration
+}
+
+// maxBody bounds a request body: the largest valid plan (wire.MaxOps ops of
+// wire.MaxLimits limits, keys of wire.MaxKeyLen) is well under it.
+const maxBody = 256 << 10
+
+// Server is the stateless HTTP front of the Redis buckets.
+type Server struct {
+	store   *Store
+	auth    []byte
+	m       *metrics
+	log     *slog.Logger
+	timeout time.Duration
+	mux     *http.ServeMux
+}
+
+// New builds the service's handler.
+func New(c Config) *Server {
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.RedisTimeout <= 0 {
+		c.RedisTimeout = 2 * time.Second
+	}
+	s := &Server{store: c.Store, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux()}
+	s.mux.HandleFunc("POST "+wire.PathAdmit, s.guard("admit", s.admit))
+	s.mux.HandleFunc("POST "+wire.PathSettle, s.guard("settle", s.settle))
+	s.mux.HandleFunc("POST "+wire.PathRelease, s.guard("release", s.release))
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	s.mux.HandleFunc("GET /readyz", s.ready)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(c.Registry, promhttp.HandlerOpts{}))
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// handler answers one /v1 call and returns its outcome label.
+type handler func(ctx context.Context, w http.ResponseWriter, body []byte) string
+
+// guard authenticates, reads the bounded body, applies the Redis deadline
+// and records metrics, so the operation handlers see only valid callers.
+func (s *Server) guard(op string, h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		got := []byte(r.Header.Get("Authorization"))
+		if len(s.auth) <= len("Bearer ") || subtle.ConstantTimeCompare(got, s.auth) != 1 {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			s.m.observe(op, "unauthorized", start)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			http.Error(w, "body unreadable or too large", http.StatusBadRequest)
+			s.m.observe(op, "bad_request", start)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+		defer cancel()
+		s.m.observe(op, h(ctx, w, body), start)
+	}
+}
+
+func (s *Server) admit(ctx context.Context, w http.ResponseWriter, body []byte) string {
+	var req wire.AdmitRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return badRequest(w, "decode admit request: "+err.Error())
+	}
+	if err := req.Validate(); err != nil {
+		return badRequest(w, "invalid plan: "+err.Error())
+	}
+	o, err := s.store.Admit(ctx, req.Plan())
+	if err != nil {
+		return s.redisFailed(w, "admit", err)
+	}
+	writeJSON(w, wire.FromOutcome(o))
+	if o.Admitted {
+		return "admitted"
+	}
+	return "refused"
+}
+
+func (s *Server) settle(ctx context.Context, w http.ResponseWriter, body []byte) string {
+	var req wire.SettleRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return badRequest(w, "decode settle request: "+err.Error())
+	}
+	if !wire.ValidHoldID(req.Hold) || len(req.Keys) > wire.MaxOps {
+		return badRequest(w, "invalid hold id or too many keys")
+	}
+	ended, err := s.store.Settle(ctx, req.Hold, req.Keys, req.Actual)
+	if err != nil {
+		return s.redisFailed(w, "settle", err)
+	}
+	return answerEnd(w, ended)
+}
+
+func (s *Server) release(ctx context.Context, w http.ResponseWriter, body []byte) string {
+	var req wire.ReleaseRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return badRequest(w, "decode release request: "+err.Error())
+	}
+	if !wire.ValidHoldID(req.Hold) || len(req.Keys) > wire.MaxOps {
+		return badRequest(w, "invalid hold id or too many keys")
+	}
+	ended, err := s.store.Release(ctx, req.Hold, req.Keys)
+	if err != nil {
+		return s.redisFailed(w, "release", err)
+	}
+	return answerEnd(w, ended)
+}
+
+func answerEnd(w http.ResponseWriter, ended bool) string {
+	writeJSON(w, wire.EndResponse{Ended: ended})
+	if ended {
+		return "ended"
+	}
+	return "already_ended"
+}
+
+func (s *Server) ready(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.m.redisErrors.WithLabelValues("ready").Inc()
+		http.Error(w, "redis unreachable", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = io.WriteString(w, "ready\n")
+}
+
+func (s *Server) redisFailed(w http.ResponseWriter, op string, err error) string {
+	s.m.redisErrors.WithLabelValues(op).Inc()
+	s.log.Error("redis call failed", "operation", op, "error", err)
+	w.Header().Set("Retry-After", "1")
+	http.Error(w, "store unavailable", http.StatusServiceUnavailable)
+	return "redis_error"
+}
+
+func badRequest(w http.ResponseWriter, msg string) string {
+	http.Error(w, msg, http.StatusBadRequest)
+	return "bad_request"
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

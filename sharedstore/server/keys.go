@@ -1,0 +1,34 @@
+package server
+
+import (
+	"hash/fnv"
+	"strconv"
+	"strings"
+)
+
+// keyPrefix namespaces everything the service writes, so it can share a
+// Redis with other tenants and an operator can find its keys.
+const keyPrefix = "tb:"
+
+// slotTag is the Redis Cluster hash tag of an op's bucket: the op key itself
+// when it has no braces (readable in redis-cli), else a hash of it, because a
+// brace inside the key would end the tag early and could split the bucket
+// from its hold records.
+func slotTag(opKey string) string {
+	if !strings.ContainsAny(opKey, "{}") {
+		return "{" + opKey + "}"
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(opKey))
+	return "{#" + strconv.FormatUint(h.Sum64(), 16) + "}" + opKey
+}
+
+// bucketKey is the hash holding every period of one op's bucket.
+func bucketKey(opKey string) string { return keyPrefix + "b:" + slotTag(opKey) }
+
+// holdKey is a single server's hold record: one key with every entry.
+func holdKey(id string) string { return keyPrefix + "h:" + id }
+
+// opHoldKey is a cluster hold record: one per reserved op, in its bucket's
+// slot, so reserving and ending it run on the node that owns the bucket.
+func opHoldKey(opKey, id string) string { return keyPrefix + "h:" + slotTag(opKey) + ":" + id }
