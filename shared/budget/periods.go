@@ -1,0 +1,125 @@
+package budget
+
+import (
+	"strings"
+
+	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// unlimited is a dimension with nothing configured.
+var unlimited = config.Rules{Tokens: config.TokenBudget{
+	Minute: config.Allowance{Unlimited: true}, Day: config.Allowance{Unlimited: true},
+}}
+
+// anyModel is what a request without a model would have been charged
+// somewhere: a token budget and request limits when any model has them. It
+// only decides whether the model dimension counts as skipped.
+func anyModel(rt *config.Runtime) config.Rules {
+	r := unlimited
+	for _, m := range rt.Models {
+		if m.Tokens.Any() {
+			r.Tokens.Minute.Unlimited = false
+		}
+		if m.Requests.Any() {
+			r.Requests.PerMinute = 1
+		}
+	}
+	return r
+}
+
+// requestPeriods counts the request-count periods in force.
+func requestPeriods(q config.RequestLimits) int {
+	n := 0
+	if q.PerSecond > 0 {
+		n++
+	}
+	if q.PerMinute > 0 {
+		n++
+	}
+	if q.PerDay > 0 {
+		n++
+	}
+	return n
+}
+
+// appendRequestLimits adds the request-count periods in force: the second
+// bucket holds the burst and refills at the rate; minute and day hold one
+// period of requests and refill it over the period.
+func appendRequestLimits(limits []sharedstore.Limit, q config.RequestLimits) []sharedstore.Limit {
+	if q.PerSecond > 0 {
+		burst := q.Burst
+		if burst < 1 {
+			burst = max(int64(q.PerSecond+0.999999999), 1)
+		}
+		limits = append(limits, sharedstore.Limit{Budget: "second", Capacity: burst, RefillPerSec: q.PerSecond})
+	}
+	if q.PerMinute > 0 {
+		limits = append(limits, sharedstore.Limit{Budget: "minute", Capacity: q.PerMinute, RefillPerSec: float64(q.PerMinute) / 60})
+	}
+	if q.PerDay > 0 {
+		limits = append(limits, sharedstore.Limit{Budget: "day", Capacity: q.PerDay, RefillPerSec: float64(q.PerDay) / 86400})
+	}
+	return limits
+}
+
+// tokenPeriods counts the token periods in force (a zero allowance counts).
+func tokenPeriods(tb config.TokenBudget) int {
+	n := 0
+	if !tb.Minute.Unlimited {
+		n++
+	}
+	if !tb.Day.Unlimited {
+		n++
+	}
+	return n
+}
+
+// appendTokenLimits adds the token periods in force: capacity is one period
+// of the rate (spendable at once), refilled continuously over the period.
+// A zero allowance gets capacity 0 and no refill, so it refuses.
+func appendTokenLimits(limits []sharedstore.Limit, tb config.TokenBudget) []sharedstore.Limit {
+	if !tb.Minute.Unlimited {
+		c := max(tb.Minute.Capacity, 0)
+		limits = append(limits, sharedstore.Limit{Budget: "minute", Capacity: c, RefillPerSec: float64(c) / 60})
+	}
+	if !tb.Day.Unlimited {
+		c := max(tb.Day.Capacity, 0)
+		limits = append(limits, sharedstore.Limit{Budget: "day", Capacity: c, RefillPerSec: float64(c) / 86400})
+	}
+	return limits
+}
+
+func tokensVersion(r config.Rules) string {
+	if r.TokensVersion != "" {
+		return r.TokensVersion
+	}
+	return r.Version
+}
+
+func requestsVersion(r config.Rules) string {
+	if r.RequestsVersion != "" {
+		return r.RequestsVersion
+	}
+	return r.Version
+}
+
+// keyLength is the length of a bucket key written by writeKey.
+func keyLength(d *dimension, version string) int {
+	return len("tb|x|") + len(d.name) + 1 + len(version) + 1 + len(d.identity)
+}
+
+// writeKey writes "tb|<kind>|<dim>|<version>|<identity>" and returns where
+// it ends. The version makes a parameter change start fresh buckets; the
+// identity is the key hash for api_key, never the raw key.
+func writeKey(b *strings.Builder, kind byte, d *dimension, version string) int {
+	b.WriteString("tb|")
+	b.WriteByte(kind)
+	b.WriteByte('|')
+	b.WriteString(d.name)
+	b.WriteByte('|')
+	b.WriteString(version)
+	b.WriteByte('|')
+	b.WriteString(d.identity)
+	return b.Len()
+}

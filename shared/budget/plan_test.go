@@ -1,0 +1,228 @@
+package budget_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/budget"
+	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/sharedstore/local"
+	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
+)
+
+const rawKey = "sk-test-raw-secret"
+
+func load(t testing.TB, raw string) *config.Runtime {
+	t.Helper()
+	rt, _, err := config.Load([]byte(raw))
+	require.NoError(t, err)
+	return rt
+}
+
+// everything configures every dimension with both token periods and
+// request limits, and one key with its own user and team.
+const everything = `{
+  "rate_limiting": {
+    "limits": {
+      "global":      { "tokens_per_minute": 100000, "tokens_per_day": 1000000, "requests_per_second": 50, "burst_capacity": 100 },
+      "per_client":  { "tokens_per_minute": 20000, "tokens_per_day": 200000, "requests_per_minute": 600 },
+      "per_api_key": { "tokens_per_minute": 6000, "tokens_per_day": 86400, "requests_per_second": 5, "burst_capacity": 10,
+                       "requests_per_minute": 100, "requests_per_day": 1000, "concurrent_requests": 2 },
+      "per_user":    { "tokens_per_minute": 9000, "tokens_per_day": 90000 },
+      "per_team":    { "tokens_per_minute": 12000, "tokens_per_day": 120000 },
+      "per_model":   { "gpt-4o": { "tokens_per_minute": 50000, "tokens_per_day": 500000, "concurrent_requests": 3 } }
+    }
+  },
+  "api_keys": [ { "key": "` + rawKey + `", "id": "k1", "user": "alice", "team": "research" } ]
+}`
+
+func fullIdentity(rt *config.Runtime) budget.Identity {
+	h := identity.HashKey(rawKey)
+	return budget.Identity{APIKeyHash: h, Key: rt.Key(h), Client: "10.1.2.3", Model: "gpt-4o"}
+}
+
+func dims(ops []sharedstore.Op) []string {
+	out := make([]string, len(ops))
+	for i, op := range ops {
+		out[i] = op.Dimension
+	}
+	return out
+}
+
+func TestPlanCoversEveryDimensionInOrder(t *testing.T) {
+	rt := load(t, everything)
+	plan, skipped := budget.Plan(rt, fullIdentity(rt), 700)
+	require.Empty(t, skipped)
+	require.Equal(t, []string{"global", "client", "api_key", "user", "team", "model"}, dims(plan.Tokens))
+	require.Equal(t, []string{"global", "client", "api_key", "api_key", "model"}, dims(plan.Requests))
+	for _, op := range plan.Tokens {
+		require.Equal(t, int64(700), op.Amount)
+		require.Equal(t, sharedstore.KindTokens, op.Kind)
+		require.Equal(t, op.Dimension == "api_key", op.Private, op.Dimension)
+	}
+	for _, op := range plan.Requests {
+		require.Equal(t, int64(1), op.Amount)
+		require.Equal(t, op.Dimension == "api_key", op.Private, op.Dimension)
+	}
+}
+
+func TestPlanLimitsFollowTheConfiguredRates(t *testing.T) {
+	rt := load(t, everything)
+	plan, _ := budget.Plan(rt, fullIdentity(rt), 1)
+	require.Equal(t, []sharedstore.Limit{
+		{Budget: "minute", Capacity: 6000, RefillPerSec: 100},
+		{Budget: "day", Capacity: 86400, RefillPerSec: 1},
+	}, plan.Tokens[2].Limits, "capacity is one period of the rate, refilled over the period")
+	require.Equal(t, []sharedstore.Limit{
+		{Budget: "second", Capacity: 10, RefillPerSec: 5},
+		{Budget: "minute", Capacity: 100, RefillPerSec: 100.0 / 60},
+		{Budget: "day", Capacity: 1000, RefillPerSec: 1000.0 / 86400},
+	}, plan.Requests[2].Limits)
+	require.Equal(t, sharedstore.KindConcurrency, plan.Requests[3].Kind)
+	require.Equal(t, []sharedstore.Limit{{Budget: "concurrent", Capacity: 2}}, plan.Requests[3].Limits)
+	require.Equal(t, sharedstore.KindConcurrency, plan.Requests[4].Kind, "models[].concurrent_requests")
+}
+
+func TestBucketKeysCarryKindDimensionVersionAndHashedIdentity(t *testing.T) {
+	rt := load(t, everything)
+	id := fullIdentity(rt)
+	plan, _ := budget.Plan(rt, id, 1)
+	apiRules := rt.APIKeyRules(id.Key)
+	require.Equal(t, "tb|t|global|"+rt.Global.TokensVersion+"|", plan.Tokens[0].Key)
+	require.Equal(t, "tb|t|client|"+rt.Client.TokensVersion+"|10.1.2.3", plan.Tokens[1].Key)
+	require.Equal(t, "tb|t|api_key|"+apiRules.TokensVersion+"|"+id.APIKeyHash, plan.Tokens[2].Key)
+	require.Equal(t, "tb|t|user|"+rt.User.TokensVersion+"|alice", plan.Tokens[3].Key, "the key's user")
+	require.Equal(t, "tb|t|team|"+rt.Team.TokensVersion+"|research", plan.Tokens[4].Key, "the key's team")
+	require.Equal(t, "tb|t|model|"+rt.Models["gpt-4o"].TokensVersion+"|gpt-4o", plan.Tokens[5].Key)
+	require.Equal(t, "tb|r|api_key|"+apiRules.RequestsVersion+"|"+id.APIKeyHash, plan.Requests[2].Key)
+	require.Equal(t, "tb|c|api_key|"+apiRules.RequestsVersion+"|"+id.APIKeyHash, plan.Requests[3].Key)
+	for _, op := range append(plan.Requests, plan.Tokens...) {
+		require.NotContains(t, op.Key, rawKey, "the raw key never reaches a bucket key")
+	}
+}
+
+func TestAChangedBudgetStartsFreshBucketsAndKeepsTheOthers(t *testing.T) {
+	rt := load(t, everything)
+	changed := load(t, strings.Replace(everything, `"tokens_per_minute": 6000`, `"tokens_per_minute": 7000`, 1))
+	a, _ := budget.Plan(rt, fullIdentity(rt), 1)
+	b, _ := budget.Plan(changed, fullIdentity(changed), 1)
+	require.NotEqual(t, a.Tokens[2].Key, b.Tokens[2].Key, "the api_key token budget changed")
+	require.Equal(t, a.Requests[2].Key, b.Requests[2].Key, "its request limits did not")
+	require.Equal(t, a.Tokens[0].Key, b.Tokens[0].Key, "global did not")
+}
+
+func TestADimensionWithoutIdentityIsSkippedAndNamed(t *testing.T) {
+	rt := load(t, everything)
+	plan, skipped := budget.Plan(rt, budget.Identity{}, 10)
+	require.Equal(t, []string{"global"}, dims(plan.Tokens))
+	require.Equal(t, []string{"global"}, dims(plan.Requests))
+	require.Equal(t, []string{
+		"token_budget_client", "requests_client",
+		"token_budget_api_key", "requests_api_key",
+		"token_budget_user", "token_budget_team",
+		"token_budget_model", "requests_model",
+	}, skipped)
+}
+
+func TestAnUnlimitedPeriodIsAbsentAndAZeroAllowanceRefuses(t *testing.T) {
+	rt := load(t, `{
+	  "rate_limiting": {
+	    "budget_division": { "replicas": 3 },
+	    "limits": { "global": { "tokens_per_minute": 2 }, "per_team": { "tokens_per_day": 30 } }
+	  }
+	}`)
+	plan, _ := budget.Plan(rt, budget.Identity{Team: "t"}, 1)
+	require.Equal(t, []sharedstore.Limit{{Budget: "minute"}}, plan.Tokens[0].Limits, "2/3 floors to a budget of zero, not unlimited")
+	require.Equal(t, []sharedstore.Limit{{Budget: "day", Capacity: 10, RefillPerSec: 10.0 / 86400}}, plan.Tokens[1].Limits)
+	require.Empty(t, plan.Requests)
+
+	out := admitOnce(t, plan)
+	require.False(t, out.Admitted)
+	require.Equal(t, "global", out.Refusal.Dimension)
+}
+
+func TestAModelWithoutAnEntryHasNoModelBudget(t *testing.T) {
+	rt := load(t, everything)
+	id := fullIdentity(rt)
+	id.Model = "other"
+	plan, skipped := budget.Plan(rt, id, 1)
+	require.Empty(t, skipped)
+	require.NotContains(t, dims(plan.Tokens), "model")
+}
+
+func TestNoBudgetConfiguredPlansNothing(t *testing.T) {
+	rt := load(t, `{"rate_limiting": {"limits": {}}}`)
+	plan, skipped := budget.Plan(rt, budget.Identity{Client: "c"}, 10)
+	require.Empty(t, plan.Requests)
+	require.Empty(t, plan.Tokens)
+	require.Empty(t, skipped)
+	plan, _ = budget.Plan(nil, budget.Identity{}, 10)
+	require.Empty(t, plan.Tokens)
+}
+
+// TestAReservationChargesInputAndOutputAgainstOneWindowPerPeriod pins issue
+// #2898's decision: no input/output split, one window per period.
+func TestAReservationChargesInputAndOutputAgainstOneWindowPerPeriod(t *testing.T) {
+	const input, output = 1200, 800
+	rt := load(t, everything)
+	plan, _ := budget.Plan(rt, fullIdentity(rt), input+output)
+	for _, op := range plan.Tokens {
+		require.Len(t, op.Limits, 2, "one minute and one day window, nothing per direction")
+		require.Equal(t, "minute", op.Limits[0].Budget)
+		require.Equal(t, "day", op.Limits[1].Budget)
+	}
+	sd := localtest.New()
+	store := local.New(sd, func() int64 { return 1_700_000_000e9 }, 0)
+	store.Admit(plan, func(out sharedstore.Outcome) {
+		require.True(t, out.Admitted)
+		require.Contains(t, out.Levels, sharedstore.OpLevel{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
+			Level: sharedstore.Level{Capacity: 6000, Remaining: 6000 - input - output, ResetUnix: 1_700_000_020}})
+		require.Contains(t, out.Levels, sharedstore.OpLevel{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "day",
+			Level: sharedstore.Level{Capacity: 86400, Remaining: 86400 - input - output, ResetUnix: 1_700_002_000}})
+	})
+}
+
+// TestTheHoldIsTheEstimatePlusTheOutputCeiling pins the zero reservation
+// margin: the hold is exactly the amount planned, on every dimension.
+func TestTheHoldIsTheEstimatePlusTheOutputCeiling(t *testing.T) {
+	const estimate, ceiling = 345, 4096
+	rt := load(t, everything)
+	plan, _ := budget.Plan(rt, fullIdentity(rt), estimate+ceiling)
+	out := admitOnce(t, plan)
+	require.True(t, out.Admitted)
+	require.Equal(t, int64(estimate+ceiling), out.Hold.Reserved())
+	tokenEntries := 0
+	for _, e := range out.Hold.Entries {
+		if e.Kind == sharedstore.KindTokens {
+			tokenEntries++
+			require.Equal(t, int64(estimate+ceiling), e.Amount, e.Dimension)
+		}
+	}
+	require.Equal(t, 6, tokenEntries)
+}
+
+func TestPlanAllocatesOnlyWhatThePlanHolds(t *testing.T) {
+	rt := load(t, everything)
+	id := fullIdentity(rt)
+	allocs := testing.AllocsPerRun(100, func() { budget.Plan(rt, id, 100) })
+	require.LessOrEqual(t, allocs, 4.0, "two op slices, one limits array, one key string")
+}
+
+func admitOnce(t *testing.T, plan sharedstore.Plan) sharedstore.Outcome {
+	t.Helper()
+	var out sharedstore.Outcome
+	local.New(localtest.New(), func() int64 { return 1_700_000_000e9 }, 0).Admit(plan, func(o sharedstore.Outcome) { out = o })
+	return out
+}
+
+func BenchmarkPlanSixDimensions(b *testing.B) {
+	rt := load(b, everything)
+	id := fullIdentity(rt)
+	b.ReportAllocs()
+	for b.Loop() {
+		budget.Plan(rt, id, 100)
+	}
+}
