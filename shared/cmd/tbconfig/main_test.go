@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func runCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestValidateExitsOneAndPrintsEveryError(t *testing.T) {
+	code, out, _ := runCmd(t, `{"rate_limiting":{"storage":"x","max_buckets":0}}`, "validate", "-")
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "error: ")
+	require.Contains(t, out, "rate_limiting.storage")
+	require.Contains(t, out, "rate_limiting.max_buckets")
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		require.True(t, strings.HasPrefix(line, "error: "), line)
+	}
+}
+
+func TestValidateExitsZeroWithOnlyWarnings(t *testing.T) {
+	code, out, _ := runCmd(t, `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":100}}}}`, "validate", "-")
+	require.Equal(t, 0, code)
+	require.True(t, strings.HasPrefix(out, "warning: "), out)
+	require.Contains(t, out, "budget_division.replicas")
+}
+
+func TestValidateReadsFilesAndReportsUnreadableOnes(t *testing.T) {
+	code, out, _ := runCmd(t, "", "validate", filepath.Join("..", "..", "..", "examples", "configs", "tiers.json"))
+	require.Equal(t, 0, code)
+	require.Empty(t, out)
+	code, out, _ = runCmd(t, "", "validate", filepath.Join(t.TempDir(), "missing.json"))
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "error: read config")
+}
+
+func TestSchemaPrintsOrWritesTheSchema(t *testing.T) {
+	code, out, _ := runCmd(t, "", "schema")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `"additionalProperties": false`)
+	f := filepath.Join(t.TempDir(), "s.json")
+	code, _, _ = runCmd(t, "", "schema", "-o", f)
+	require.Equal(t, 0, code)
+	written, err := os.ReadFile(f)
+	require.NoError(t, err)
+	require.Equal(t, out, string(written))
+}
+
+func TestBadUsageExitsTwo(t *testing.T) {
+	for _, args := range [][]string{nil, {"lint"}, {"validate"}, {"schema", "-x"}} {
+		code, _, errOut := runCmd(t, "", args...)
+		require.Equal(t, 2, code, args)
+		require.Contains(t, errOut, "usage")
+	}
+}
