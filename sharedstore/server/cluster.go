@@ -46,7 +46,9 @@ func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int
 		}
 	}
 	// keep reports whether op i's units stand once the plan is decided.
-	keep := func(i int) bool { return refOp < 0 || (refOp >= nreq && i < nreq && ops[i].Kind == sharedstore.KindRequests) }
+	keep := func(i int) bool {
+		return refOp < 0 || (refOp >= nreq && i < nreq && ops[i].Kind == sharedstore.KindRequests)
+	}
 	if len(errsSeen) > 0 {
 		keep = func(int) bool { return false }
 	}

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
+)
+
+// roundTrips counts commands and pipelines sent to Redis: each is one round
+// trip on the wire.
+type roundTrips struct{ n atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() != "hello" && cmd.Name() != "client" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.n.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+type env struct {
+	name  string
+	store *Store
+	c     redis.UniversalClient
+	rt    *roundTrips
+}
+
+var (
+	singleAddr   string
+	clusterAddrs []string
+)
+
+// envs returns one store on a standalone Redis and one on a 3-node
+// cluster, each test package starting its own servers once.
+func envs(t *testing.T) []env {
+	t.Helper()
+	return []env{newEnv(t, false), newEnv(t, true)}
+}
+
+func newEnv(t *testing.T, cluster bool) env {
+	t.Helper()
+	ctx := context.Background()
+	rt := &roundTrips{}
+	var c redis.UniversalClient
+	name := "single"
+	if cluster {
+		name = "cluster"
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterAddrs})
+		cc.OnNewNode(func(n *redis.Client) { n.AddHook(rt) })
+		c = cc
+	} else {
+		cl := redis.NewClient(&redis.Options{Addr: singleAddr})
+		cl.AddHook(rt)
+		c = cl
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	s := NewStore(c, Options{})
+	require.NoError(t, s.Load(ctx))
+	rt.n.Store(0)
+	return env{name: name, store: s, c: c, rt: rt}
+}
+
+func TestMain(m *testing.M) {
+	tb := &mainTB{}
+	func() {
+		defer func() { _ = recover() }()
+		singleAddr = redistest.Start(tb)
+		clusterAddrs = redistest.StartCluster(tb, 3)
+	}()
+	code := 1
+	if tb.skipped == "" && !tb.failed {
+		code = m.Run()
+	} else if tb.skipped != "" {
+		println("skipping sharedstore/server tests:", tb.skipped)
+		code = 0
+	}
+	tb.cleanup()
+	exit(code)
+}
+
+var keySeq atomic.Int64
+
+// uniq makes a fresh op key so tests never share buckets.
+func uniq(prefix string) string { return prefix + ":" + strconv.FormatInt(keySeq.Add(1), 10) }
+
+func tokOp(key, dim string, amount int64, limits ...sharedstore.Limit) sharedstore.Op {
+	return sharedstore.Op{Key: key, Kind: sharedstore.KindTokens, Dimension: dim, Amount: amount, Limits: limits}
+}
+
+func reqOp(key, dim string, limits ...sharedstore.Limit) sharedstore.Op {
+	return sharedstore.Op{Key: key, Kind: sharedstore.KindRequests, Dimension: dim, Amount: 1, Limits: limits}
+}
+
+func concOp(key, dim string, capacity int64) sharedstore.Op {
+	return sharedstore.Op{Key: key, Kind: sharedstore.KindConcurrency, Dimension: dim, Amount: 1,
+		Limits: []sharedstore.Limit{{Budget: "concurrent", Capacity: capacity}}}
+}
+
+// slow limits refill so little during a test that levels compare to 0.5.
+func minute(capacity int64) sharedstore.Limit {
+	return sharedstore.Limit{Budget: "minute", Capacity: capacity, RefillPerSec: 0.001}
+}
+func day(capacity int64) sharedstore.Limit {
+	return sharedstore.Limit{Budget: "day", Capacity: capacity, RefillPerSec: 0.0001}
+}
+
+// level reads one period of a bucket; an absent bucket is full.
+func level(t *testing.T, e env, opKey string, l sharedstore.Limit) float64 {
+	t.Helper()
+	v, err := e.c.HGet(context.Background(), bucketKey(opKey), "l:"+l.Budget).Result()
+	if err == redis.Nil {
+		return float64(l.Capacity)
+	}
+	require.NoError(t, err)
+	f, err := strconv.ParseFloat(v, 64)
+	require.NoError(t, err)
+	return f
+}
+
+func admit(t *testing.T, e env, p sharedstore.Plan) sharedstore.Outcome {
+	t.Helper()
+	o, err := e.store.Admit(context.Background(), p)
+	require.NoError(t, err)
+	return o
+}
