@@ -1,0 +1,66 @@
+package refusal
+
+import (
+	"strconv"
+
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// family is one x-ratelimit-* header triple (limit, remaining, reset).
+type family uint8
+
+const (
+	familyRequestsSecond family = iota // x-ratelimit-limit/remaining/reset
+	familyRequestsMinute               // x-ratelimit-requests-minute-*
+	familyRequestsDay                  // x-ratelimit-requests-day-*
+	familyTokensMinute                 // x-ratelimit-tokens-*
+	familyTokensDay                    // x-ratelimit-tokens-day-*
+)
+
+var familyNames = [...][3]string{
+	familyRequestsSecond: {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"},
+	familyRequestsMinute: {"x-ratelimit-requests-minute-limit", "x-ratelimit-requests-minute-remaining", "x-ratelimit-requests-minute-reset"},
+	familyRequestsDay:    {"x-ratelimit-requests-day-limit", "x-ratelimit-requests-day-remaining", "x-ratelimit-requests-day-reset"},
+	familyTokensMinute:   {"x-ratelimit-tokens-limit", "x-ratelimit-tokens-remaining", "x-ratelimit-tokens-reset"},
+	familyTokensDay:      {"x-ratelimit-tokens-day-limit", "x-ratelimit-tokens-day-remaining", "x-ratelimit-tokens-day-reset"},
+}
+
+// familyOf maps a bucket period to its header family; concurrency has none.
+func familyOf(kind sharedstore.Kind, budget string) (family, bool) {
+	switch kind {
+	case sharedstore.KindRequests:
+		switch budget {
+		case "second":
+			return familyRequestsSecond, true
+		case "minute":
+			return familyRequestsMinute, true
+		case "day":
+			return familyRequestsDay, true
+		}
+	case sharedstore.KindTokens:
+		switch budget {
+		case "minute":
+			return familyTokensMinute, true
+		case "day":
+			return familyTokensDay, true
+		}
+	}
+	return 0, false
+}
+
+// append adds the family's three headers; reset is a Unix second, floored
+// at nowUnix.
+func (f family) append(h []Header, l sharedstore.Level, nowUnix int64) []Header {
+	n := familyNames[f]
+	return append(h,
+		Header{n[0], strconv.FormatInt(l.Capacity, 10)},
+		Header{n[1], strconv.FormatInt(max(l.Remaining, 0), 10)},
+		Header{n[2], strconv.FormatInt(max(l.ResetUnix, nowUnix), 10)},
+	)
+}
+
+// families is a set of families already emitted.
+type families uint8
+
+func (s families) has(f family) bool      { return s&(1<<f) != 0 }
+func (s families) with(f family) families { return s | 1<<f }

@@ -1,0 +1,157 @@
+// Package refusal renders what a caller sees when a budget says no (the
+// seed's 429 body and headers), when the store is down (503), and the
+// x-ratelimit-* headers of a success. It is where invariant 4 lives: only
+// the caller's own (api_key) buckets ever show a level; a shared bucket
+// names itself and a Retry-After, nothing more.
+//
+// Compiled into the .wasm: no fmt, no os, no encoding/json reflection.
+package refusal
+
+import (
+	"strconv"
+
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// Header is one response header; names are lower-case as HTTP/2 wants.
+type Header struct{ Name, Value string }
+
+// privateDimension is the only dimension whose levels a caller may learn
+// (the planner marks exactly its ops Private). Levels of any other
+// dimension are dropped here even if a store passes them by mistake.
+const privateDimension = "api_key"
+
+// Limit types of error.details.limit_type.
+const (
+	LimitTokenBudget       = "token_budget"
+	LimitRequestsPerSecond = "requests_per_second"
+	LimitRequestsPerMinute = "requests_per_minute"
+	LimitRequestsPerDay    = "requests_per_day"
+	LimitConcurrent        = "concurrent_requests"
+)
+
+// LimitType names the refused limit as the body and the
+// rate_limit_exceeded_total{limit_type} metric do.
+func LimitType(kind sharedstore.Kind, budget string) string {
+	switch kind {
+	case sharedstore.KindTokens:
+		return LimitTokenBudget
+	case sharedstore.KindConcurrency:
+		return LimitConcurrent
+	}
+	switch budget {
+	case "minute":
+		return LimitRequestsPerMinute
+	case "day":
+		return LimitRequestsPerDay
+	default:
+		return LimitRequestsPerSecond
+	}
+}
+
+// Refusal renders a 429. The body names the refusing dimension and budget
+// (token_budget is always present for a token refusal, whichever periods
+// are configured: it costs nothing and a client need not know the config to
+// read it) and the size-aware retry_after_seconds; capacity and remaining
+// only when the refusing bucket is the caller's own. Headers: retry-after
+// always; the refused private bucket's family; and the caller's own
+// request-count families from levels, on every refusal (they admitted or
+// refused this request independently of the token check). nowUnix floors
+// the reset times a store reports.
+func Refusal(r sharedstore.Refusal, levels []sharedstore.OpLevel, nowUnix int64) (status int, body []byte, headers []Header) {
+	retry := max(r.RetryAfterSec, 1)
+	limitType := LimitType(r.Kind, r.Budget)
+	private := r.Private && r.Dimension == privateDimension
+
+	body = make([]byte, 0, 384)
+	body = append(body, `{"error":{"type":"rate_limit_exceeded","code":`...)
+	body = appendJSONString(body, limitType+"_exceeded")
+	body = append(body, `,"message":`...)
+	body = appendJSONString(body, message(r, limitType, retry))
+	body = append(body, `,"details":{"limit_type":`...)
+	body = appendJSONString(body, limitType)
+	if r.Kind == sharedstore.KindTokens {
+		body = append(body, `,"token_dimension":`...)
+		body = appendJSONString(body, r.Dimension)
+		body = append(body, `,"token_budget":`...)
+		body = appendJSONString(body, r.Budget)
+	} else {
+		body = append(body, `,"dimension":`...)
+		body = appendJSONString(body, r.Dimension)
+	}
+	body = append(body, `,"retry_after_seconds":`...)
+	body = strconv.AppendInt(body, retry, 10)
+	if private {
+		body = append(body, `,"capacity":`...)
+		body = strconv.AppendInt(body, r.Level.Capacity, 10)
+		body = append(body, `,"remaining":`...)
+		body = strconv.AppendInt(body, max(r.Level.Remaining, 0), 10)
+	}
+	body = append(body, "}}}"...)
+
+	headers = make([]Header, 0, 2+3*(len(levels)+1))
+	headers = append(headers, Header{"content-type", "application/json"}, Header{"retry-after", strconv.FormatInt(retry, 10)})
+	var done families
+	if private {
+		if f, ok := familyOf(r.Kind, r.Budget); ok {
+			headers = f.append(headers, r.Level, nowUnix)
+			done = done.with(f)
+		}
+	}
+	for _, l := range levels {
+		if l.Kind != sharedstore.KindRequests || l.Dimension != privateDimension {
+			continue // a token refusal withholds every token level but the refused own bucket's
+		}
+		if f, ok := familyOf(l.Kind, l.Budget); ok && !done.has(f) {
+			headers = f.append(headers, l.Level, nowUnix)
+			done = done.with(f)
+		}
+	}
+	return 429, body, headers
+}
+
+// SuccessHeaders are the x-ratelimit-* headers of an admitted request: the
+// caller's own request-count and token buckets after its reservation.
+func SuccessHeaders(levels []sharedstore.OpLevel) []Header {
+	var headers []Header
+	var done families
+	for _, l := range levels {
+		if l.Dimension != privateDimension {
+			continue
+		}
+		if f, ok := familyOf(l.Kind, l.Budget); ok && !done.has(f) {
+			if headers == nil {
+				headers = make([]Header, 0, 3*len(levels))
+			}
+			headers = f.append(headers, l.Level, 0)
+			done = done.with(f)
+		}
+	}
+	return headers
+}
+
+// Unavailable renders the fail-closed answer while the store cannot be
+// reached (redis.fallback_to_memory false): 503 with a Retry-After.
+func Unavailable(retryAfterSec int64) (status int, body []byte, headers []Header) {
+	retry := strconv.FormatInt(max(retryAfterSec, 1), 10)
+	body = make([]byte, 0, 224)
+	body = append(body, `{"error":{"type":"service_unavailable","code":"rate_limit_store_unavailable","message":`...)
+	body = appendJSONString(body, "The rate-limit store is unavailable. Retry after "+retry+" seconds.")
+	body = append(body, `,"details":{"retry_after_seconds":`...)
+	body = append(body, retry...)
+	body = append(body, "}}}"...)
+	return 503, body, []Header{{"content-type", "application/json"}, {"retry-after", retry}}
+}
+
+// message is the human sentence naming the dimension and budget.
+func message(r sharedstore.Refusal, limitType string, retry int64) string {
+	after := " Retry after " + strconv.FormatInt(retry, 10) + " seconds."
+	switch limitType {
+	case LimitTokenBudget:
+		return "Token budget exceeded: the " + r.Dimension + " " + r.Budget + " token budget cannot cover this request." + after
+	case LimitConcurrent:
+		return "Too many concurrent requests on the " + r.Dimension + " limit." + after
+	default:
+		return "Request rate limit exceeded: the " + r.Dimension + " " + limitType + " limit." + after
+	}
+}

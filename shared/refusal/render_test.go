@@ -1,0 +1,173 @@
+package refusal
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+const now = int64(1_700_000_000)
+
+// ownRequests are the caller's request-count levels a store reports.
+var ownRequests = []sharedstore.OpLevel{
+	{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "second", Level: sharedstore.Level{Capacity: 10, Remaining: 9, ResetUnix: now + 1}},
+	{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 100, Remaining: 42, ResetUnix: now + 35}},
+	{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "day", Level: sharedstore.Level{Capacity: 1000, Remaining: 500, ResetUnix: now + 43200}},
+	{Kind: sharedstore.KindConcurrency, Dimension: "api_key", Budget: "concurrent", Level: sharedstore.Level{Capacity: 2, Remaining: 1, ResetUnix: now}},
+}
+
+// ownTokens are the caller's token levels (given back after a refusal elsewhere).
+var ownTokens = []sharedstore.OpLevel{
+	{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 6000, Remaining: 5000, ResetUnix: now + 10}},
+	{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "day", Level: sharedstore.Level{Capacity: 86400, Remaining: 80000, ResetUnix: now + 6400}},
+}
+
+func headerMap(t *testing.T, hs []Header) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	for _, h := range hs {
+		require.Equal(t, strings.ToLower(h.Name), h.Name)
+		_, dup := m[h.Name]
+		require.False(t, dup, "header %s twice", h.Name)
+		m[h.Name] = h.Value
+	}
+	return m
+}
+
+func decode(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var v struct {
+		Error struct {
+			Type    string         `json:"type"`
+			Code    string         `json:"code"`
+			Message string         `json:"message"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(body, &v), string(body))
+	require.Equal(t, "rate_limit_exceeded", v.Error.Type)
+	require.Equal(t, v.Error.Details["limit_type"].(string)+"_exceeded", v.Error.Code)
+	require.NotEmpty(t, v.Error.Message)
+	return v.Error.Details
+}
+
+func TestASharedDimensionRefusalWithholdsEveryLevelOfTheSharedBucket(t *testing.T) {
+	r := sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "global", Budget: "minute", RetryAfterSec: 12,
+		Level: sharedstore.Level{Capacity: 100000, Remaining: 3, ResetUnix: now + 60}} // a store bug must not leak it
+	status, body, headers := Refusal(r, append(append([]sharedstore.OpLevel{}, ownRequests...), ownTokens...), now)
+	require.Equal(t, 429, status)
+	require.Equal(t, map[string]any{
+		"limit_type": "token_budget", "token_dimension": "global", "token_budget": "minute", "retry_after_seconds": 12.0,
+	}, decode(t, body))
+	require.NotContains(t, string(body), "100000")
+	h := headerMap(t, headers)
+	require.Equal(t, "12", h["retry-after"])
+	for name := range h {
+		require.False(t, strings.HasPrefix(name, "x-ratelimit-tokens"), "no token level on a shared refusal: %s", name)
+	}
+	require.Equal(t, "42", h["x-ratelimit-requests-minute-remaining"], "the caller's own request-count quota still reaches the response")
+	require.Equal(t, "9", h["x-ratelimit-remaining"])
+	require.Equal(t, "500", h["x-ratelimit-requests-day-remaining"])
+}
+
+func TestAPrivateTokenRefusalShowsItsCapacityAndRemaining(t *testing.T) {
+	r := sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute", RetryAfterSec: 7, Private: true,
+		Level: sharedstore.Level{Capacity: 6000, Remaining: 130, ResetUnix: now + 59}}
+	_, body, headers := Refusal(r, ownRequests, now)
+	require.Equal(t, map[string]any{
+		"limit_type": "token_budget", "token_dimension": "api_key", "token_budget": "minute", "retry_after_seconds": 7.0,
+		"capacity": 6000.0, "remaining": 130.0,
+	}, decode(t, body))
+	h := headerMap(t, headers)
+	require.Equal(t, "6000", h["x-ratelimit-tokens-limit"])
+	require.Equal(t, "130", h["x-ratelimit-tokens-remaining"])
+	require.Equal(t, "1700000059", h["x-ratelimit-tokens-reset"])
+	require.NotContains(t, h, "x-ratelimit-tokens-day-limit")
+}
+
+func TestADayRefusalUsesTheDayHeaderFamily(t *testing.T) {
+	r := sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "day", RetryAfterSec: 3600, Private: true,
+		Level: sharedstore.Level{Capacity: 86400, Remaining: 10, ResetUnix: now + 86000}}
+	_, body, headers := Refusal(r, nil, now)
+	require.Equal(t, "day", decode(t, body)["token_budget"])
+	h := headerMap(t, headers)
+	require.Equal(t, map[string]string{
+		"content-type": "application/json", "retry-after": "3600",
+		"x-ratelimit-tokens-day-limit": "86400", "x-ratelimit-tokens-day-remaining": "10", "x-ratelimit-tokens-day-reset": "1700086000",
+	}, h)
+}
+
+func TestRequestRefusalsNameTheirLimitType(t *testing.T) {
+	cases := []struct {
+		kind      sharedstore.Kind
+		budget    string
+		limitType string
+		header    string
+	}{
+		{sharedstore.KindRequests, "second", "requests_per_second", "x-ratelimit-remaining"},
+		{sharedstore.KindRequests, "minute", "requests_per_minute", "x-ratelimit-requests-minute-remaining"},
+		{sharedstore.KindRequests, "day", "requests_per_day", "x-ratelimit-requests-day-remaining"},
+		{sharedstore.KindConcurrency, "concurrent", "concurrent_requests", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.limitType, func(t *testing.T) {
+			r := sharedstore.Refusal{Kind: c.kind, Dimension: "api_key", Budget: c.budget, RetryAfterSec: 2, Private: true,
+				Level: sharedstore.Level{Capacity: 5, Remaining: 0, ResetUnix: now + 2}}
+			_, body, headers := Refusal(r, ownRequests, now)
+			d := decode(t, body)
+			require.Equal(t, c.limitType, d["limit_type"])
+			require.Equal(t, "api_key", d["dimension"])
+			require.NotContains(t, d, "token_dimension")
+			require.Equal(t, 5.0, d["capacity"])
+			h := headerMap(t, headers)
+			if c.header != "" {
+				require.Equal(t, "0", h[c.header], "the refused bucket's own level wins over the reported one")
+			}
+		})
+	}
+}
+
+func TestASharedRequestRefusalShowsOnlyTheCallersOwnQuota(t *testing.T) {
+	r := sharedstore.Refusal{Kind: sharedstore.KindRequests, Dimension: "global", Budget: "second", RetryAfterSec: 1,
+		Level: sharedstore.Level{Capacity: 999, Remaining: 998}}
+	leaky := append([]sharedstore.OpLevel{{Kind: sharedstore.KindRequests, Dimension: "global", Budget: "minute",
+		Level: sharedstore.Level{Capacity: 777, Remaining: 776}}}, ownRequests[1])
+	_, body, headers := Refusal(r, leaky, now)
+	d := decode(t, body)
+	require.NotContains(t, d, "capacity")
+	require.NotContains(t, d, "remaining")
+	h := headerMap(t, headers)
+	require.Equal(t, "100", h["x-ratelimit-requests-minute-limit"], "the caller's own minute bucket, not global's")
+	require.NotContains(t, h, "x-ratelimit-limit", "global's second bucket is not the caller's")
+}
+
+func TestRetryAfterIsNeverBelowOneSecond(t *testing.T) {
+	_, body, headers := Refusal(sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "model", Budget: "minute"}, nil, now)
+	require.Equal(t, 1.0, decode(t, body)["retry_after_seconds"])
+	require.Equal(t, "1", headerMap(t, headers)["retry-after"])
+}
+
+func TestSuccessHeadersReportTheCallersOwnBuckets(t *testing.T) {
+	levels := append(append([]sharedstore.OpLevel{}, ownRequests...), ownTokens...)
+	levels = append(levels, sharedstore.OpLevel{Kind: sharedstore.KindTokens, Dimension: "model", Budget: "minute",
+		Level: sharedstore.Level{Capacity: 1, Remaining: 1}})
+	require.Equal(t, map[string]string{
+		"x-ratelimit-limit": "10", "x-ratelimit-remaining": "9", "x-ratelimit-reset": "1700000001",
+		"x-ratelimit-requests-minute-limit": "100", "x-ratelimit-requests-minute-remaining": "42", "x-ratelimit-requests-minute-reset": "1700000035",
+		"x-ratelimit-requests-day-limit": "1000", "x-ratelimit-requests-day-remaining": "500", "x-ratelimit-requests-day-reset": "1700043200",
+		"x-ratelimit-tokens-limit": "6000", "x-ratelimit-tokens-remaining": "5000", "x-ratelimit-tokens-reset": "1700000010",
+		"x-ratelimit-tokens-day-limit": "86400", "x-ratelimit-tokens-day-remaining": "80000", "x-ratelimit-tokens-day-reset": "1700006400",
+	}, headerMap(t, SuccessHeaders(levels)))
+	require.Empty(t, SuccessHeaders(nil))
+}
+
+func TestUnavailableFailsClosedWithRetryAfter(t *testing.T) {
+	status, body, headers := Unavailable(5)
+	require.Equal(t, 503, status)
+	require.True(t, json.Valid(body), string(body))
+	require.Contains(t, string(body), `"retry_after_seconds":5`)
+	require.Equal(t, "5", headerMap(t, headers)["retry-after"])
+}
