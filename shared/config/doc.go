@@ -17,6 +17,23 @@
 // Allowance keeps "unlimited" apart from "a budget in force with zero
 // capacity", which division or a pushed share can produce.
 //
+// Decisions where the seeds are silent:
+//   - A present deployment share replaces the (divided) capacity of every
+//     token dimension whose configured budget for that period is nonzero;
+//     a configured 0 stays unlimited even under a share.
+//   - A tier's tokens_per_day is a dimension-level budget and is divided like
+//     per_api_key's; only minute overrides (tier and key) keep the written
+//     value.
+//   - max_tokens_per_request below default_output_tokens is an error unless
+//     on_max_tokens is "clamp" (with "refuse" every request that states no
+//     ceiling would be refused); max_context_length below
+//     max_tokens_per_request is an error; models[m].concurrent_requests and
+//     limits.per_model[m].concurrent_requests may not disagree.
+//   - redis.timeout_ms 0 is an error (Envoy reads a zero callout timeout as
+//     none). A whitelist entry may be a bare address (one host).
+//   - A config key starting with "sha256:" is always read as a hash.
+//   - Empty input is "{}". JSON null is "absent".
+//
 // This package is compiled into the .wasm: no fmt, no os, no goroutines.
 package config
 

@@ -47,3 +47,12 @@ func TestExemptDoesNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() { _ = rt.Exempt(a, h); _ = rt.APIKeyRules(rt.Key(h)) })
 	require.Zero(t, allocs)
 }
+
+func mustAddrB(b *testing.B, s string) netip.Addr {
+	b.Helper()
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a
+}
