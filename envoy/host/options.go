@@ -1,0 +1,207 @@
+package host
+
+import (
+	"time"
+)
+
+// Profile selects which WASI surface the host offers, because deployed Envoys differ: most still
+// ship the 18-function list where poll_oneoff answers ENOSYS, newer ones add stubs.
+type Profile int
+
+const (
+	// ProfileLegacy is the WASI list of Envoy releases before mid-2026 (the default: what most
+	// deployed proxies run).
+	ProfileLegacy Profile = iota
+	// ProfileCurrent is proxy-wasm-cpp-host after PR #533: extra stubs, poll_oneoff returns 0.
+	ProfileCurrent
+)
+
+func (p Profile) String() string {
+	if p == ProfileCurrent {
+		return "current"
+	}
+	return "legacy"
+}
+
+// FailurePolicy mirrors Envoy's wasm.proto failure_policy: what happens to traffic once a VM traps.
+type FailurePolicy int
+
+const (
+	// FailClosed (Envoy's default) answers 503 to the failing request and every later one on that VM.
+	FailClosed FailurePolicy = iota
+	// FailOpen lets requests pass untouched once the VM has failed.
+	FailOpen
+	// FailReload answers 503 to the failing request and builds a fresh VM on the next request.
+	FailReload
+)
+
+// Level is the proxy-wasm log level (trace 0 … critical 5).
+type Level int
+
+const (
+	LevelTrace Level = iota
+	LevelDebug
+	LevelInfo
+	LevelWarn
+	LevelError
+	LevelCritical
+)
+
+func (l Level) String() string {
+	switch l {
+	case LevelTrace:
+		return "trace"
+	case LevelDebug:
+		return "debug"
+	case LevelInfo:
+		return "info"
+	case LevelWarn:
+		return "warn"
+	case LevelError:
+		return "error"
+	case LevelCritical:
+		return "critical"
+	}
+	return "level(" + itoa(int64(l)) + ")"
+}
+
+// LogEntry is one captured guest log line, so tests can assert on what the filter said.
+type LogEntry struct {
+	Level   Level
+	Message string
+	// Worker is the worker index of the VM that logged; -1 for the canary VM.
+	Worker int
+}
+
+// StatsTag is one Envoy stats_config.stats_tags rule: the first capture group of Regex is removed
+// from the metric name and its nested (second) group becomes the value of label TagName.
+type StatsTag struct {
+	TagName string
+	Regex   string
+}
+
+// Headers is an ordered header list with lowercase names, pseudo-headers included
+// (":method", ":path", ":authority", ":scheme", ":status"), as Envoy hands them to a filter.
+type Headers [][2]string
+
+// Get returns the first value of name.
+func (h Headers) Get(name string) (string, bool) {
+	for _, kv := range h {
+		if kv[0] == name {
+			return kv[1], true
+		}
+	}
+	return "", false
+}
+
+// Clone returns a deep copy so a caller's slice is never aliased by the host.
+func (h Headers) Clone() Headers {
+	if h == nil {
+		return nil
+	}
+	out := make(Headers, len(h))
+	copy(out, h)
+	return out
+}
+
+// Options configure a Host. Only Module is required.
+type Options struct {
+	// Module is the compiled .wasm (standard Go, -buildmode=c-shared, or any proxy-wasm module).
+	Module []byte
+	// PluginConfig is the plugin `configuration` value (Istio's pluginConfig as JSON).
+	PluginConfig []byte
+	// VMConfig is the vm_config `configuration` value, delivered to proxy_on_vm_start.
+	VMConfig []byte
+	// RootID, VMID and PluginName are Envoy's root_id, vm_id and plugin name.
+	RootID, VMID, PluginName string
+	// Workers is the number of worker VMs (Envoy's worker threads); default 2.
+	Workers int
+	// Profile selects the WASI surface; default ProfileLegacy.
+	Profile Profile
+	// FailurePolicy decides traffic after a trap; default FailClosed.
+	FailurePolicy FailurePolicy
+	// Clusters maps an Envoy cluster name to a base URL ("http://127.0.0.1:8080") for proxy_http_call.
+	Clusters map[string]string
+	// BufferLimit is the per-stream body buffer limit; default 1 MiB, Envoy's default
+	// per_connection_buffer_limit_bytes.
+	BufferLimit int
+	// Now is the wall clock seen by the guest (proxy_get_current_time_nanoseconds, WASI realtime);
+	// default time.Now. Inject it to make time deterministic in tests.
+	Now func() time.Time
+	// Log receives every guest log line (in addition to Host.Logs).
+	Log func(Level, string)
+	// LogLevel is what proxy_get_log_level reports; the zero value is LevelTrace so tests see every
+	// line. Envoy runs with info by default: set LevelInfo to mimic it. Lines below the level are
+	// dropped, as Envoy drops them.
+	LogLevel Level
+	// StatsTags are the stats_tags rules used by PrometheusText.
+	StatsTags []StatsTag
+	// CacheDir, when set, persists compiled machine code across processes.
+	CacheDir string
+	// MaxLogs bounds Host.Logs (oldest dropped); default 10000.
+	MaxLogs int
+}
+
+// StreamInfo describes the downstream connection and request attributes of one stream.
+type StreamInfo struct {
+	// Worker picks the worker VM; -1 (or out of range) means round robin.
+	Worker int
+	// SourceAddress is the downstream peer, "ip:port".
+	SourceAddress string
+	// DestinationAddress is the local listener address, "ip:port" (optional).
+	DestinationAddress string
+	// Properties adds or overrides properties by path, segments joined with "\x00"
+	// (for example "metadata\x00filter_metadata" or "filter_state\x00key").
+	Properties map[string][]byte
+}
+
+// LocalResponse is a reply the filter (or the host, on failure) sends instead of the upstream's.
+type LocalResponse struct {
+	Status  int
+	Headers Headers
+	Body    []byte
+	Details string
+}
+
+// Action is what the proxy must do after a stream callback.
+type Action int
+
+const (
+	// Continue: forward Result.Headers (if non-nil) and Result.Body now.
+	Continue Action = iota
+	// Pause: the filter holds the stream. Keep feeding body chunks if you have them; once you have
+	// nothing more to feed (end of stream given), call Stream.Wait.
+	Pause
+	// LocalReply: send Result.Local to the client instead of proxying; the stream is over.
+	LocalReply
+	// Close: reset the stream (proxy_close_stream).
+	Close
+)
+
+func (a Action) String() string {
+	switch a {
+	case Continue:
+		return "Continue"
+	case Pause:
+		return "Pause"
+	case LocalReply:
+		return "LocalReply"
+	case Close:
+		return "Close"
+	}
+	return "Action(" + itoa(int64(a)) + ")"
+}
+
+// Result tells the proxy what the filter released and what to do next.
+type Result struct {
+	Action Action
+	// Headers is the (possibly modified) header map of the current direction when the filter released
+	// it with this call; nil when headers were not released by this call.
+	Headers Headers
+	// Body is the body bytes of the current direction released now (possibly rewritten).
+	Body []byte
+	// EndOfStream reports that the end of the current direction was released with this result.
+	EndOfStream bool
+	// Local is set when Action is LocalReply.
+	Local *LocalResponse
+}
