@@ -8,13 +8,13 @@ package metrics
 
 // Counter families, as the seed names them.
 const (
-	TokenBudgetTokens        = "rate_limit_token_budget_tokens_total"         // {dimension,outcome}
-	TokenBudgetPeriodTokens  = "rate_limit_token_budget_period_tokens_total"  // {dimension,budget,outcome}
-	TokenBudgetRefusals      = "rate_limit_token_budget_refusals_total"       // {dimension}
+	TokenBudgetTokens        = "rate_limit_token_budget_tokens_total"          // {dimension,outcome}
+	TokenBudgetPeriodTokens  = "rate_limit_token_budget_period_tokens_total"   // {dimension,budget,outcome}
+	TokenBudgetRefusals      = "rate_limit_token_budget_refusals_total"        // {dimension}
 	TokenBudgetPeriodRefusal = "rate_limit_token_budget_period_refusals_total" // {dimension,budget}
-	Exceeded                 = "rate_limit_exceeded_total"                    // {limit_type}
-	Skipped                  = "rate_limit_skipped_total"                     // {dimension}
-	RedisUnavailable         = "rate_limit_redis_unavailable_total"           // {dimension,action}
+	Exceeded                 = "rate_limit_exceeded_total"                     // {limit_type}
+	Skipped                  = "rate_limit_skipped_total"                      // {dimension}
+	RedisUnavailable         = "rate_limit_redis_unavailable_total"            // {dimension,action}
 	// FailOpen counts requests admitted with no token reservation because
 	// the body could not be read (reason=body_too_large, not_json, no_body).
 	FailOpen = "rate_limit_token_budget_fail_open_total" // {reason}
