@@ -1,0 +1,127 @@
+// Command sharedstore serves fleet-wide budgets: a stateless HTTP service in
+// front of Redis (or Redis Cluster) that the filter's remote store calls.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/tokenbudget/tokenbudget/sharedstore/server"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "sharedstore:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("sharedstore", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:8081", "address to serve HTTP on")
+	redisURL := fs.String("redis", "redis://127.0.0.1:6379/0", "redis://host:port/db or redis-cluster://host:port,host:port")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token (default: env SHAREDSTORE_TOKEN)")
+	poolSize := fs.Int("pool-size", 0, "Redis connections per node (0: go-redis default, 10 per CPU)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	token, err := readToken(*tokenFile)
+	if err != nil {
+		return err
+	}
+	client, err := newClient(*redisURL, *poolSize)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	store := server.NewStore(client, server.Options{})
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	loadCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	if err := store.Load(loadCtx); err != nil {
+		// Not fatal: /readyz reports Redis, and scripts load on NOSCRIPT.
+		log.Warn("scripts not loaded at start", "error", err)
+	}
+	cancel()
+	srv := &http.Server{Addr: *listen, Handler: server.New(server.Config{Store: store, Token: token, Logger: log}),
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("sharedstore listening", "listen", *listen, "redis", redactURL(*redisURL))
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shut)
+}
+
+// readToken takes the token from a file (trimmed) or SHAREDSTORE_TOKEN; an
+// empty token is refused, because it would let every caller in.
+func readToken(file string) (string, error) {
+	tok := os.Getenv("SHAREDSTORE_TOKEN")
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return "", fmt.Errorf("read token file: %w", err)
+		}
+		tok = string(b)
+	}
+	tok = strings.TrimSpace(tok)
+	if tok == "" {
+		return "", errors.New("no token: set --token-file or SHAREDSTORE_TOKEN")
+	}
+	return tok, nil
+}
+
+// newClient parses --redis. A redis-cluster URL lists seed nodes; a
+// redis URL is one server (with go-redis' own URL options: password, db).
+func newClient(raw string, pool int) (redis.UniversalClient, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse --redis: %w", err)
+	}
+	switch u.Scheme {
+	case "redis", "rediss":
+		o, err := redis.ParseURL(raw)
+		if err != nil {
+			return nil, fmt.Errorf("parse --redis: %w", err)
+		}
+		o.PoolSize = pool
+		return redis.NewClient(o), nil
+	case "redis-cluster":
+		if u.Host == "" {
+			return nil, errors.New("parse --redis: redis-cluster URL lists no nodes")
+		}
+		o := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ","), PoolSize: pool}
+		if u.User != nil {
+			o.Username = u.User.Username()
+			o.Password, _ = u.User.Password()
+		}
+		return redis.NewClusterClient(o), nil
+	}
+	return nil, fmt.Errorf("parse --redis: unknown scheme %q (want redis, rediss or redis-cluster)", u.Scheme)
+}
+
+// redactURL keeps a Redis password out of the logs.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	return u.Redacted()
+}
