@@ -15,10 +15,13 @@ const (
 	// A word made of short mixed-case and digit pieces is an identifier
 	// or an encoded blob: BPE finds few merges, so letters cost more.
 	blobMinLen = 10
-	blobExtra  = unit * 5 / 8
+	// A long piece with hardly any vowels is not a word either.
+	consonantRunLen = 8
+	blobExtra       = unit * 5 / 8
 	// Repeated punctuation ("-----", "====") is held whole in long runs.
 	repeatExtra = unit / 8
-	// Long whitespace runs (indentation) are held whole up to a length.
+	// Whitespace runs (indentation) are held whole up to a length.
+	spaceFreeLen = 16
 	spacePerChar = unit / 32
 )
 
@@ -26,16 +29,19 @@ const (
 func wordCost[T string | []byte](w T) int64 {
 	n := len(w)
 	// First pass: count pieces to tell words from blobs.
-	pieces := 0
+	pieces, digits := 0, 0
 	prev := uint8(clsPunct)
 	for i := 0; i < n; i++ {
 		c := byteClass[w[i]]
 		if c != prev && !(prev == clsUpper && c == clsLower) {
 			pieces++
 		}
+		if c == clsDigit {
+			digits++
+		}
 		prev = c
 	}
-	blob := n >= blobMinLen && pieces*4 > n
+	blob := (n >= blobMinLen && pieces*4 > n) || (digits > 0 && digits < n && pieces >= 3)
 	var u int64
 	i := 0
 	for i < n {
@@ -60,7 +66,7 @@ func wordCost[T string | []byte](w T) int64 {
 		}
 		l := j - i
 		switch {
-		case blob:
+		case blob, l >= consonantRunLen && vowels(w[i:j])*6 < l:
 			u += unit + int64(l-1)*blobExtra
 		case l == upper: // all capitals
 			u += unit
@@ -88,7 +94,7 @@ func spaceCost(k, changes int, newline, atEnd bool) int64 {
 		}
 		return 0
 	}
-	return unit + int64(changes)*unit + int64(k)*spacePerChar
+	return unit + int64(changes)*unit + int64(max(k-spaceFreeLen, 0))*spacePerChar
 }
 
 // punctIndex numbers the 32 ASCII punctuation characters for pairTable.
@@ -149,4 +155,16 @@ func punctCost[T string | []byte](p T) int64 {
 		pairable = true
 	}
 	return u
+}
+
+// vowels counts the vowels (y included) of an ASCII letter piece.
+func vowels[T string | []byte](p T) int {
+	v := 0
+	for i := 0; i < len(p); i++ {
+		switch p[i] | 0x20 {
+		case 'a', 'e', 'i', 'o', 'u', 'y':
+			v++
+		}
+	}
+	return v
 }

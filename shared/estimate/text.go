@@ -52,8 +52,8 @@ var byteClass = func() (t [256]uint8) {
 //   - a non-ASCII character costs by its UTF-8 length and script: CJK and
 //     Hangul two tokens, emoji three, two-byte scripts one.
 //
-// The result never exceeds the fragment's byte length by more than one token
-// per byte, so it cannot overflow, and it is never negative.
+// The result is never negative and never exceeds the fragment's byte length,
+// the most tokens any byte-level BPE can produce, so it cannot overflow.
 func Text(s []byte) int64 { return scan(s) }
 
 // TextString is Text for a string, so callers holding gjson strings do not
@@ -112,5 +112,6 @@ func scan[T string | []byte](s T) int64 {
 			i += size
 		}
 	}
-	return (u + unit - 1) / unit
+	// Byte-level BPE never needs more tokens than bytes.
+	return min((u+unit-1)/unit, int64(n))
 }
