@@ -51,32 +51,57 @@ func (s *Stream) openAIEvent(data string) {
 	if !ok {
 		return
 	}
-	if u, ok := openAIUsage(root.Get("usage")); ok {
-		s.usage, s.haveUsage = u, true
-	}
-	root.Get("choices").ForEach(func(_, choice gjson.Result) bool {
-		if s.api == OpenAICompletions {
-			s.countString(choice.Get("text"))
-			return true
-		}
-		choice.Get("delta").ForEach(func(key, v gjson.Result) bool {
-			switch key.Str {
-			case "content", "refusal", "reasoning_content", "reasoning":
-				s.countString(v)
-			case "tool_calls":
-				v.ForEach(func(_, call gjson.Result) bool {
-					s.countFunction(call.Get("function"))
-					return true
-				})
-			case "function_call":
-				s.countFunction(v)
-			case "audio":
-				s.countString(v.Get("transcript"))
+	// One pass per nesting level: chunks arrive hundreds of times a second,
+	// and a Get per member would rescan the object for each.
+	root.ForEach(func(key, v gjson.Result) bool {
+		switch key.Str {
+		case "usage":
+			if u, ok := openAIUsage(v); ok {
+				s.usage, s.haveUsage = u, true
 			}
-			return true
-		})
+		case "choices":
+			v.ForEach(func(_, choice gjson.Result) bool {
+				s.openAIChoice(choice)
+				return true
+			})
+		}
 		return true
 	})
+}
+
+// openAIChoice counts one choice: text for completions, the delta's text,
+// reasoning and tool-call members for chat.
+func (s *Stream) openAIChoice(choice gjson.Result) {
+	choice.ForEach(func(key, v gjson.Result) bool {
+		switch key.Str {
+		case "text":
+			if s.api == OpenAICompletions {
+				s.countString(v)
+			}
+		case "delta":
+			if s.api == OpenAIChat {
+				v.ForEach(s.openAIDeltaMember)
+			}
+		}
+		return true
+	})
+}
+
+func (s *Stream) openAIDeltaMember(key, v gjson.Result) bool {
+	switch key.Str {
+	case "content", "refusal", "reasoning_content", "reasoning":
+		s.countString(v)
+	case "tool_calls":
+		v.ForEach(func(_, call gjson.Result) bool {
+			s.countFunction(call.Get("function"))
+			return true
+		})
+	case "function_call":
+		s.countFunction(v)
+	case "audio":
+		s.countString(v.Get("transcript"))
+	}
+	return true
 }
 
 func (s *Stream) countFunction(fn gjson.Result) {
