@@ -1,0 +1,38 @@
+package local_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/bucket"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// FuzzGarbageInSharedDataNeverPanics writes arbitrary bytes where buckets
+// and counters live (another module version, a corrupt host) and checks the
+// store answers with an error or an outcome, never a panic, and that a
+// value it could not read is left alone.
+func FuzzGarbageInSharedDataNeverPanics(f *testing.F) {
+	f.Add([]byte{1, 2}, []byte("7"), int64(5), int64(3))
+	f.Add(bucket.AppendEncoded(nil, []bucket.State{{Level: 1e300}, {Level: -1e300}}), []byte("-1"), int64(-9), int64(1<<62))
+	f.Add([]byte{}, []byte("x"), int64(0), int64(0))
+	f.Fuzz(func(t *testing.T, value, counter []byte, amount, actual int64) {
+		fx := newFixture(3)
+		op := tokens("api_key", "h1", amount, minute(600), day(6000))
+		other := tokens("team", "t", amount, minute(600))
+		require.NoError(t, fx.sd.Set(op.Key, value, 0))
+		require.NoError(t, fx.sd.Set("tb|n|token_budget|tb|t|team|v1", counter, 0))
+		plan := sharedstore.Plan{Requests: []sharedstore.Op{inflight("api_key", "h1", 1)}, Tokens: []sharedstore.Op{other, op}}
+		out := admit(t, fx.store, plan)
+		if out.Admitted {
+			fx.store.Settle(out.Hold, actual)
+			fx.store.Release(out.Hold)
+		}
+		if bucket.Decode(value, make([]bucket.State, 2)) != nil {
+			require.False(t, out.Admitted)
+			got, _, err := fx.sd.Get(op.Key)
+			require.NoError(t, err)
+			require.Equal(t, string(value), string(got))
+		}
+	})
+}
