@@ -402,6 +402,9 @@ func (h *Host) wrap(f hostFn) api.GoModuleFunc {
 	fn := f.fn
 	name := f.module + "." + f.name
 	okInit, okAlloc := f.initOK, f.allocOK
+	if h.opts.AllowStdioInit && (f.name == "fd_fdstat_get" || f.name == "fd_fdstat_set_flags") {
+		okInit = true
+	}
 	return func(ctx context.Context, m api.Module, stack []uint64) {
 		v, _ := ctx.Value(vmKey{}).(*vm)
 		if v == nil {

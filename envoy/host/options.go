@@ -138,6 +138,11 @@ type Options struct {
 	StatsTags []StatsTag
 	// CacheDir, when set, persists compiled machine code across processes.
 	CacheDir string
+	// AllowStdioInit additionally permits fd_fdstat_get and fd_fdstat_set_flags during
+	// _initialize. Go's syscall package init (linked by time, os, fmt) calls them; the cpp-host
+	// restricted list we verified (WasmBase::startVm) does not include them, so by default such a
+	// module traps in _initialize as it would there. Setting this is a knowing divergence.
+	AllowStdioInit bool
 	// MaxLogs bounds Host.Logs (oldest dropped); default 10000.
 	MaxLogs int
 }

@@ -148,7 +148,7 @@ func bp(b []byte) (unsafe.Pointer, uint32) {
 var (
 	rootID  uint32
 	actions = map[uint32]string{} // stream context -> x-action
-	calls   = map[uint32]uint32{}  // token -> stream context
+	calls   = map[uint32]uint32{} // token -> stream context
 	config  string
 )
 
