@@ -1,0 +1,259 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
+	"github.com/tokenbudget/tokenbudget/sharedstore/server"
+)
+
+const token = "remote-test-token"
+
+// fakeCaller queues calls like proxy_http_call and delivers them, to an
+// httptest server running the real service, only when the test says so:
+// the callback never runs inside Call.
+type fakeCaller struct {
+	t       *testing.T
+	url     string
+	queue   []func()
+	calls   int
+	failErr []error // consumed per call: non-nil fails with that error
+	failSt  []int   // consumed per call: non-zero answers that status
+	refuse  error   // Call itself returns this
+	headers [][2]string
+}
+
+func (f *fakeCaller) Call(headers [][2]string, body []byte, timeoutMs uint32, cb func(int, []byte, error)) error {
+	if f.refuse != nil {
+		return f.refuse
+	}
+	f.calls++
+	f.headers = headers
+	var ferr error
+	var fst int
+	if len(f.failErr) > 0 {
+		ferr, f.failErr = f.failErr[0], f.failErr[1:]
+	}
+	if len(f.failSt) > 0 {
+		fst, f.failSt = f.failSt[0], f.failSt[1:]
+	}
+	f.queue = append(f.queue, func() {
+		if ferr != nil {
+			cb(0, nil, ferr)
+			return
+		}
+		if fst != 0 {
+			cb(fst, []byte("injected"), nil)
+			return
+		}
+		status, b := f.do(headers, body)
+		cb(status, b, nil)
+	})
+	return nil
+}
+
+func (f *fakeCaller) do(headers [][2]string, body []byte) (int, []byte) {
+	var path string
+	h := http.Header{}
+	for _, kv := range headers {
+		switch kv[0] {
+		case ":path":
+			path = kv[1]
+		case ":method", ":authority":
+		default:
+			h.Set(kv[0], kv[1])
+		}
+	}
+	req, err := http.NewRequest(http.MethodPost, f.url+path, bytes.NewReader(body))
+	require.NoError(f.t, err)
+	req.Header = h
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(f.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(f.t, err)
+	return resp.StatusCode, b
+}
+
+func (f *fakeCaller) deliver() {
+	q := f.queue
+	f.queue = nil
+	for _, c := range q {
+		c()
+	}
+}
+
+type rig struct {
+	fc    *fakeCaller
+	store *Store
+	rdb   *redis.Client
+	clock int64
+}
+
+func newRig(t *testing.T, tok string) *rig {
+	t.Helper()
+	addr := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = rdb.Close() })
+	srv := httptest.NewServer(server.New(server.Config{Store: server.NewStore(rdb, server.Options{}), Token: token, Registry: prometheus.NewRegistry()}))
+	t.Cleanup(srv.Close)
+	r := &rig{fc: &fakeCaller{t: t, url: srv.URL}, rdb: rdb, clock: 1e18}
+	r.store = New(r.fc, Config{Token: tok, Authority: "sharedstore", RetryForNs: 10e9}, func() int64 { return r.clock })
+	return r
+}
+
+func (r *rig) admit(t *testing.T, p sharedstore.Plan) sharedstore.Outcome {
+	t.Helper()
+	var got *sharedstore.Outcome
+	r.store.Admit(p, func(o sharedstore.Outcome) { got = &o })
+	require.Nil(t, got, "answered before the callback")
+	r.fc.deliver()
+	require.NotNil(t, got, "callback never answered")
+	return *got
+}
+
+// level reads a bucket period through the server's own key layout.
+func (r *rig) level(t *testing.T, opKey, budget string, capacity int64) float64 {
+	t.Helper()
+	v, err := r.rdb.HGet(context.Background(), "tb:b:{"+opKey+"}", "l:"+budget).Result()
+	if err == redis.Nil {
+		return float64(capacity)
+	}
+	require.NoError(t, err)
+	f, err := strconv.ParseFloat(v, 64)
+	require.NoError(t, err)
+	return f
+}
+
+func plan(key string, amount, capacity int64) sharedstore.Plan {
+	return sharedstore.Plan{
+		Requests: []sharedstore.Op{{Key: "cc:" + key, Kind: sharedstore.KindConcurrency, Dimension: "global", Amount: 1,
+			Limits: []sharedstore.Limit{{Budget: "concurrent", Capacity: 5}}}},
+		Tokens: []sharedstore.Op{{Key: "tk:" + key, Kind: sharedstore.KindTokens, Dimension: "api_key", Amount: amount, Private: true,
+			Limits: []sharedstore.Limit{{Budget: "minute", Capacity: capacity, RefillPerSec: 0.001}}}},
+	}
+}
+
+func TestAdmitAnswersFromTheCallbackWithARemoteHold(t *testing.T) {
+	r := newRig(t, token)
+	o := r.admit(t, plan("a", 300, 1000))
+	require.NoError(t, o.Err)
+	require.True(t, o.Admitted)
+	require.Equal(t, sharedstore.BackendRemote, o.Hold.Backend)
+	require.Len(t, o.Hold.ID, 32)
+	require.Len(t, o.Hold.Entries, 2)
+	require.Equal(t, int64(300), o.Hold.Reserved())
+	require.Equal(t, int64(700), o.Levels[0].Level.Remaining)
+	require.Contains(t, r.fc.headers, [2]string{"authorization", "Bearer " + token})
+	require.Contains(t, r.fc.headers, [2]string{":authority", "sharedstore"})
+}
+
+func TestRefusalComesBackWithItsReasonAndNoHold(t *testing.T) {
+	r := newRig(t, token)
+	o := r.admit(t, plan("b", 3000, 1000))
+	require.NoError(t, o.Err)
+	require.False(t, o.Admitted)
+	require.Equal(t, "api_key", o.Refusal.Dimension)
+	require.Equal(t, int64(1000), o.Refusal.Level.Remaining)
+	require.Empty(t, o.Hold.ID)
+}
+
+func TestUnusableAnswersBecomeOutcomeErr(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(r *rig)
+		token string
+	}{
+		{"transport error", func(r *rig) { r.fc.failErr = []error{errors.New("upstream reset")} }, token},
+		{"non-2xx", func(r *rig) { r.fc.failSt = []int{503} }, token},
+		{"bad json", func(r *rig) { r.fc.failSt = []int{200} }, token},
+		{"wrong token is 401", func(*rig) {}, "not-the-token"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t, tt.token)
+			tt.setup(r)
+			o := r.admit(t, plan("c", 1, 10))
+			require.Error(t, o.Err)
+			require.False(t, o.Admitted)
+		})
+	}
+}
+
+func TestCallRefusedByTheHostAnswersAtOnceWithErr(t *testing.T) {
+	r := newRig(t, token)
+	r.fc.refuse = errors.New("no such cluster")
+	var got *sharedstore.Outcome
+	r.store.Admit(plan("d", 1, 10), func(o sharedstore.Outcome) { got = &o })
+	require.NotNil(t, got)
+	require.Error(t, got.Err)
+}
+
+func TestSettleIsRetriedFromTickUntilItLands(t *testing.T) {
+	r := newRig(t, token)
+	o := r.admit(t, plan("e", 400, 1000))
+	require.True(t, o.Admitted)
+	r.fc.failSt = []int{503, 502}
+	r.store.Settle(o.Hold, 100)
+	r.fc.deliver()
+	require.Equal(t, 1, r.store.Pending())
+	r.store.Tick()
+	r.fc.deliver()
+	require.Equal(t, 1, r.store.Pending())
+	r.store.Tick()
+	r.fc.deliver()
+	r.store.Tick()
+	require.Equal(t, 0, r.store.Pending())
+	require.InDelta(t, 900, r.level(t, "tk:e", "minute", 1000), 0.5)
+	require.InDelta(t, 5, r.level(t, "cc:e", "concurrent", 5), 0.01)
+	calls := r.fc.calls
+	r.store.Tick()
+	require.Equal(t, calls, r.fc.calls, "nothing left to retry")
+}
+
+func TestRetriedReleaseAfterALostAnswerCountsOnce(t *testing.T) {
+	r := newRig(t, token)
+	o := r.admit(t, plan("f", 400, 1000))
+	r.store.Release(o.Hold)
+	r.fc.deliver()          // lands
+	r.store.Release(o.Hold) // the filter's retry of a call whose answer it lost
+	r.fc.deliver()
+	require.InDelta(t, 1000, r.level(t, "tk:f", "minute", 1000), 0.5)
+	require.Equal(t, 0, r.store.Pending())
+}
+
+func TestFailedSettleIsDroppedAfterTheRetryWindow(t *testing.T) {
+	r := newRig(t, token)
+	o := r.admit(t, plan("g", 400, 1000))
+	r.fc.failErr = []error{errors.New("down"), errors.New("down")}
+	r.store.Settle(o.Hold, 100)
+	r.fc.deliver()
+	r.clock += 5e9
+	r.store.Tick()
+	r.fc.deliver()
+	require.Equal(t, 1, r.store.Pending())
+	r.clock += 6e9
+	calls := r.fc.calls
+	r.store.Tick()
+	require.Equal(t, calls, r.fc.calls, "no attempt after the window")
+	require.Equal(t, 0, r.store.Pending())
+	require.Equal(t, uint64(1), r.store.Dropped())
+}
+
+func TestHoldWithoutIDCostsNoCall(t *testing.T) {
+	r := newRig(t, token)
+	r.store.Settle(sharedstore.Hold{Backend: sharedstore.BackendRemote}, 10)
+	r.store.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote})
+	require.Equal(t, 0, r.fc.calls)
+}
