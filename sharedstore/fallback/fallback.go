@@ -1,0 +1,96 @@
+// Package fallback decides what a request gets when the fleet-wide store
+// cannot answer (rate_limiting.redis.fallback_to_memory): true admits on the
+// replica-local buckets, false keeps the error so the filter answers 503
+// with Retry-After: 5. Either way every hold ends on the store that made it.
+//
+// This package is compiled into the .wasm: no fmt, no os, no goroutines.
+package fallback
+
+import "github.com/tokenbudget/tokenbudget/sharedstore"
+
+// Actions passed to onUnavailable, the seed's rate_limit_redis_unavailable_total
+// action label.
+const (
+	ActionFallback = "fallback"
+	ActionReject   = "reject"
+)
+
+type store struct {
+	remote, local    sharedstore.Store
+	fallbackToMemory bool
+	onUnavailable    func(dimension, action string)
+}
+
+// New wraps a remote and a local store. onUnavailable (may be nil) is called
+// once per distinct dimension label of the plan's ops (requests then tokens,
+// first occurrence order) each time the remote store fails an admission: the
+// metric counts which budgets went unenforced fleet-wide, and a dimension
+// with both a request-count and a token op is one budget owner, not two.
+func New(remote, local sharedstore.Store, fallbackToMemory bool, onUnavailable func(dimension, action string)) sharedstore.Store {
+	return &store{remote: remote, local: local, fallbackToMemory: fallbackToMemory, onUnavailable: onUnavailable}
+}
+
+func (s *store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
+	s.remote.Admit(plan, func(o sharedstore.Outcome) {
+		if o.Err == nil {
+			done(o)
+			return
+		}
+		action := ActionReject
+		if s.fallbackToMemory {
+			action = ActionFallback
+		}
+		s.report(plan, action)
+		if !s.fallbackToMemory {
+			done(sharedstore.Outcome{Err: o.Err})
+			return
+		}
+		s.local.Admit(plan, done)
+	})
+}
+
+func (s *store) report(plan sharedstore.Plan, action string) {
+	if s.onUnavailable == nil {
+		return
+	}
+	seen := make([]string, 0, 8) // an outage path: one small allocation is fine
+	for _, group := range [2][]sharedstore.Op{plan.Requests, plan.Tokens} {
+		for _, op := range group {
+			if contains(seen, op.Dimension) {
+				continue
+			}
+			seen = append(seen, op.Dimension)
+			s.onUnavailable(op.Dimension, action)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Settle and Release go to the store that holds the hold: a reservation
+// taken locally during an outage is never ended on Redis, which never held
+// it. A hold with no backend (nothing reserved) is ignored.
+func (s *store) Settle(h sharedstore.Hold, actual int64) {
+	switch h.Backend {
+	case sharedstore.BackendRemote:
+		s.remote.Settle(h, actual)
+	case sharedstore.BackendLocal:
+		s.local.Settle(h, actual)
+	}
+}
+
+func (s *store) Release(h sharedstore.Hold) {
+	switch h.Backend {
+	case sharedstore.BackendRemote:
+		s.remote.Release(h)
+	case sharedstore.BackendLocal:
+		s.local.Release(h)
+	}
+}

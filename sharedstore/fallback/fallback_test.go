@@ -1,0 +1,94 @@
+package fallback
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// fakeStore answers every admission with a fixed outcome and records ends.
+type fakeStore struct {
+	backend  sharedstore.Backend
+	err      error
+	admits   int
+	settled  []int64
+	released int
+}
+
+func (f *fakeStore) Admit(_ sharedstore.Plan, done func(sharedstore.Outcome)) {
+	f.admits++
+	if f.err != nil {
+		done(sharedstore.Outcome{Err: f.err})
+		return
+	}
+	done(sharedstore.Outcome{Admitted: true, Hold: sharedstore.Hold{Backend: f.backend}})
+}
+func (f *fakeStore) Settle(_ sharedstore.Hold, a int64) { f.settled = append(f.settled, a) }
+func (f *fakeStore) Release(sharedstore.Hold)           { f.released++ }
+
+var plan = sharedstore.Plan{
+	Requests: []sharedstore.Op{{Dimension: "api_key", Kind: sharedstore.KindRequests}, {Dimension: "global", Kind: sharedstore.KindConcurrency}},
+	Tokens:   []sharedstore.Op{{Dimension: "api_key", Kind: sharedstore.KindTokens}, {Dimension: "model", Kind: sharedstore.KindTokens}},
+}
+
+func TestRemoteFailureFollowsFallbackToMemory(t *testing.T) {
+	tests := []struct {
+		name        string
+		fallback    bool
+		wantErr     bool
+		wantBackend sharedstore.Backend
+		wantAction  string
+	}{
+		{"fallback admits on the local buckets", true, false, sharedstore.BackendLocal, ActionFallback},
+		{"fail closed keeps the error for a 503", false, true, 0, ActionReject},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			remote := &fakeStore{backend: sharedstore.BackendRemote, err: errors.New("timeout")}
+			local := &fakeStore{backend: sharedstore.BackendLocal}
+			var events [][2]string
+			s := New(remote, local, tt.fallback, func(d, a string) { events = append(events, [2]string{d, a}) })
+			var got sharedstore.Outcome
+			s.Admit(plan, func(o sharedstore.Outcome) { got = o })
+			require.Equal(t, tt.wantErr, got.Err != nil)
+			require.Equal(t, tt.wantBackend, got.Hold.Backend)
+			require.Equal(t, [][2]string{{"api_key", tt.wantAction}, {"global", tt.wantAction}, {"model", tt.wantAction}}, events,
+				"once per distinct dimension")
+			if tt.fallback {
+				require.Equal(t, 1, local.admits)
+			} else {
+				require.Equal(t, 0, local.admits)
+			}
+		})
+	}
+}
+
+func TestRemoteAnswerIsUsedAsIsAndReportsNothing(t *testing.T) {
+	remote := &fakeStore{backend: sharedstore.BackendRemote}
+	local := &fakeStore{backend: sharedstore.BackendLocal}
+	called := false
+	s := New(remote, local, true, func(string, string) { called = true })
+	var got sharedstore.Outcome
+	s.Admit(plan, func(o sharedstore.Outcome) { got = o })
+	require.True(t, got.Admitted)
+	require.Equal(t, sharedstore.BackendRemote, got.Hold.Backend)
+	require.False(t, called)
+	require.Equal(t, 0, local.admits)
+}
+
+func TestHoldsEndOnTheStoreThatMadeThem(t *testing.T) {
+	remote := &fakeStore{}
+	local := &fakeStore{}
+	s := New(remote, local, true, nil)
+	s.Settle(sharedstore.Hold{Backend: sharedstore.BackendLocal}, 5)
+	s.Release(sharedstore.Hold{Backend: sharedstore.BackendLocal})
+	s.Settle(sharedstore.Hold{Backend: sharedstore.BackendRemote}, 7)
+	s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote})
+	s.Release(sharedstore.Hold{})
+	require.Equal(t, []int64{5}, local.settled)
+	require.Equal(t, []int64{7}, remote.settled)
+	require.Equal(t, 1, local.released)
+	require.Equal(t, 1, remote.released)
+}
