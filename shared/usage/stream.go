@@ -146,6 +146,9 @@ func (s *Stream) finishLine(last []byte) {
 	}
 	s.processLine(line)
 	s.line = s.line[:0]
+	if cap(s.line) > 64<<10 {
+		s.line = nil // a rare long line must not pin its buffer for the stream's life
+	}
 }
 
 // processLine applies one complete line to the pending event.
@@ -199,7 +202,7 @@ func (s *Stream) dispatch() {
 	s.name = s.name[:0]
 	s.data = s.data[:0]
 	if cap(s.data) > 64<<10 {
-		s.data = nil
+		s.data = nil // as for s.line
 	}
 	s.hasData = false
 	s.poisoned = false
