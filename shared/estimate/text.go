@@ -69,7 +69,7 @@ func scan[T string | []byte](s T) int64 {
 		switch byteClass[c] {
 		case clsLower, clsUpper:
 			j := i
-			for j < n && (byteClass[s[j]] == clsLower || byteClass[s[j]] == clsUpper || byteClass[s[j]] == clsDigit) {
+			for j < n && isAlnum(s[j]) {
 				j++
 			}
 			u += wordCost(s[i:j])
@@ -115,3 +115,7 @@ func scan[T string | []byte](s T) int64 {
 	// Byte-level BPE never needs more tokens than bytes.
 	return min((u+unit-1)/unit, int64(n))
 }
+
+// isAlnum reports an ASCII letter or digit with one comparison: the three
+// classes are consecutive and clsPunct (0) wraps around.
+func isAlnum(c byte) bool { return byteClass[c]-clsLower <= clsDigit-clsLower }
