@@ -51,7 +51,7 @@ func envs(t *testing.T) []env {
 	return []env{newEnv(t, false), newEnv(t, true)}
 }
 
-func newEnv(t *testing.T, cluster bool) env {
+func newEnv(t testing.TB, cluster bool) env {
 	t.Helper()
 	ctx := context.Background()
 	rt := &roundTrips{}
