@@ -155,3 +155,19 @@ func message(r sharedstore.Refusal, limitType string, retry int64) string {
 		return "Request rate limit exceeded: the " + r.Dimension + " " + limitType + " limit." + after
 	}
 }
+
+// Invalid renders a 400 for a request that no amount of waiting makes
+// admissible under the operator's model limits (an input above
+// max_context_length, an output ceiling above max_tokens_per_request). It is
+// shaped like OpenAI's invalid_request_error so SDKs surface the message.
+func Invalid(code, param, msg string) (status int, body []byte, headers []Header) {
+	body = make([]byte, 0, 96+len(msg)+len(param))
+	body = append(body, `{"error":{"type":"invalid_request_error","code":`...)
+	body = appendJSONString(body, code)
+	body = append(body, `,"param":`...)
+	body = appendJSONString(body, param)
+	body = append(body, `,"message":`...)
+	body = appendJSONString(body, msg)
+	body = append(body, "}}"...)
+	return 400, body, []Header{{"content-type", "application/json"}}
+}

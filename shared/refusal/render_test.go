@@ -171,3 +171,15 @@ func TestUnavailableFailsClosedWithRetryAfter(t *testing.T) {
 	require.Contains(t, string(body), `"retry_after_seconds":5`)
 	require.Equal(t, "5", headerMap(t, headers)["retry-after"])
 }
+
+func TestInvalidIsAnOpenAIShapedBadRequest(t *testing.T) {
+	status, body, headers := Invalid("context_length_exceeded", "messages", `model "gpt-4o" allows 10 input tokens; this request has ~"20"`)
+	require.Equal(t, 400, status)
+	var m map[string]map[string]string
+	require.NoError(t, json.Unmarshal(body, &m))
+	require.Equal(t, "invalid_request_error", m["error"]["type"])
+	require.Equal(t, "context_length_exceeded", m["error"]["code"])
+	require.Equal(t, "messages", m["error"]["param"])
+	require.Contains(t, m["error"]["message"], `~"20"`)
+	require.Equal(t, []Header{{"content-type", "application/json"}}, headers)
+}

@@ -1,0 +1,45 @@
+package core
+
+import (
+	"strconv"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/sjson"
+	"github.com/tokenbudget/tokenbudget/shared/usage"
+)
+
+// outputFields are the request fields that state an output ceiling.
+var outputFields = [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"}
+
+// clampOutput rewrites every stated output ceiling above max to max, or,
+// when none is stated, adds the route's own field so the backend cannot
+// generate past the limit the reservation assumed.
+func clampOutput(api usage.API, body []byte, max int64) []byte {
+	stated := false
+	for _, f := range outputFields {
+		v := gjson.GetBytes(body, f)
+		if !v.Exists() {
+			continue
+		}
+		stated = true
+		if n, err := strconv.ParseFloat(v.String(), 64); err == nil && n <= float64(max) {
+			continue
+		}
+		if nb, err := sjson.SetBytes(body, f, max); err == nil {
+			body = nb
+		}
+	}
+	if stated {
+		return body
+	}
+	field := "max_tokens"
+	if api == usage.OpenAIResponses {
+		field = "max_output_tokens"
+	}
+	if nb, err := sjson.SetBytes(body, field, max); err == nil {
+		return nb
+	}
+	return body
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,65 @@
+package core
+
+import (
+	"strconv"
+
+	"github.com/tokenbudget/tokenbudget/filter/abi"
+	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/sharedstore/local"
+)
+
+// sharedData adapts proxy shared data to the local store: Envoy's status
+// codes become the store's sentinel errors.
+type sharedData struct{ h abi.Host }
+
+func (s sharedData) Get(key string) ([]byte, uint32, error) {
+	v, cas, st := s.h.GetSharedData(key)
+	switch st {
+	case abi.StatusOK:
+		return v, cas, nil
+	case abi.StatusNotFound:
+		return nil, 0, local.ErrNotFound
+	}
+	return nil, 0, errs.New("get shared data: status " + strconv.Itoa(int(st)))
+}
+
+func (s sharedData) Set(key string, value []byte, cas uint32) error {
+	switch st := s.h.SetSharedData(key, value, cas); st {
+	case abi.StatusOK:
+		return nil
+	case abi.StatusCasMismatch:
+		return local.ErrCasMismatch
+	default:
+		return errs.New("set shared data: status " + strconv.Itoa(int(st)))
+	}
+}
+
+// caller binds the remote store to proxy_http_call on the root context.
+type caller struct {
+	root    *Root
+	cluster string
+}
+
+func (c *caller) Call(headers [][2]string, body []byte, timeoutMs uint32, cb func(int, []byte, error)) error {
+	token, st := c.root.host.HTTPCall(c.cluster, headers, body, timeoutMs)
+	if st != abi.StatusOK {
+		return errs.New("http call to cluster " + c.cluster + ": status " + strconv.Itoa(int(st)))
+	}
+	c.root.calls[token] = cb
+	return nil
+}
+
+func errCallFailed(msg string) error {
+	if msg == "" {
+		msg = "reset"
+	}
+	return errs.New("http call failed: " + msg)
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0
+	}
+	return n
+}

@@ -1,0 +1,473 @@
+package core
+
+import (
+	"net/netip"
+	"strconv"
+
+	"github.com/tokenbudget/tokenbudget/filter/abi"
+	"github.com/tokenbudget/tokenbudget/shared/budget"
+	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
+	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/shared/refusal"
+	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// maxResponseCopy bounds the copy of a non-streamed response kept to read
+// its usage block; a larger answer releases its hold (its usage is unknown).
+const maxResponseCopy = 8 << 20
+
+// unavailableRetryAfter is the Retry-After of a fail-closed 503 (seed 004).
+const unavailableRetryAfter = 5
+
+// Stream is one HTTP request through the filter. Its hold (if any) ends
+// exactly once: settled at the response's normal end with usage, released
+// on everything else, at the latest when the host says the stream is done.
+type Stream struct {
+	root *Root
+	id   uint32
+
+	rt    *config.Runtime // the config this request was admitted under
+	store sharedstore.Store
+	api   usage.API
+	route bool // a text-generation route this filter meters
+
+	who budget.Identity
+	req estimate.Request
+
+	admitting      bool // inside store.Admit: an answer now is synchronous
+	decided        bool
+	paused         bool
+	refusedLocally bool
+	done           bool // the host ended the stream (on_done)
+
+	hold   sharedstore.Hold
+	held   bool // hold taken and not yet ended
+	levels []sharedstore.OpLevel
+
+	streamed bool
+	failed   bool // upstream answered an error status
+	cacheHit bool
+	sse      *usage.Stream
+	body     []byte
+	tooLarge bool
+}
+
+func (s *Stream) host() abi.Host { return s.root.host }
+
+func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
+	rt := s.root.rt
+	if rt == nil {
+		return abi.ActionContinue
+	}
+	path, _ := s.host().GetHeader(abi.MapRequestHeaders, ":path")
+	api, ok := usage.Route(path)
+	if !ok {
+		return abi.ActionContinue
+	}
+	s.route, s.api, s.rt, s.store = true, api, rt, s.root.store
+	s.identify()
+	if rt.Exempt(s.clientAddr(), s.who.APIKeyHash) {
+		s.route = false
+		s.root.metrics.request("exempt")
+		return abi.ActionContinue
+	}
+	if s.mayRewriteBody() {
+		// Headers are read-only once this callback returns Continue, and the
+		// body is read (and maybe rewritten) later: drop the length now and
+		// let the proxy frame the body, as Envoy filters that rewrite do.
+		s.host().RemoveHeader(abi.MapRequestHeaders, "content-length")
+	}
+	if endOfStream {
+		s.root.metrics.failOpen("no_body")
+		return s.admit(false)
+	}
+	return abi.ActionContinue
+}
+
+// identify resolves who the request is for. User and team come from the
+// API-key table, or from headers only the operator declared trusted (set by
+// an auth filter in front): a client cannot name another tenant's bucket.
+func (s *Stream) identify() {
+	h := s.host()
+	get := func(name string) (string, bool) {
+		v, st := h.GetHeader(abi.MapRequestHeaders, name)
+		return v, st == abi.StatusOK && v != ""
+	}
+	if raw, ok := identity.APIKey(get, s.rt.APIKeyHeaders); ok {
+		s.who.APIKeyHash = identity.HashKey(raw)
+		s.who.Key = s.rt.Key(s.who.APIKeyHash)
+	}
+	s.who.User, s.who.Team = s.who.Key.User, s.who.Key.Team
+	if n := s.rt.TrustedUserHeader; n != "" {
+		if v, ok := get(n); ok {
+			s.who.User = v
+		}
+	}
+	if n := s.rt.TrustedTeamHeader; n != "" {
+		if v, ok := get(n); ok {
+			s.who.Team = v
+		}
+	}
+	if addr := s.clientAddr(); addr.IsValid() {
+		s.who.Client = addr.String()
+	}
+	if n := s.rt.ModelHeader; n != "" {
+		if v, ok := get(n); ok {
+			s.who.Model = v
+		}
+	}
+}
+
+// clientAddr is the peer address Envoy reports, without its port.
+func (s *Stream) clientAddr() netip.Addr {
+	v, st := s.host().GetProperty("source", "address")
+	if st != abi.StatusOK {
+		return netip.Addr{}
+	}
+	if ap, err := netip.ParseAddrPort(string(v)); err == nil {
+		return ap.Addr().Unmap()
+	}
+	a, _ := netip.ParseAddr(string(v))
+	return a.Unmap()
+}
+
+// mayRewriteBody says whether this request's body might be rewritten: the
+// stream-usage injection on OpenAI routes, or a model limit that clamps.
+func (s *Stream) mayRewriteBody() bool {
+	return s.root.anyClamp || s.rt.InjectStreamUsage && (s.api == usage.OpenAIChat || s.api == usage.OpenAICompletions)
+}
+
+func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
+	if !s.route || s.decided || s.paused {
+		return abi.ActionContinue
+	}
+	if int64(bodySize) > s.rt.MaxBodyBytes {
+		s.root.metrics.failOpen("body_too_large")
+		return s.admit(false)
+	}
+	if !endOfStream {
+		return abi.ActionPause // StopIterationAndBuffer: read the whole body once
+	}
+	body, st := s.host().GetBuffer(abi.BufferRequestBody, 0, bodySize)
+	if st != abi.StatusOK {
+		s.root.metrics.failOpen("body_unreadable")
+		return s.admit(false)
+	}
+	req, err := estimate.Parse(body, s.rt.DefaultOutputTokens)
+	if err != nil {
+		s.root.metrics.failOpen("not_json")
+		return s.admit(false)
+	}
+	s.req = req
+	if s.who.Model == "" || req.Model != "" {
+		s.who.Model = req.Model
+	}
+	rewritten, changed := body, false
+	if s.rt.InjectStreamUsage && req.Stream && !req.StreamIncludeUsage {
+		rewritten, changed = usage.InjectIncludeUsage(s.api, rewritten)
+		if !changed {
+			rewritten = body
+		}
+	}
+	if mr, ok := s.rt.Model(s.who.Model); ok {
+		var refused, clamped bool
+		if rewritten, clamped, refused = s.applyModelLimits(mr, rewritten); refused {
+			return abi.ActionPause
+		}
+		changed = changed || clamped
+	}
+	if changed {
+		s.host().SetBuffer(abi.BufferRequestBody, 0, bodySize, rewritten)
+	}
+	return s.admit(true)
+}
+
+// applyModelLimits enforces the model's per-request limits (seed 003). An
+// input above max_context_length can never fit: 400. An output ceiling
+// above max_tokens_per_request is refused (400) or, with on_max_tokens
+// "clamp", rewritten to the limit; an unstated ceiling reserves the limit.
+func (s *Stream) applyModelLimits(mr config.ModelRules, body []byte) (out []byte, clamped, refused bool) {
+	if mr.MaxContextLength > 0 && s.req.Input > mr.MaxContextLength {
+		s.invalid("context_length_exceeded", "messages", "This request's input (about "+itoa64(s.req.Input)+
+			" tokens) exceeds the "+itoa64(mr.MaxContextLength)+"-token context limit of model "+s.who.Model+".")
+		return body, false, true
+	}
+	max := mr.MaxTokensPerRequest
+	if max <= 0 || s.req.Output <= max {
+		return body, false, false
+	}
+	switch {
+	case mr.Clamp:
+		body, clamped = clampOutput(s.api, body, max), true
+	case s.req.OutputStated:
+		s.invalid("max_tokens_exceeded", "max_tokens", "The requested output ceiling ("+itoa64(s.req.Output)+
+			" tokens) exceeds the "+itoa64(max)+"-token limit of model "+s.who.Model+".")
+		return body, false, true
+	}
+	s.req.Output = max
+	return body, clamped, false
+}
+
+func (s *Stream) invalid(code, param, msg string) {
+	s.root.metrics.request("invalid")
+	status, body, headers := refusal.Invalid(code, param, msg)
+	s.reply(status, body, headers)
+}
+
+// admit plans and reserves. withTokens is false when the body could not be
+// read: the request is admitted unchanged with no token reservation
+// (fail-open, seed 004), but request-count limits still apply.
+func (s *Stream) admit(withTokens bool) abi.Action {
+	amount := int64(0)
+	if withTokens {
+		amount = s.req.Input + s.req.Output
+	}
+	plan, skipped := budget.Plan(s.rt, s.who, amount)
+	for _, d := range skipped {
+		s.root.metrics.skipped(d)
+	}
+	if !withTokens {
+		plan.Tokens = nil
+	}
+	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 {
+		s.decided = true
+		s.root.metrics.request("admitted")
+		return abi.ActionContinue
+	}
+	s.admitting = true
+	s.store.Admit(plan, s.admitted)
+	s.admitting = false
+	if !s.decided {
+		s.paused = true // the answer comes through the root's callout response
+		return abi.ActionPause
+	}
+	if s.refusedLocally {
+		return abi.ActionPause
+	}
+	return abi.ActionContinue
+}
+
+// admitted receives the store's answer, synchronously from the shared-data
+// backend or later from the remote backend's callout response. A late
+// answer for a stream that is gone releases what it reserved.
+func (s *Stream) admitted(o sharedstore.Outcome) {
+	s.decided = true
+	if s.done {
+		if o.Err == nil && o.Admitted {
+			s.store.Release(o.Hold)
+		}
+		return
+	}
+	async := !s.admitting
+	if async {
+		s.host().SetEffectiveContext(s.id)
+	}
+	for _, f := range o.Skipped {
+		s.root.metrics.skipped(f)
+	}
+	switch {
+	case o.Err != nil:
+		s.root.metrics.request("unavailable")
+		s.host().Log(abi.LogWarn, "tokenbudget: budget store unavailable, failing closed: "+o.Err.Error())
+		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
+		s.reply(status, body, headers)
+	case !o.Admitted && o.Refusal != nil:
+		s.root.metrics.request("refused")
+		s.root.metrics.refusal(*o.Refusal, refusal.LimitType(o.Refusal.Kind, o.Refusal.Budget))
+		status, body, headers := refusal.Refusal(*o.Refusal, o.Levels, s.host().NowNanos()/1e9)
+		s.reply(status, body, headers)
+	default:
+		s.root.metrics.request("admitted")
+		s.hold, s.levels = o.Hold, o.Levels
+		s.held = len(o.Hold.Entries) > 0
+		for _, e := range o.Hold.Entries {
+			s.root.metrics.tokens(e, "reserved", e.Amount)
+		}
+		if async {
+			s.host().ContinueStream(abi.StreamRequest)
+		}
+	}
+}
+
+func (s *Stream) reply(status int, body []byte, headers []refusal.Header) {
+	hs := make([][2]string, len(headers))
+	for i, h := range headers {
+		hs[i] = [2]string{h.Name, h.Value}
+	}
+	s.refusedLocally = true
+	s.host().SendLocalResponse(status, "tokenbudget", body, hs)
+}
+
+func (s *Stream) OnRequestTrailers(numTrailers int) abi.Action { return abi.ActionContinue }
+
+func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action {
+	if !s.route || s.refusedLocally {
+		return abi.ActionContinue
+	}
+	h := s.host()
+	for _, hd := range refusal.SuccessHeaders(s.levels) {
+		h.ReplaceHeader(abi.MapResponseHeaders, hd.Name, hd.Value)
+	}
+	if !s.held {
+		return abi.ActionContinue
+	}
+	status, _ := h.GetHeader(abi.MapResponseHeaders, ":status")
+	if code, err := strconv.Atoi(status); err != nil || code < 200 || code > 299 {
+		s.failed = true
+	}
+	if n := s.rt.CacheHitHeader; n != "" {
+		if v, st := h.GetHeader(abi.MapResponseHeaders, n); st == abi.StatusOK && equalFold(v, s.rt.CacheHitValue) {
+			s.cacheHit = true
+		}
+	}
+	if ct, _ := h.GetHeader(abi.MapResponseHeaders, "content-type"); hasPrefixFold(ct, "text/event-stream") {
+		s.streamed = true
+		s.sse = usage.NewStream(s.api, estimate.Text)
+	}
+	if endOfStream {
+		s.finish()
+	}
+	return abi.ActionContinue
+}
+
+func (s *Stream) OnResponseBody(bodySize int, endOfStream bool) abi.Action {
+	if !s.held {
+		return abi.ActionContinue
+	}
+	if !s.failed && !s.cacheHit && bodySize > 0 {
+		chunk, st := s.host().GetBuffer(abi.BufferResponseBody, 0, bodySize)
+		if st == abi.StatusOK {
+			s.observe(chunk)
+		}
+	}
+	if endOfStream {
+		s.finish()
+	}
+	return abi.ActionContinue
+}
+
+// observe reads one response chunk as it passes; the filter never holds the
+// response back.
+func (s *Stream) observe(chunk []byte) {
+	if s.streamed {
+		s.sse.Write(chunk)
+		return
+	}
+	if s.tooLarge {
+		return
+	}
+	if len(s.body)+len(chunk) > maxResponseCopy {
+		s.tooLarge, s.body = true, nil
+		return
+	}
+	s.body = append(s.body, chunk...)
+}
+
+func (s *Stream) OnResponseTrailers(numTrailers int) abi.Action {
+	if s.held {
+		s.finish()
+	}
+	return abi.ActionContinue
+}
+
+// finish ends the hold at the response's end: settle with the backend's
+// usage, release on failure, cache hit, or no usage.
+func (s *Stream) finish() {
+	if !s.held {
+		return
+	}
+	switch {
+	case s.failed || s.cacheHit:
+		s.release()
+	case s.streamed:
+		if !s.sse.Completed() {
+			s.cut()
+			return
+		}
+		if u, ok := s.sse.Usage(); ok {
+			s.settle(u.Total())
+			return
+		}
+		s.settle(s.req.Input + s.sse.DeltaTokens())
+	default:
+		if u, ok := usage.FromJSON(s.api, s.body); ok && !s.tooLarge {
+			s.settle(u.Total())
+			return
+		}
+		s.release()
+	}
+}
+
+// cut ends a stream that stopped before its normal end. It never settles,
+// unless the operator chose to charge what was seen (settle_cut_streams).
+func (s *Stream) cut() {
+	if s.rt.SettleCutStreams && s.streamed && s.sse != nil {
+		s.settle(s.req.Input + s.sse.DeltaTokens())
+		return
+	}
+	s.release()
+}
+
+func (s *Stream) settle(actual int64) {
+	s.held = false
+	s.body = nil
+	reserved := s.hold.Reserved()
+	for _, e := range s.hold.Entries {
+		if actual < reserved {
+			s.root.metrics.tokens(e, "refunded", reserved-actual)
+		} else {
+			s.root.metrics.tokens(e, "charged", actual-reserved)
+		}
+	}
+	s.store.Settle(s.hold, actual)
+}
+
+func (s *Stream) release() {
+	s.held = false
+	s.body = nil
+	for _, e := range s.hold.Entries {
+		s.root.metrics.tokens(e, "refunded", e.Amount)
+	}
+	s.store.Release(s.hold)
+}
+
+func (s *Stream) OnLog() {}
+
+// OnDone is the host's word that the stream is over. A hold still open here
+// belongs to a stream that never reached its normal end.
+func (s *Stream) OnDone() {
+	s.done = true
+	if s.held {
+		s.cut()
+	}
+}
+
+func (s *Stream) OnDelete() {
+	s.done = true
+	delete(s.root.streams, s.id)
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lower(a[i]) != lower(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && equalFold(s[:len(prefix)], prefix)
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
