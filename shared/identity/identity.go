@@ -1,12 +1,11 @@
 // Package identity finds the caller's API key in request headers and hashes
 // it, so nothing downstream ever holds or logs the raw key.
 //
-// This package is compiled into the .wasm: no fmt, no os.
+// This package is compiled into the .wasm: no fmt, no os, and nothing that
+// links syscall (so no crypto/sha256 or encoding/hex; see sha256.go).
 package identity
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"strings"
 )
@@ -17,8 +16,7 @@ const HashPrefix = "sha256:"
 // HashKey is the lower-case hex SHA-256 of a raw key: the only form in which
 // a key is stored, compared, used in bucket keys or logged.
 func HashKey(raw string) string {
-	sum := sha256.Sum256([]byte(raw))
-	return hex.EncodeToString(sum[:])
+	return hexLower(sum256(raw))
 }
 
 var (
@@ -37,7 +35,7 @@ func Normalize(configKey string) (string, error) {
 	}
 	if len(configKey) >= len(HashPrefix) && strings.EqualFold(configKey[:len(HashPrefix)], HashPrefix) {
 		h := configKey[len(HashPrefix):]
-		if len(h) != sha256.Size*2 {
+		if len(h) != sha256Size*2 {
 			return "", errBadHash
 		}
 		for i := 0; i < len(h); i++ {
