@@ -1,0 +1,181 @@
+package jsonx
+
+import (
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Decoding follows encoding/json exactly, so that a string read here means the
+// same as it does to an upstream written in Go: invalid UTF-8 bytes and
+// unpaired surrogates each become U+FFFD.
+
+// content returns the bytes between the quotes of a String value.
+func (v Value) content() ([]byte, bool) {
+	if v.Kind != String || len(v.Raw) < 2 {
+		return nil, false
+	}
+	return v.Raw[1 : len(v.Raw)-1], true
+}
+
+// Str returns the decoded content of a String ("" for any other kind). It
+// allocates; use StrBytes or StrLen on hot paths.
+func (v Value) Str() string {
+	c, ok := v.content()
+	if !ok {
+		return ""
+	}
+	if plainText(c) {
+		return string(c)
+	}
+	b := appendDecoded(make([]byte, 0, len(c)), c)
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// StrBytes returns the decoded content of a String without allocating when no
+// decoding is needed: the result then aliases Raw and must not be modified.
+// Otherwise it is a new slice. Nil for other kinds.
+func (v Value) StrBytes() []byte {
+	c, ok := v.content()
+	if !ok {
+		return nil
+	}
+	if plainText(c) {
+		return c[:len(c):len(c)]
+	}
+	return appendDecoded(make([]byte, 0, len(c)), c)
+}
+
+// StrLen returns len(v.Str()) without allocating, which is what the token
+// estimator needs for every message in a request.
+func (v Value) StrLen() int {
+	c, ok := v.content()
+	if !ok {
+		return 0
+	}
+	return decodedLen(c)
+}
+
+// Unquote decodes one complete JSON string literal (quotes included), e.g. a
+// raw key from ForEach wrapped back in quotes, or a Raw of Kind String. It
+// validates first, so it is safe on arbitrary bytes.
+func Unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	end, ok := validString(raw, 0)
+	if !ok || end != len(raw) {
+		return "", false
+	}
+	return Value{Kind: String, Raw: raw}.Str(), true
+}
+
+// plainText reports whether c decodes to itself (no escapes, valid UTF-8).
+func plainText(c []byte) bool {
+	for i := 0; i < len(c); i++ {
+		if c[i] == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(c)
+}
+
+// decodeRune decodes the unit of string content at s[i] (a byte, a UTF-8
+// sequence or an escape) and returns the rune and the bytes consumed (>= 1).
+func decodeRune(s []byte, i int) (rune, int) {
+	c := s[i]
+	if c != '\\' {
+		if c < utf8.RuneSelf {
+			return rune(c), 1
+		}
+		return utf8.DecodeRune(s[i:])
+	}
+	if i+1 >= len(s) {
+		return utf8.RuneError, 1
+	}
+	switch s[i+1] {
+	case '"', '\\', '/':
+		return rune(s[i+1]), 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		r, ok := hex4(s, i+2)
+		if !ok {
+			return utf8.RuneError, 2
+		}
+		if utf16.IsSurrogate(r) {
+			if i+12 <= len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+				if r2, ok := hex4(s, i+8); ok {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						return dec, 12
+					}
+				}
+			}
+			return utf8.RuneError, 6
+		}
+		return r, 6
+	}
+	return utf8.RuneError, 2
+}
+
+// encodeRune writes r as UTF-8 into buf (len >= 4), mapping runes UTF-8
+// cannot hold to U+FFFD as encoding/json does.
+func encodeRune(buf []byte, r rune) int {
+	return utf8.EncodeRune(buf, r)
+}
+
+// appendDecoded appends the decoding of string content c to dst.
+func appendDecoded(dst, c []byte) []byte {
+	start := 0
+	for i := 0; i < len(c); {
+		if b := c[i]; b < utf8.RuneSelf && b != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, c[start:i]...)
+		r, n := decodeRune(c, i)
+		if r < utf8.RuneSelf {
+			dst = append(dst, byte(r))
+		} else {
+			dst = utf8.AppendRune(dst, r)
+		}
+		i += n
+		start = i
+	}
+	return append(dst, c[start:]...)
+}
+
+// decodedLen is len(appendDecoded(nil, c)) without the allocation.
+func decodedLen(c []byte) int {
+	n := 0
+	for i := 0; i < len(c); {
+		for i+8 <= len(c) && plainTextWord(load64(c, i)) {
+			i += 8
+			n += 8
+		}
+		if i >= len(c) {
+			break
+		}
+		if b := c[i]; b < utf8.RuneSelf && b != '\\' {
+			i++
+			n++
+			continue
+		}
+		r, size := decodeRune(c, i)
+		i += size
+		if w := utf8.RuneLen(r); w > 0 {
+			n += w
+		} else {
+			n += 3 // utf8.AppendRune writes U+FFFD
+		}
+	}
+	return n
+}

@@ -1,0 +1,245 @@
+package jsonx
+
+// The validator is the only place that checks JSON grammar. It runs once per
+// document (Parse, Valid, the edit functions) and is iterative: nesting is a
+// counter plus a MaxDepth-bit stack on the Go stack, so hostile input can
+// neither recurse nor allocate.
+
+// skipWS returns the index of the first non-whitespace byte at or after i.
+func skipWS(d []byte, i int) int {
+	for i < len(d) {
+		switch d[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// validate checks the value starting exactly at i and returns its end, the
+// deepest nesting it reached (0 for scalars) and whether it is valid.
+func validate(d []byte, i int) (end int, maxDepth int, ok bool) {
+	var stack [MaxDepth / 64]uint64 // bit set: that level is an object
+	depth := 0
+	for {
+		i = skipWS(d, i)
+		if i >= len(d) {
+			return i, maxDepth, false
+		}
+		switch c := d[i]; c {
+		case '{', '[':
+			if depth == MaxDepth {
+				return i, maxDepth, false
+			}
+			close := byte(']')
+			if c == '{' {
+				stack[depth>>6] |= 1 << (depth & 63)
+				close = '}'
+			} else {
+				stack[depth>>6] &^= 1 << (depth & 63)
+			}
+			depth++
+			if depth > maxDepth {
+				maxDepth = depth
+			}
+			i = skipWS(d, i+1)
+			if i < len(d) && d[i] == close {
+				i++
+				depth--
+				break // an empty container is a complete value
+			}
+			if c == '{' {
+				if i, ok = validKey(d, i); !ok {
+					return i, maxDepth, false
+				}
+			}
+			continue // expect the first element or member value
+		case '"':
+			if i, ok = validString(d, i); !ok {
+				return i, maxDepth, false
+			}
+		case 't':
+			if !hasLiteral(d, i, "true") {
+				return i, maxDepth, false
+			}
+			i += 4
+		case 'f':
+			if !hasLiteral(d, i, "false") {
+				return i, maxDepth, false
+			}
+			i += 5
+		case 'n':
+			if !hasLiteral(d, i, "null") {
+				return i, maxDepth, false
+			}
+			i += 4
+		default:
+			if i, ok = validNumber(d, i); !ok {
+				return i, maxDepth, false
+			}
+		}
+		// A value just ended: close containers until one continues.
+		for {
+			if depth == 0 {
+				return i, maxDepth, true
+			}
+			i = skipWS(d, i)
+			if i >= len(d) {
+				return i, maxDepth, false
+			}
+			top := depth - 1
+			inObject := stack[top>>6]&(1<<(top&63)) != 0
+			c := d[i]
+			if c == ',' {
+				i++
+				if inObject {
+					if i, ok = validKey(d, skipWS(d, i)); !ok {
+						return i, maxDepth, false
+					}
+				}
+				break
+			}
+			if (inObject && c == '}') || (!inObject && c == ']') {
+				i++
+				depth--
+				continue
+			}
+			return i, maxDepth, false
+		}
+	}
+}
+
+// validKey checks `"key" :` at i and returns the index after the colon.
+func validKey(d []byte, i int) (int, bool) {
+	if i >= len(d) || d[i] != '"' {
+		return i, false
+	}
+	i, ok := validString(d, i)
+	if !ok {
+		return i, false
+	}
+	i = skipWS(d, i)
+	if i >= len(d) || d[i] != ':' {
+		return i, false
+	}
+	return i + 1, true
+}
+
+func hasLiteral(d []byte, i int, lit string) bool {
+	return len(d)-i >= len(lit) && string(d[i:i+len(lit)]) == lit
+}
+
+// validString checks the string literal whose opening quote is at i and
+// returns the index after its closing quote. Like encoding/json it accepts
+// invalid UTF-8 (decoding replaces it with U+FFFD) but not control bytes.
+func validString(d []byte, i int) (int, bool) {
+	i++
+	for {
+		for i+8 <= len(d) && plainStringWord(load64(d, i)) {
+			i += 8
+		}
+		if i >= len(d) {
+			return i, false
+		}
+		c := d[i]
+		switch {
+		case c == '"':
+			return i + 1, true
+		case c == '\\':
+			if i+1 >= len(d) {
+				return i, false
+			}
+			switch d[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if _, ok := hex4(d, i+2); !ok {
+					return i, false
+				}
+				i += 6
+			default:
+				return i, false
+			}
+		case c < 0x20:
+			return i, false
+		default:
+			i++
+		}
+	}
+}
+
+// hex4 decodes the four hex digits at d[i:i+4].
+func hex4(d []byte, i int) (rune, bool) {
+	if i < 0 || len(d)-i < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// validNumber checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at i and
+// returns its end; what may follow is the caller's business.
+func validNumber(d []byte, i int) (int, bool) {
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	if i >= len(d) {
+		return i, false
+	}
+	switch c := d[i]; {
+	case c == '0':
+		i++
+	case c >= '1' && c <= '9':
+		i = skipDigits(d, i+1)
+	default:
+		return i, false
+	}
+	if i < len(d) && d[i] == '.' {
+		j := skipDigits(d, i+1)
+		if j == i+1 {
+			return j, false
+		}
+		i = j
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		j := skipDigits(d, i)
+		if j == i {
+			return j, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+func skipDigits(d []byte, i int) int {
+	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// isNumber reports whether s is exactly one JSON number, so that Float and Int
+// never hand strconv spellings JSON does not allow ("inf", "0x10", "1_0").
+func isNumber(s []byte) bool {
+	end, ok := validNumber(s, 0)
+	return ok && end == len(s)
+}

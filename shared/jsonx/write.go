@@ -1,0 +1,94 @@
+package jsonx
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string literal. The output is always valid
+// JSON whatever s holds: quotes, backslashes and control bytes are escaped, and
+// invalid UTF-8 becomes \ufffd (as encoding/json does) instead of producing a
+// body the upstream would reject. U+2028/U+2029 are escaped too so the output
+// is also safe inside JavaScript.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += n
+			start = i
+			continue
+		}
+		i += n
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendInt appends n as a JSON number; it exists so callers need only this
+// package to write JSON.
+func AppendInt(dst []byte, n int64) []byte {
+	return strconv.AppendInt(dst, n, 10)
+}
+
+// AppendFloat appends the shortest representation of f that parses back to
+// the same float64, in encoding/json's style (plain decimal for 1e-6 <= |f| <
+// 1e21, exponent form otherwise). JSON has no NaN or Infinity, so those write
+// 0 rather than an invalid document.
+func AppendFloat(dst []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(dst, '0')
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// Turn e-09 into e-9 like encoding/json.
+		n := len(dst) - start
+		if n >= 4 && dst[len(dst)-4] == 'e' && dst[len(dst)-3] == '-' && dst[len(dst)-2] == '0' {
+			dst[len(dst)-2] = dst[len(dst)-1]
+			dst = dst[:len(dst)-1]
+		}
+	}
+	return dst
+}
