@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	aoption "github.com/anthropics/anthropic-sdk-go/option"
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/envoy/gateway"
+	"github.com/tokenbudget/tokenbudget/examples/mockllm"
+)
+
+const sdkConfig = `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":1000000}},"budget_division":{"replicas":1}}}`
+
+// ledger reads a key's minute level through a probe request whose own
+// reservation is learned on a fresh key; the probe's usage (as the mock
+// reports it) is then subtracted, so the ledger stays exact.
+type ledger struct {
+	t       testing.TB
+	g       *gateway.Gateway
+	reserve int64
+}
+
+const probeBody = `{"model":"gpt-4o","messages":[{"role":"user","content":"probe"}],"max_tokens":1}`
+
+func newLedger(t testing.TB, g *gateway.Gateway) *ledger {
+	r := post(t, g, "/v1/chat/completions", "sk-fresh-probe", probeBody, "x-mock-output-tokens", "0")
+	require.Equal(t, 200, r.status, string(r.body))
+	return &ledger{t: t, g: g, reserve: 1000000 - atoi(t, r.header.Get("x-ratelimit-tokens-remaining"))}
+}
+
+// level is the key's level before the probe; the probe then spends
+// mockllm.InputTokens(probeBody) of it.
+func (l *ledger) level(key string) int64 {
+	r := post(l.t, l.g, "/v1/chat/completions", key, probeBody, "x-mock-output-tokens", "0")
+	require.Equal(l.t, 200, r.status, string(r.body))
+	return atoi(l.t, r.header.Get("x-ratelimit-tokens-remaining")) + l.reserve
+}
+
+func (l *ledger) probeCost() int64 { return mockllm.InputTokens([]byte(probeBody)) }
+
+func atoi(t testing.TB, s string) int64 {
+	n, err := strconv.ParseInt(s, 10, 64)
+	require.NoError(t, err, s)
+	return n
+}
+
+// expectSpent checks the key's bucket moved by exactly what the SDK says the
+// backend used.
+func expectSpent(t *testing.T, l *ledger, key string, call func() int64) {
+	t.Helper()
+	before := l.level(key)
+	used := call()
+	require.Positive(t, used)
+	after := l.level(key)
+	require.Equal(t, before-l.probeCost()-used, after, "the budget moves as the usage says")
+}
+
+func TestE2EOfficialSDKsSettleExactlyWhatTheBackendReported(t *testing.T) {
+	clock := &frozenClock{t: time.Unix(1_800_000_000, 0)}
+	g := startGateway(t, sdkConfig, withClock(clock))
+	l := newLedger(t, g)
+	ctx := context.Background()
+	base := "http://" + g.Addr()
+	oa := func(key string, out int) *openai.Client {
+		c := openai.NewClient(option.WithBaseURL(base+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0),
+			option.WithHeader("x-mock-output-tokens", strconv.Itoa(out)))
+		return &c
+	}
+	an := func(key, path string, out int) *anthropic.Client {
+		c := anthropic.NewClient(aoption.WithBaseURL(base+path), aoption.WithAPIKey(key), aoption.WithMaxRetries(0),
+			aoption.WithHeader("x-mock-output-tokens", strconv.Itoa(out)), aoption.WithHeader("x-mock-cached-tokens", "3"))
+		return &c
+	}
+	msgs := []openai.ChatCompletionMessageParamUnion{openai.SystemMessage("be brief"), openai.UserMessage("tell me about budgets")}
+
+	t.Run("openai chat", func(t *testing.T) {
+		expectSpent(t, l, "sk-chat", func() int64 {
+			res, err := oa("sk-chat", 42).Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt-4o", Messages: msgs, MaxTokens: openai.Int(500)})
+			require.NoError(t, err)
+			return res.Usage.PromptTokens + res.Usage.CompletionTokens
+		})
+	})
+	for _, include := range []bool{true, false} {
+		t.Run("openai chat stream include_usage="+strconv.FormatBool(include), func(t *testing.T) {
+			key := "sk-chat-stream-" + strconv.FormatBool(include)
+			expectSpent(t, l, key, func() int64 {
+				p := openai.ChatCompletionNewParams{Model: "gpt-4o", Messages: msgs, MaxTokens: openai.Int(500)}
+				if include {
+					p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+				}
+				s := oa(key, 17).Chat.Completions.NewStreaming(ctx, p)
+				acc := openai.ChatCompletionAccumulator{}
+				for s.Next() {
+					acc.AddChunk(s.Current())
+				}
+				require.NoError(t, s.Err())
+				// Without include_usage the filter injects it: the backend
+				// reports usage and the SDK sees it too.
+				return acc.Usage.PromptTokens + acc.Usage.CompletionTokens
+			})
+		})
+	}
+	t.Run("openai responses", func(t *testing.T) {
+		expectSpent(t, l, "sk-resp", func() int64 {
+			res, err := oa("sk-resp", 23).Responses.New(ctx, responses.ResponseNewParams{
+				Model: "gpt-4o", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("summarise budgets")},
+				MaxOutputTokens: openai.Int(400)})
+			require.NoError(t, err)
+			return res.Usage.InputTokens + res.Usage.OutputTokens
+		})
+	})
+	t.Run("openai responses stream", func(t *testing.T) {
+		expectSpent(t, l, "sk-resp-stream", func() int64 {
+			s := oa("sk-resp-stream", 9).Responses.NewStreaming(ctx, responses.ResponseNewParams{
+				Model: "gpt-4o", Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("summarise budgets")},
+				MaxOutputTokens: openai.Int(400)})
+			var used int64
+			for s.Next() {
+				if ev := s.Current(); ev.Type == "response.completed" {
+					used = ev.Response.Usage.InputTokens + ev.Response.Usage.OutputTokens
+				}
+			}
+			require.NoError(t, s.Err())
+			return used
+		})
+	})
+	for _, path := range []string{"", "/anthropic"} {
+		params := anthropic.MessageNewParams{Model: anthropic.ModelClaudeSonnet5_5, MaxTokens: 300,
+			System:   []anthropic.TextBlockParam{{Text: "be brief"}},
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("tell me about budgets"))}}
+		// Anthropic's input_tokens excludes cache reads; the backend read them too.
+		total := func(u anthropic.Usage) int64 {
+			return u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens + u.OutputTokens
+		}
+		t.Run("anthropic messages"+path, func(t *testing.T) {
+			key := "sk-ant" + path
+			expectSpent(t, l, key, func() int64 {
+				m, err := an(key, path, 31).Messages.New(ctx, params)
+				require.NoError(t, err)
+				return total(m.Usage)
+			})
+		})
+		t.Run("anthropic messages stream"+path, func(t *testing.T) {
+			key := "sk-ant-stream" + path
+			expectSpent(t, l, key, func() int64 {
+				s := an(key, path, 12).Messages.NewStreaming(ctx, params)
+				acc := anthropic.Message{}
+				for s.Next() {
+					require.NoError(t, acc.Accumulate(s.Current()))
+				}
+				require.NoError(t, s.Err())
+				return total(acc.Usage)
+			})
+		})
+	}
+}
