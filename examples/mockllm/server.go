@@ -27,7 +27,8 @@ type Options struct {
 type Served struct {
 	Path   string
 	Stream bool
-	// Status is the HTTP status written (200, an x-mock-status, 400 for a bad body, 404, 405).
+	// Status is the HTTP status written (200, an x-mock-status, 400 for a bad body, 404, 405), or
+	// StatusClientClosed.
 	Status int
 	// InputTokens and OutputTokens are what the usage reported (or would have, for a cut stream:
 	// OutputTokens then counts only the tokens sent).
@@ -35,6 +36,10 @@ type Served struct {
 	// Completed is false when the stream ended early (client gone or x-mock-abort-after).
 	Completed bool
 }
+
+// StatusClientClosed is the Served.Status of a request whose body never fully arrived (nginx's
+// 499): it reached the backend but could not be answered.
+const StatusClientClosed = 499
 
 // New returns the mock's handler.
 func New(o Options) http.Handler {
@@ -97,7 +102,9 @@ func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		rec.Status = writeError(w, kind, http.StatusBadRequest, "read body: "+err.Error())
+		// The client (a proxy that gave up on the request) went away before the body ended.
+		rec.Status, rec.Completed = StatusClientClosed, false
+		writeError(w, kind, http.StatusBadRequest, "read body: "+err.Error())
 		return
 	}
 	if !gjson.ValidBytes(body) {

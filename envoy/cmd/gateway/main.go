@@ -1,0 +1,112 @@
+// Command gateway runs the tokenbudget .wasm the way Envoy would, as a local reverse proxy in
+// front of an LLM backend (or the built-in mock):
+//
+//	gateway --wasm build/filter.wasm --config examples/local/plugin.json --upstream mock
+//
+// Admin (default 127.0.0.1:9901): /stats/prometheus, /ready, POST /reload. SIGHUP reloads too.
+// A plugin config the filter rejects at start makes the command exit 1 with the reason.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/tokenbudget/tokenbudget/envoy/gateway"
+	"github.com/tokenbudget/tokenbudget/envoy/host"
+)
+
+// clusterFlags collects repeated --cluster NAME=URL values.
+type clusterFlags map[string]string
+
+func (c clusterFlags) String() string { return fmt.Sprint(map[string]string(c)) }
+
+func (c clusterFlags) Set(v string) error {
+	name, url, ok := strings.Cut(v, "=")
+	if !ok || name == "" || url == "" {
+		return errors.New("want NAME=URL")
+	}
+	c[name] = url
+	return nil
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "gateway:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	cfg := gateway.Config{Clusters: clusterFlags{}}
+	fs.StringVar(&cfg.WasmPath, "wasm", gateway.DefaultWasm, "the proxy-wasm module")
+	fs.StringVar(&cfg.ConfigPath, "config", "", "plugin configuration (JSON) file; re-read by POST /reload and SIGHUP")
+	fs.StringVar(&cfg.Listen, "listen", gateway.DefaultListen, "proxy listen address")
+	fs.StringVar(&cfg.Admin, "admin", gateway.DefaultAdmin, `admin listen address ("off" to disable)`)
+	fs.StringVar(&cfg.Upstream, "upstream", gateway.UpstreamMock, `LLM backend base URL, or "mock" for the built-in mock LLM`)
+	fs.IntVar(&cfg.Workers, "workers", 2, "worker VMs (Envoy's --concurrency)")
+	fs.Var(clusterFlags(cfg.Clusters), "cluster", "an Envoy cluster for callouts, NAME=URL (repeatable)")
+	profile := fs.String("profile", "legacy", "WASI profile: legacy (Envoy before mid-2026) or current")
+	policy := fs.String("failure-policy", "closed", "after a VM trap: closed (503), open (pass) or reload")
+	level := fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
+	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "directory to cache compiled wasm across runs")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var err error
+	if cfg.Profile, err = parseProfile(*profile); err != nil {
+		return err
+	}
+	if cfg.FailurePolicy, err = parsePolicy(*policy); err != nil {
+		return err
+	}
+	if cfg.LogLevel, err = parseLevel(*level); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return gateway.Run(ctx, cfg)
+}
+
+func parseProfile(s string) (host.Profile, error) {
+	switch s {
+	case "legacy":
+		return host.ProfileLegacy, nil
+	case "current":
+		return host.ProfileCurrent, nil
+	}
+	return 0, fmt.Errorf("--profile %q: want legacy or current", s)
+}
+
+func parsePolicy(s string) (host.FailurePolicy, error) {
+	switch s {
+	case "closed":
+		return host.FailClosed, nil
+	case "open":
+		return host.FailOpen, nil
+	case "reload":
+		return host.FailReload, nil
+	}
+	return 0, fmt.Errorf("--failure-policy %q: want closed, open or reload", s)
+}
+
+func parseLevel(s string) (host.Level, error) {
+	for l := host.LevelTrace; l <= host.LevelCritical; l++ {
+		if l.String() == s {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("--log-level %q: want trace, debug, info, warn, error or critical", s)
+}
+
+// init routes slog to stderr with the level the operator expects from a proxy.
+func init() {
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+}

@@ -1,0 +1,121 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/examples/mockllm"
+	"github.com/tokenbudget/tokenbudget/shared/metrics"
+)
+
+// UpstreamMock is the Config.Upstream value that starts the in-process mock LLM on its own
+// loopback port, so the gateway runs with nothing else installed.
+const UpstreamMock = "mock"
+
+// Defaults of the command's flags; the same values envoy/envoy.yaml uses.
+const (
+	DefaultWasm   = "build/filter.wasm"
+	DefaultListen = "127.0.0.1:10000"
+	DefaultAdmin  = "127.0.0.1:9901"
+)
+
+// Config says what the gateway runs and where. Zero values take the defaults above; tests set
+// Listen and Admin to "127.0.0.1:0".
+type Config struct {
+	// Module is the .wasm; when nil it is read from WasmPath (default DefaultWasm).
+	Module   []byte
+	WasmPath string
+	// ConfigPath is the plugin configuration file, re-read by ReloadFromFile (/reload, SIGHUP).
+	// When empty, PluginConfig is used as is.
+	ConfigPath   string
+	PluginConfig []byte
+	// Listen and Admin are the proxy and admin addresses; Admin "off" disables the admin server.
+	Listen, Admin string
+	// Upstream is the LLM backend's base URL, or UpstreamMock.
+	Upstream string
+	// Mock configures the in-process mock when Upstream is UpstreamMock.
+	Mock mockllm.Options
+	// Workers is the number of worker VMs (Envoy's --concurrency); default 2.
+	Workers int
+	// Clusters are the Envoy clusters the filter may call (proxy_http_call), name → base URL.
+	// The upstream is added as cluster "llm" unless that name is taken.
+	Clusters map[string]string
+	// StatsTags turn labelled metric names into Prometheus labels; nil means DefaultStatsTags.
+	StatsTags []host.StatsTag
+	// Host options passed through; see host.Options.
+	Profile        host.Profile
+	FailurePolicy  host.FailurePolicy
+	BufferLimit    int
+	VMConfig       []byte
+	RootID, VMID   string
+	PluginName     string
+	LogLevel       host.Level
+	Now            func() time.Time
+	CacheDir       string
+	AllowStdioInit bool
+	// Logger receives the gateway's and the plugin's log lines; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultStatsTags are the stats_tags rules for the filter's metric names (labels folded in as
+// "_<label>=<value>" segments by shared/metrics); envoy/envoy.yaml carries the same list.
+func DefaultStatsTags() []host.StatsTag {
+	rules := metrics.TagRules()
+	out := make([]host.StatsTag, len(rules))
+	for i, r := range rules {
+		out[i] = host.StatsTag{TagName: r.Name, Regex: r.Regex}
+	}
+	return out
+}
+
+func (c *Config) applyDefaults() error {
+	if c.Listen == "" {
+		c.Listen = DefaultListen
+	}
+	if c.Admin == "" {
+		c.Admin = DefaultAdmin
+	}
+	if c.Workers <= 0 {
+		c.Workers = 2
+	}
+	if c.StatsTags == nil {
+		c.StatsTags = DefaultStatsTags()
+	}
+	if c.RootID == "" {
+		c.RootID = "tokenbudget"
+	}
+	if c.VMID == "" {
+		c.VMID = "tokenbudget"
+	}
+	if c.PluginName == "" {
+		c.PluginName = "tokenbudget"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Upstream == "" {
+		return errors.New("gateway: no upstream (a URL, or \"mock\")")
+	}
+	if c.Module == nil {
+		if c.WasmPath == "" {
+			c.WasmPath = DefaultWasm
+		}
+		b, err := os.ReadFile(c.WasmPath)
+		if err != nil {
+			return fmt.Errorf("gateway: read module: %w", err)
+		}
+		c.Module = b
+	}
+	if c.ConfigPath != "" {
+		b, err := os.ReadFile(c.ConfigPath)
+		if err != nil {
+			return fmt.Errorf("gateway: read plugin config: %w", err)
+		}
+		c.PluginConfig = b
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/examples/mockllm"
+)
+
+// Gateway is one running local gateway: the wasm host, the proxy listener, the admin listener and,
+// with Upstream "mock", the mock LLM.
+type Gateway struct {
+	cfg       Config
+	log       *slog.Logger
+	host      *host.Host
+	upstream  *url.URL
+	transport *http.Transport
+
+	mock      *http.Server
+	mockLn    net.Listener
+	proxy     *http.Server
+	proxyLn   net.Listener
+	admin     *http.Server
+	adminLn   net.Listener
+	reloadMu  sync.Mutex
+	started   atomic.Bool
+	closing   atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+	wg        sync.WaitGroup
+}
+
+// New loads the module and plugin config into a wasm host (whose canary VM rejects a bad config
+// here, as Envoy rejects it at load) and prepares the upstream. Nothing listens until Start.
+func New(cfg Config) (*Gateway, error) {
+	if err := cfg.applyDefaults(); err != nil {
+		return nil, err
+	}
+	g := &Gateway{cfg: cfg, log: cfg.Logger}
+	if cfg.Upstream == UpstreamMock {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("gateway: mock upstream listener: %w", err)
+		}
+		g.mockLn = ln
+		g.mock = &http.Server{Handler: mockllm.New(cfg.Mock), ReadHeaderTimeout: 10 * time.Second}
+		cfg.Upstream = "http://" + ln.Addr().String()
+	}
+	u, err := url.Parse(cfg.Upstream)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		g.closeMockListener()
+		return nil, fmt.Errorf("gateway: upstream %q: want an http(s) URL or %q", cfg.Upstream, UpstreamMock)
+	}
+	g.upstream = u
+	clusters := make(map[string]string, len(cfg.Clusters)+1)
+	for k, v := range cfg.Clusters {
+		clusters[k] = v
+	}
+	if _, ok := clusters["llm"]; !ok {
+		clusters["llm"] = u.Scheme + "://" + u.Host
+	}
+	h, err := host.New(context.Background(), host.Options{
+		Module:         cfg.Module,
+		PluginConfig:   cfg.PluginConfig,
+		VMConfig:       cfg.VMConfig,
+		RootID:         cfg.RootID,
+		VMID:           cfg.VMID,
+		PluginName:     cfg.PluginName,
+		Workers:        cfg.Workers,
+		Profile:        cfg.Profile,
+		FailurePolicy:  cfg.FailurePolicy,
+		Clusters:       clusters,
+		BufferLimit:    cfg.BufferLimit,
+		Now:            cfg.Now,
+		Log:            g.pluginLog,
+		LogLevel:       cfg.LogLevel,
+		StatsTags:      cfg.StatsTags,
+		CacheDir:       cfg.CacheDir,
+		AllowStdioInit: cfg.AllowStdioInit,
+	})
+	if err != nil {
+		g.closeMockListener()
+		return nil, fmt.Errorf("gateway: load plugin: %w", err)
+	}
+	g.host = h
+	g.transport = &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        1024,
+		MaxIdleConnsPerHost: 1024,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true, // a proxy passes encodings through; it does not negotiate its own
+	}
+	return g, nil
+}
+
+func (g *Gateway) closeMockListener() {
+	if g.mockLn != nil {
+		_ = g.mockLn.Close()
+	}
+}
+
+func (g *Gateway) pluginLog(l host.Level, msg string) {
+	lvl := slog.LevelInfo
+	switch {
+	case l <= host.LevelDebug:
+		lvl = slog.LevelDebug
+	case l == host.LevelWarn:
+		lvl = slog.LevelWarn
+	case l >= host.LevelError:
+		lvl = slog.LevelError
+	}
+	g.log.Log(context.Background(), lvl, msg, "source", "wasm")
+}
+
+// Start binds the proxy and admin listeners and serves them (and the mock) in the background;
+// on_tick starts firing on the real clock.
+func (g *Gateway) Start() error {
+	if !g.started.CompareAndSwap(false, true) {
+		return errors.New("gateway: already started")
+	}
+	ln, err := net.Listen("tcp", g.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("gateway: listen %s: %w", g.cfg.Listen, err)
+	}
+	g.proxyLn = ln
+	g.proxy = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second}
+	if g.cfg.Admin != "off" {
+		aln, err := net.Listen("tcp", g.cfg.Admin)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("gateway: admin listen %s: %w", g.cfg.Admin, err)
+		}
+		g.adminLn = aln
+		g.admin = &http.Server{Handler: g.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		g.serve(g.admin, aln)
+	}
+	if g.mock != nil {
+		g.serve(g.mock, g.mockLn)
+	}
+	g.serve(g.proxy, ln)
+	g.host.StartTicker()
+	return nil
+}
+
+func (g *Gateway) serve(s *http.Server, ln net.Listener) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := s.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			g.log.Error("gateway: serve", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+}
+
+// Addr is the proxy's listening address ("127.0.0.1:port"), once started.
+func (g *Gateway) Addr() string { return addrOf(g.proxyLn) }
+
+// AdminAddr is the admin server's listening address, once started ("" when disabled).
+func (g *Gateway) AdminAddr() string { return addrOf(g.adminLn) }
+
+// UpstreamURL is where requests go (the mock's URL with Upstream "mock").
+func (g *Gateway) UpstreamURL() string { return g.upstream.String() }
+
+// Host is the wasm host, for tests that inspect metrics, logs or traps directly.
+func (g *Gateway) Host() *host.Host { return g.host }
+
+func addrOf(ln net.Listener) string {
+	if ln == nil {
+		return ""
+	}
+	return ln.Addr().String()
+}
+
+// Reload applies a new plugin configuration the way Envoy applies an xDS update: a canary VM
+// checks it first, and on success every worker gets a new root context with it. A rejected config
+// leaves the running one in place and returns the reason.
+func (g *Gateway) Reload(pluginConfig []byte) error {
+	g.reloadMu.Lock()
+	defer g.reloadMu.Unlock()
+	if err := g.host.Reload(context.Background(), pluginConfig); err != nil {
+		return fmt.Errorf("gateway: reload rejected: %w", err)
+	}
+	g.log.Info("gateway: plugin config reloaded", "bytes", len(pluginConfig))
+	return nil
+}
+
+// ReloadFromFile re-reads Config.ConfigPath and reloads it (POST /reload, SIGHUP).
+func (g *Gateway) ReloadFromFile() error {
+	if g.cfg.ConfigPath == "" {
+		return errors.New("gateway: no config file to re-read (started without --config)")
+	}
+	b, err := os.ReadFile(g.cfg.ConfigPath)
+	if err != nil {
+		return fmt.Errorf("gateway: re-read plugin config: %w", err)
+	}
+	return g.Reload(b)
+}
+
+// Close stops accepting, waits briefly for in-flight requests, then closes the host (root
+// contexts get on_done) and the mock.
+func (g *Gateway) Close() error {
+	g.closeOnce.Do(func() {
+		g.closing.Store(true)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var errs []error
+		for _, s := range []*http.Server{g.proxy, g.admin, g.mock} {
+			if s == nil {
+				continue
+			}
+			if err := s.Shutdown(ctx); err != nil {
+				_ = s.Close()
+			}
+		}
+		if g.mock != nil && !g.started.Load() {
+			g.closeMockListener()
+		}
+		g.wg.Wait()
+		g.transport.CloseIdleConnections()
+		g.host.StopTicker()
+		if err := g.host.Close(context.Background()); err != nil {
+			errs = append(errs, fmt.Errorf("gateway: close host: %w", err))
+		}
+		g.closeErr = errors.Join(errs...)
+	})
+	return g.closeErr
+}
