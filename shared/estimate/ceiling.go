@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/tidwall/gjson"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // MaxOutput caps any output ceiling. No model generates ten million tokens
@@ -20,17 +20,18 @@ const MaxOutput int64 = 10_000_000
 // with underscores between digits allowed. A negative number, NaN, an
 // infinity spelt out, a non-number or an unparsable string is no ceiling
 // (false). Values above MaxOutput read as MaxOutput.
-func OutputCeiling(v gjson.Result) (int64, bool) {
-	switch v.Type {
-	case gjson.Number:
+func OutputCeiling(v jsonx.Value) (int64, bool) {
+	switch v.Kind {
+	case jsonx.Number:
 		return parseCeiling(v.Raw)
-	case gjson.String:
-		return parseCeiling(trimSpace(v.Str))
+	case jsonx.String:
+		// StrBytes allocates only for a string with escapes.
+		return parseCeiling(trimSpace(v.StrBytes()))
 	}
 	return 0, false
 }
 
-func trimSpace(s string) string {
+func trimSpace(s []byte) []byte {
 	for len(s) > 0 && byteClass[s[0]] == clsSpace {
 		s = s[1:]
 	}
@@ -42,7 +43,7 @@ func trimSpace(s string) string {
 
 // parseCeiling accepts only the characters of a decimal number, so
 // strconv's "Inf", "NaN" and hex forms never get through.
-func parseCeiling(s string) (int64, bool) {
+func parseCeiling(s []byte) (int64, bool) {
 	if len(s) == 0 || len(s) > 64 {
 		return 0, false
 	}

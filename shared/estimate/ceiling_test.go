@@ -4,14 +4,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // Pydantic-based upstreams coerce floats and numeric strings and then
 // generate up to the coerced value, so every spelling must reserve alike.
 func TestOutputCeilingReadsEveryNumericSpellingAlike(t *testing.T) {
 	for _, raw := range []string{`32000`, `32000.0`, `3.2e4`, `"32000"`, `" 32000 "`, `"\t32000\n"`, `"32_000"`, `"32000.0"`, `"+32000"`} {
-		n, ok := OutputCeiling(gjson.Parse(raw))
+		n, ok := OutputCeiling(jsonx.Parse([]byte(raw)))
 		require.True(t, ok, raw)
 		require.Equal(t, int64(32000), n, raw)
 	}
@@ -31,7 +31,7 @@ func TestOutputCeilingRoundsFractionsUpAndClampsAbsurdValues(t *testing.T) {
 		{`1e400`, MaxOutput},
 		{`"99999999999999999999999"`, MaxOutput},
 	} {
-		n, ok := OutputCeiling(gjson.Parse(tc.raw))
+		n, ok := OutputCeiling(jsonx.Parse([]byte(tc.raw)))
 		require.True(t, ok, tc.raw)
 		require.Equal(t, tc.want, n, tc.raw)
 	}
@@ -39,10 +39,10 @@ func TestOutputCeilingRoundsFractionsUpAndClampsAbsurdValues(t *testing.T) {
 
 func TestOutputCeilingIgnoresNegativeNonNumericAndNonFiniteValues(t *testing.T) {
 	for _, raw := range []string{`-1`, `-1e400`, `"-5"`, `"abc"`, `"NaN"`, `"Inf"`, `"infinity"`, `"0x10"`, `""`, `"  "`, `"3 2"`, `"_32"`, `"32_"`, `null`, `true`, `{}`, `[1]`} {
-		n, ok := OutputCeiling(gjson.Parse(raw))
+		n, ok := OutputCeiling(jsonx.Parse([]byte(raw)))
 		require.False(t, ok, raw)
 		require.Zero(t, n, raw)
 	}
-	_, ok := OutputCeiling(gjson.Result{})
+	_, ok := OutputCeiling(jsonx.Value{})
 	require.False(t, ok, "a missing field states no ceiling")
 }

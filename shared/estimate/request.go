@@ -2,10 +2,8 @@ package estimate
 
 import (
 	"errors"
-	"strings"
-	"unsafe"
 
-	"github.com/tidwall/gjson"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // ErrNotJSON reports a body that is not one JSON object. Admission admits
@@ -32,26 +30,29 @@ type Request struct {
 // input estimate plus Output with no further margin, so Input walks every
 // field the backend renders into the prompt; see walk.go. defaultOutput is
 // the ceiling when the body states none; it is clamped to [0, MaxOutput].
+//
+// The body is validated once by jsonx.Parse (so a body nested deeper than
+// jsonx.MaxDepth is ErrNotJSON) and is only read, never kept: Model is a
+// copy.
 func Parse(body []byte, defaultOutput int64) (Request, error) {
-	if !isObject(body) {
+	doc := jsonx.Parse(body)
+	if doc.Kind != jsonx.Object {
 		return Request{}, ErrNotJSON
 	}
-	// gjson takes a string; the body is not modified while it is read, and
-	// nothing read from it outlives this call except the cloned model.
-	json := unsafe.String(unsafe.SliceData(body), len(body))
 	var r Request
 	var w walker
 	w.add(requestBase)
-	gjson.Parse(json).ForEach(func(key, v gjson.Result) bool {
-		switch key.Str {
+	doc.ForEach(func(rawKey []byte, v jsonx.Value) bool {
+		key := w.key(rawKey)
+		switch string(key) {
 		case "model":
-			if v.Type == gjson.String {
-				r.Model = strings.Clone(v.Str)
+			if v.Kind == jsonx.String {
+				r.Model = v.Str() // a copy: the body may be rewritten later
 			}
 		case "stream":
-			r.Stream = v.Type == gjson.True
+			r.Stream = v.Kind == jsonx.True
 		case "stream_options":
-			r.StreamIncludeUsage = v.Get("include_usage").Type == gjson.True
+			r.StreamIncludeUsage = v.Get("include_usage").Kind == jsonx.True
 		case "max_tokens", "max_completion_tokens", "max_output_tokens":
 			if n, ok := OutputCeiling(v); ok {
 				if !r.OutputStated || n > r.Output {
@@ -60,7 +61,7 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 				r.OutputStated = true
 			}
 		default:
-			w.field(key.Str, v)
+			w.field(key, v)
 		}
 		return true
 	})
@@ -69,16 +70,4 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 	}
 	r.Input = w.total
 	return r, nil
-}
-
-// isObject validates the body and checks that it is an object, so a bare
-// string or array never reaches the walk.
-func isObject(body []byte) bool {
-	for _, c := range body {
-		if byteClass[c] == clsSpace {
-			continue
-		}
-		return c == '{' && gjson.ValidBytes(body)
-	}
-	return false
 }

@@ -56,8 +56,8 @@ var byteClass = func() (t [256]uint8) {
 // the most tokens any byte-level BPE can produce, so it cannot overflow.
 func Text(s []byte) int64 { return scan(s) }
 
-// TextString is Text for a string, so callers holding gjson strings do not
-// copy them.
+// TextString is Text for a string, so callers holding strings do not copy
+// them.
 func TextString(s string) int64 { return scan(s) }
 
 func scan[T string | []byte](s T) int64 {

@@ -1,6 +1,6 @@
 package estimate
 
-import "github.com/tidwall/gjson"
+import "github.com/tokenbudget/tokenbudget/shared/jsonx"
 
 // Fixed charges besides text. OpenAI documents 3 tokens of framing per chat
 // message plus the role, and 3 for priming the reply; the estimator charges
@@ -20,8 +20,14 @@ const (
 	imageHighCost = 1600
 )
 
-// walker sums the estimate, saturating at MaxInput.
-type walker struct{ total int64 }
+// walker sums the estimate, saturating at MaxInput. Strings are measured
+// in place; only those holding escapes are decoded, into scratch buffers
+// the walk reuses, so a large body costs a handful of allocations.
+type walker struct {
+	total int64
+	buf   []byte // decoded string values
+	kbuf  []byte // decoded member names
+}
 
 func (w *walker) add(n int64) {
 	if n <= 0 {
@@ -34,23 +40,49 @@ func (w *walker) add(n int64) {
 	w.total += n
 }
 
-func (w *walker) text(s string) { w.add(TextString(s)) }
+// str returns the decoded text of a String value. It aliases the body or
+// w.buf, so it is valid only until the next call.
+func (w *walker) str(v jsonx.Value) []byte {
+	c := stringContent(v)
+	if !hasEscape(c) {
+		return c
+	}
+	w.buf = appendUnescaped(w.buf[:0], c)
+	return w.buf
+}
+
+// key returns a member name from ForEach decoded, aliasing the body or
+// w.kbuf; valid only until the next call.
+func (w *walker) key(raw []byte) []byte {
+	if !hasEscape(raw) {
+		return raw
+	}
+	w.kbuf = appendUnescaped(w.kbuf[:0], raw)
+	return w.kbuf
+}
+
+// strIs reports a String value whose decoded text is s.
+func (w *walker) strIs(v jsonx.Value, s string) bool {
+	return v.Kind == jsonx.String && string(w.str(v)) == s
+}
+
+func (w *walker) text(s []byte) { w.add(Text(s)) }
 
 // raw charges a value by its JSON text: the safe charge for any shape the
 // walk does not model, since backends render such values into the prompt.
-func (w *walker) raw(v gjson.Result) { w.add(TextString(v.Raw)) }
+func (w *walker) raw(v jsonx.Value) { w.add(Text(v.Raw)) }
 
 // field charges one top-level field. Fields that are not prompt input
 // (sampling parameters, metadata, ...) cost nothing.
-func (w *walker) field(key string, v gjson.Result) {
-	switch key {
+func (w *walker) field(key []byte, v jsonx.Value) {
+	switch string(key) {
 	case "messages":
 		w.messages(v)
 	case "tools", "functions", "response_format":
 		w.raw(v)
 	case "text":
 		// Responses' structured-output schema lives in text.format.
-		if v.IsObject() {
+		if v.Kind == jsonx.Object {
 			w.raw(v)
 		}
 	case "prompt":
@@ -66,22 +98,25 @@ func (w *walker) field(key string, v gjson.Result) {
 	}
 }
 
-func (w *walker) stringOrRaw(v gjson.Result) {
-	switch v.Type {
-	case gjson.String:
-		w.text(v.Str)
-	case gjson.Null:
-	default:
-		w.raw(v)
+// textCost is what stringOrRaw charges for v.
+func (w *walker) textCost(v jsonx.Value) int64 {
+	switch v.Kind {
+	case jsonx.String:
+		return Text(w.str(v))
+	case jsonx.Null:
+		return 0
 	}
+	return Text(v.Raw)
 }
 
-func (w *walker) messages(v gjson.Result) {
-	if !v.IsArray() {
+func (w *walker) stringOrRaw(v jsonx.Value) { w.add(w.textCost(v)) }
+
+func (w *walker) messages(v jsonx.Value) {
+	if v.Kind != jsonx.Array {
 		w.raw(v)
 		return
 	}
-	v.ForEach(func(_, m gjson.Result) bool {
+	v.ForEach(func(_ []byte, m jsonx.Value) bool {
 		w.message(m)
 		return true
 	})
@@ -90,17 +125,18 @@ func (w *walker) messages(v gjson.Result) {
 // message charges one chat or Responses message: the floor, then every
 // field, because backends render tool calls, names and provider extras
 // into the prompt too.
-func (w *walker) message(m gjson.Result) {
+func (w *walker) message(m jsonx.Value) {
 	w.add(messageFloor)
-	if !m.IsObject() {
+	if m.Kind != jsonx.Object {
 		w.raw(m)
 		return
 	}
-	m.ForEach(func(k, f gjson.Result) bool {
-		switch k.Str {
+	m.ForEach(func(rawKey []byte, f jsonx.Value) bool {
+		k := w.key(rawKey)
+		switch string(k) {
 		case "role":
 			// The floor covers a one-token role.
-			w.add(TextString(f.String()) - 1)
+			w.add(w.textCost(f) - 1)
 		case "content":
 			w.content(f)
 		case "name":
@@ -111,8 +147,8 @@ func (w *walker) message(m gjson.Result) {
 		case "tool_call_id", "tool_calls", "function_call":
 			w.stringOrRaw(f)
 		default:
-			if f.Type != gjson.Null {
-				w.text(k.Str)
+			if f.Kind != jsonx.Null {
+				w.text(k)
 				w.stringOrRaw(f)
 			}
 		}
@@ -121,12 +157,12 @@ func (w *walker) message(m gjson.Result) {
 }
 
 // content charges message content: a string, or an array of parts.
-func (w *walker) content(v gjson.Result) {
-	if !v.IsArray() {
+func (w *walker) content(v jsonx.Value) {
+	if v.Kind != jsonx.Array {
 		w.stringOrRaw(v)
 		return
 	}
-	v.ForEach(func(_, p gjson.Result) bool {
+	v.ForEach(func(_ []byte, p jsonx.Value) bool {
 		w.part(p)
 		return true
 	})
@@ -135,16 +171,20 @@ func (w *walker) content(v gjson.Result) {
 // part charges one content part or block (OpenAI and Anthropic spellings):
 // the text of text parts, a fixed cost for images, the nested content of
 // tool results, and the JSON text of anything else.
-func (w *walker) part(p gjson.Result) {
-	if !p.IsObject() {
+func (w *walker) part(p jsonx.Value) {
+	if p.Kind != jsonx.Object {
 		w.stringOrRaw(p)
 		return
 	}
-	switch p.Get("type").String() {
+	var typ []byte
+	if t := p.Get("type"); t.Kind == jsonx.String {
+		typ = w.str(t)
+	}
+	switch string(typ) {
 	case "text", "input_text", "output_text":
 		w.stringOrRaw(p.Get("text"))
 	case "image_url", "input_image", "image":
-		if p.Get("detail").String() == "low" || p.Get("image_url.detail").String() == "low" {
+		if w.strIs(p.Get("detail"), "low") || w.strIs(p.Path("image_url", "detail"), "low") {
 			w.add(imageLowCost)
 		} else {
 			w.add(imageHighCost)
@@ -159,16 +199,16 @@ func (w *walker) part(p gjson.Result) {
 
 // prompt charges the completions prompt: a string, an array of strings, or
 // token ids (one token each).
-func (w *walker) prompt(v gjson.Result) {
-	if !v.IsArray() {
+func (w *walker) prompt(v jsonx.Value) {
+	if v.Kind != jsonx.Array {
 		w.stringOrRaw(v)
 		return
 	}
-	v.ForEach(func(_, e gjson.Result) bool {
-		switch {
-		case e.Type == gjson.Number:
+	v.ForEach(func(_ []byte, e jsonx.Value) bool {
+		switch e.Kind {
+		case jsonx.Number:
 			w.add(1)
-		case e.IsArray():
+		case jsonx.Array:
 			w.prompt(e)
 		default:
 			w.stringOrRaw(e)
@@ -180,18 +220,18 @@ func (w *walker) prompt(v gjson.Result) {
 // input charges the Responses (and embeddings) input: a string, token ids,
 // or items, where message-like items are charged as messages and other
 // items (function calls, their outputs, reasoning) by their JSON text.
-func (w *walker) input(v gjson.Result) {
-	if !v.IsArray() {
+func (w *walker) input(v jsonx.Value) {
+	if v.Kind != jsonx.Array {
 		w.stringOrRaw(v)
 		return
 	}
-	v.ForEach(func(_, e gjson.Result) bool {
+	v.ForEach(func(_ []byte, e jsonx.Value) bool {
 		switch {
-		case e.Type == gjson.Number:
+		case e.Kind == jsonx.Number:
 			w.add(1)
-		case e.IsArray():
+		case e.Kind == jsonx.Array:
 			w.input(e)
-		case e.IsObject() && (e.Get("role").Exists() || e.Get("content").Exists()):
+		case e.Kind == jsonx.Object && (e.Get("role").Exists() || e.Get("content").Exists()):
 			w.message(e)
 		default:
 			w.stringOrRaw(e)
