@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
+)
+
+func TestBadPluginConfigAtStartFailsWithTheReason(t *testing.T) {
+	wasm := wasmbuild.Path(t, "./envoy/gateway/testdata/gwguest")
+	cfg := filepath.Join(t.TempDir(), "plugin.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(`"reject"`), 0o644))
+	err := run([]string{"--wasm", wasm, "--config", cfg, "--listen", "127.0.0.1:0", "--admin", "off", "--upstream", "mock"})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "load plugin")
+}
+
+func TestMissingModuleFailsBeforeListening(t *testing.T) {
+	err := run([]string{"--wasm", filepath.Join(t.TempDir(), "nope.wasm"), "--listen", "127.0.0.1:0", "--admin", "off"})
+	require.ErrorContains(t, err, "read module")
+}
+
+func TestFlagValuesAreValidated(t *testing.T) {
+	cases := [][]string{
+		{"--profile", "newest"},
+		{"--failure-policy", "maybe"},
+		{"--log-level", "loud"},
+		{"--cluster", "no-equals-sign"},
+	}
+	for _, args := range cases {
+		require.Error(t, run(args), "%v", args)
+	}
+}
+
+func TestFlagParsersMapToHostValues(t *testing.T) {
+	p, err := parseProfile("current")
+	require.NoError(t, err)
+	require.Equal(t, host.ProfileCurrent, p)
+	f, err := parsePolicy("reload")
+	require.NoError(t, err)
+	require.Equal(t, host.FailReload, f)
+	l, err := parseLevel("warn")
+	require.NoError(t, err)
+	require.Equal(t, host.LevelWarn, l)
+	c := clusterFlags{}
+	require.NoError(t, c.Set("sharedstore=http://127.0.0.1:8081"))
+	require.Equal(t, "http://127.0.0.1:8081", c["sharedstore"])
+}
