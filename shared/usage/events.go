@@ -1,15 +1,15 @@
 package usage
 
 import (
-	"strings"
+	"bytes"
 
-	"github.com/tidwall/gjson"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // handle reads one dispatched event. name is the event: field (empty when
 // absent), data the joined data: lines. An event whose data is not valid JSON
 // is ignored whole, so a garbled event can neither report usage nor count.
-func (s *Stream) handle(name, data string) {
+func (s *Stream) handle(name, data []byte) {
 	switch s.api {
 	case OpenAIChat, OpenAICompletions:
 		s.openAIEvent(data)
@@ -20,20 +20,18 @@ func (s *Stream) handle(name, data string) {
 	}
 }
 
-// object parses data as one JSON object, or reports false.
-func object(data string) (gjson.Result, bool) {
-	if !gjson.Valid(data) {
-		return gjson.Result{}, false
-	}
-	root := gjson.Parse(data)
-	return root, root.IsObject()
+// object parses data as one JSON object, or reports false. Parse validates
+// the whole event once; every later lookup only skips over trusted bytes.
+func object(data []byte) (jsonx.Value, bool) {
+	root := jsonx.Parse(data)
+	return root, root.Kind == jsonx.Object
 }
 
 // eventType is the JSON "type" member, which the Responses and Anthropic
 // APIs repeat from the event: line; the event: line is the fallback.
-func eventType(root gjson.Result, name string) string {
-	if t := root.Get("type"); t.Type == gjson.String {
-		return t.Str
+func eventType(root jsonx.Value, name []byte) []byte {
+	if t := root.Get("type"); t.Kind == jsonx.String {
+		return text(t)
 	}
 	return name
 }
@@ -42,8 +40,8 @@ func eventType(root gjson.Result, name string) string {
 // usage chunk (choices: [], sent when stream_options.include_usage is true)
 // replaces any earlier usage, since servers that report usage on every chunk
 // report it cumulatively.
-func (s *Stream) openAIEvent(data string) {
-	if strings.TrimSpace(data) == "[DONE]" {
+func (s *Stream) openAIEvent(data []byte) {
+	if string(bytes.TrimSpace(data)) == "[DONE]" {
 		s.completed = true
 		return
 	}
@@ -53,14 +51,14 @@ func (s *Stream) openAIEvent(data string) {
 	}
 	// One pass per nesting level: chunks arrive hundreds of times a second,
 	// and a Get per member would rescan the object for each.
-	root.ForEach(func(key, v gjson.Result) bool {
-		switch key.Str {
+	root.Members(func(key string, v jsonx.Value) bool {
+		switch key {
 		case "usage":
 			if u, ok := openAIUsage(v); ok {
 				s.usage, s.haveUsage = u, true
 			}
 		case "choices":
-			v.ForEach(func(_, choice gjson.Result) bool {
+			v.ForEach(func(_ []byte, choice jsonx.Value) bool {
 				s.openAIChoice(choice)
 				return true
 			})
@@ -71,28 +69,28 @@ func (s *Stream) openAIEvent(data string) {
 
 // openAIChoice counts one choice: text for completions, the delta's text,
 // reasoning and tool-call members for chat.
-func (s *Stream) openAIChoice(choice gjson.Result) {
-	choice.ForEach(func(key, v gjson.Result) bool {
-		switch key.Str {
+func (s *Stream) openAIChoice(choice jsonx.Value) {
+	choice.Members(func(key string, v jsonx.Value) bool {
+		switch key {
 		case "text":
 			if s.api == OpenAICompletions {
 				s.countString(v)
 			}
 		case "delta":
 			if s.api == OpenAIChat {
-				v.ForEach(s.openAIDeltaMember)
+				v.Members(s.openAIDeltaMember)
 			}
 		}
 		return true
 	})
 }
 
-func (s *Stream) openAIDeltaMember(key, v gjson.Result) bool {
-	switch key.Str {
+func (s *Stream) openAIDeltaMember(key string, v jsonx.Value) bool {
+	switch key {
 	case "content", "refusal", "reasoning_content", "reasoning":
 		s.countString(v)
 	case "tool_calls":
-		v.ForEach(func(_, call gjson.Result) bool {
+		v.ForEach(func(_ []byte, call jsonx.Value) bool {
 			s.countFunction(call.Get("function"))
 			return true
 		})
@@ -104,7 +102,7 @@ func (s *Stream) openAIDeltaMember(key, v gjson.Result) bool {
 	return true
 }
 
-func (s *Stream) countFunction(fn gjson.Result) {
+func (s *Stream) countFunction(fn jsonx.Value) {
 	s.countString(fn.Get("name"))
 	s.countString(fn.Get("arguments"))
 }
@@ -119,26 +117,26 @@ func (s *Stream) countFunction(fn gjson.Result) {
 // Every "*.delta" event with a string delta counts (output text, refusal,
 // reasoning, function and custom tool arguments, transcripts), except audio
 // deltas, which are base64 audio rather than text.
-func (s *Stream) responsesEvent(name, data string) {
+func (s *Stream) responsesEvent(name, data []byte) {
 	root, ok := object(data)
 	if !ok {
 		return
 	}
-	switch t := eventType(root, name); t {
+	switch t := eventType(root, name); string(t) {
 	case "response.completed", "response.incomplete":
 		s.responsesUsage(root)
 		s.completed = true
 	case "response.failed":
 		s.responsesUsage(root)
 	default:
-		if strings.HasSuffix(t, ".delta") && !strings.HasSuffix(t, "audio.delta") {
+		if bytes.HasSuffix(t, []byte(".delta")) && !bytes.HasSuffix(t, []byte("audio.delta")) {
 			s.countString(root.Get("delta"))
 		}
 	}
 }
 
-func (s *Stream) responsesUsage(root gjson.Result) {
-	if u, ok := responsesUsage(root.Get("response.usage")); ok {
+func (s *Stream) responsesUsage(root jsonx.Value) {
+	if u, ok := responsesUsage(root.Path("response", "usage")); ok {
 		s.usage, s.haveUsage = u, true
 	}
 }
@@ -149,14 +147,14 @@ func (s *Stream) responsesUsage(root gjson.Result) {
 // merge is the final usage. message_stop is the normal end; an error event is
 // a failure. Text, thinking and tool-input JSON deltas count; signatures and
 // citations do not.
-func (s *Stream) anthropicEvent(name, data string) {
+func (s *Stream) anthropicEvent(name, data []byte) {
 	root, ok := object(data)
 	if !ok {
 		return
 	}
-	switch eventType(root, name) {
+	switch string(eventType(root, name)) {
 	case "message_start":
-		s.anthropic.merge(root.Get("message.usage"))
+		s.anthropic.merge(root.Path("message", "usage"))
 	case "message_delta":
 		s.anthropic.merge(root.Get("usage"))
 	case "content_block_start":
@@ -168,9 +166,9 @@ func (s *Stream) anthropicEvent(name, data string) {
 	}
 }
 
-func (s *Stream) countAnthropicText(block gjson.Result) {
-	block.ForEach(func(key, v gjson.Result) bool {
-		switch key.Str {
+func (s *Stream) countAnthropicText(block jsonx.Value) {
+	block.Members(func(key string, v jsonx.Value) bool {
+		switch key {
 		case "text", "thinking", "partial_json":
 			s.countString(v)
 		}
@@ -179,8 +177,22 @@ func (s *Stream) countAnthropicText(block gjson.Result) {
 }
 
 // countString counts v when it is a JSON string.
-func (s *Stream) countString(v gjson.Result) {
-	if v.Type == gjson.String {
-		s.countText(v.Str)
+func (s *Stream) countString(v jsonx.Value) {
+	if v.Kind == jsonx.String {
+		s.countText(text(v))
 	}
+}
+
+// text is the content of a String value as the counters read it: the bytes
+// between the quotes as they are when nothing is escaped (the common case,
+// no scan beyond finding that out and no copy), decoded otherwise.
+func text(v jsonx.Value) []byte {
+	if v.Kind != jsonx.String || len(v.Raw) < 2 {
+		return nil
+	}
+	c := v.Raw[1 : len(v.Raw)-1]
+	if bytes.IndexByte(c, '\\') < 0 {
+		return c
+	}
+	return v.StrBytes()
 }

@@ -1,9 +1,13 @@
 package usage
 
 import (
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
+	"bytes"
+
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
+
+// includeUsage is the stream_options member the rewrite adds.
+const includeUsage = `"include_usage":true`
 
 // InjectIncludeUsage makes a streamed OpenAI chat or completions request ask
 // for the final usage chunk, because without stream_options.include_usage the
@@ -24,29 +28,52 @@ func InjectIncludeUsage(api API, body []byte) ([]byte, bool) {
 	if api != OpenAIChat && api != OpenAICompletions {
 		return body, false
 	}
-	root, ok := object(bytesString(body))
-	if !ok || root.Get("stream").Type != gjson.True {
+	root, ok := object(body)
+	if !ok || root.Get("stream").Kind != jsonx.True {
 		return body, false
 	}
-	// sjson builds a new buffer; the caller's body is never edited.
+	// Every edit builds a new buffer; the caller's body is never edited.
 	opts := root.Get("stream_options")
-	switch {
-	case !opts.Exists(), opts.Type == gjson.Null:
-		// Replace a null in place; add the member when absent.
-		out, err := sjson.SetRawBytes(body, "stream_options", []byte(`{"include_usage":true}`))
-		if err != nil {
+	var out []byte
+	switch opts.Kind {
+	case jsonx.Invalid: // absent
+		out = withMember(body, root.Len() > 0, `"stream_options":{`+includeUsage+`}`)
+	case jsonx.Null:
+		out, ok = jsonx.SetMember(body, "stream_options", []byte(`{`+includeUsage+`}`))
+	case jsonx.Object:
+		switch u := opts.Get("include_usage"); u.Kind {
+		case jsonx.True:
 			return body, false
+		case jsonx.Invalid:
+			// Rebuild the options object with the member added last and
+			// put it back in place of the old one.
+			out, ok = jsonx.SetMember(body, "stream_options", withMember(opts.Raw, opts.Len() > 0, includeUsage))
+		default:
+			out, ok = jsonx.SetPath(body, []string{"stream_options", "include_usage"}, []byte("true"))
 		}
-		return out, true
-	case opts.IsObject():
-		if opts.Get("include_usage").Type == gjson.True {
-			return body, false
-		}
-		out, err := sjson.SetRawBytes(body, "stream_options.include_usage", []byte("true"))
-		if err != nil {
-			return body, false
-		}
-		return out, true
+	default:
+		return body, false
 	}
-	return body, false
+	if !ok || out == nil {
+		return body, false
+	}
+	return out, true
+}
+
+// withMember returns a copy of the JSON object obj (surrounding whitespace
+// allowed) with member (`"key":value`) added last: right before the closing
+// brace, after any whitespace there, so no other byte moves. nonEmpty says
+// whether obj already has members and so needs a comma.
+func withMember(obj []byte, nonEmpty bool, member string) []byte {
+	end := bytes.LastIndexByte(obj, '}')
+	if end < 0 { // not an object; callers pass only objects
+		return nil
+	}
+	out := make([]byte, 0, len(obj)+len(member)+1)
+	out = append(out, obj[:end]...)
+	if nonEmpty {
+		out = append(out, ',')
+	}
+	out = append(out, member...)
+	return append(out, obj[end:]...)
 }

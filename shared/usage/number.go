@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/tidwall/gjson"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // maxCount caps one reported counter. A backend reporting more than a
@@ -17,12 +17,12 @@ const maxCount int64 = 1_000_000_000_000
 // ceiling: a JSON number or a numeric string ("32000", 32000.0), integral and
 // non-negative, clamped at maxCount. Anything else (fractions, negatives, NaN,
 // booleans, null, absent) is not a counter.
-func readCount(r gjson.Result) (int64, bool) {
-	switch r.Type {
-	case gjson.Number:
-		return parseCount(r.Raw)
-	case gjson.String:
-		return parseCount(r.Str)
+func readCount(r jsonx.Value) (int64, bool) {
+	switch r.Kind {
+	case jsonx.Number:
+		return parseCount(bytesString(r.Raw))
+	case jsonx.String:
+		return parseCount(bytesString(text(r)))
 	}
 	return 0, false
 }

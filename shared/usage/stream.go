@@ -197,7 +197,7 @@ func (s *Stream) processLine(line []byte) {
 // dispatch hands the pending event to the API's reader and resets it.
 func (s *Stream) dispatch() {
 	if s.hasData && !s.poisoned {
-		s.handle(bytesString(s.name), bytesString(s.data))
+		s.handle(s.name, s.data)
 	}
 	s.name = s.name[:0]
 	s.data = s.data[:0]
@@ -232,9 +232,9 @@ func (s *Stream) Completed() bool { return s.completed }
 func (s *Stream) DeltaTokens() int64 { return s.delta }
 
 // countText adds one delta text to the delta count.
-func (s *Stream) countText(text string) {
-	if text == "" || s.count == nil {
+func (s *Stream) countText(text []byte) {
+	if len(text) == 0 || s.count == nil {
 		return
 	}
-	s.delta = addCount(s.delta, s.count(stringBytes(text)))
+	s.delta = addCount(s.delta, s.count(text))
 }

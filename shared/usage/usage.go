@@ -3,7 +3,7 @@ package usage
 import (
 	"unsafe"
 
-	"github.com/tidwall/gjson"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // Usage is the backend's own account of one response, normalized across APIs
@@ -31,11 +31,11 @@ func (u Usage) Total() int64 { return addCount(max(u.Input, 0), u.Output) }
 // seed rules for a response with no usage block. An error body (status 4xx/5xx)
 // normally has no usage block; deciding on the status is the caller's job.
 func FromJSON(api API, body []byte) (Usage, bool) {
-	doc := bytesString(body)
-	if !gjson.Valid(doc) {
+	root := jsonx.Parse(body)
+	if !root.Exists() {
 		return Usage{}, false
 	}
-	u := gjson.Get(doc, "usage")
+	u := root.Get("usage")
 	switch api {
 	case OpenAIChat, OpenAICompletions:
 		return openAIUsage(u)
@@ -50,8 +50,8 @@ func FromJSON(api API, body []byte) (Usage, bool) {
 }
 
 // openAIUsage reads a chat or completions usage object.
-func openAIUsage(u gjson.Result) (Usage, bool) {
-	if !u.IsObject() {
+func openAIUsage(u jsonx.Value) (Usage, bool) {
+	if u.Kind != jsonx.Object {
 		return Usage{}, false
 	}
 	in, okIn := readCount(u.Get("prompt_tokens"))
@@ -59,13 +59,13 @@ func openAIUsage(u gjson.Result) (Usage, bool) {
 	if !okIn || !okOut {
 		return Usage{}, false
 	}
-	cached, _ := readCount(u.Get("prompt_tokens_details.cached_tokens"))
+	cached, _ := readCount(u.Path("prompt_tokens_details", "cached_tokens"))
 	return Usage{Input: in, Output: out, CacheRead: min(cached, in)}, true
 }
 
 // responsesUsage reads a Responses API usage object.
-func responsesUsage(u gjson.Result) (Usage, bool) {
-	if !u.IsObject() {
+func responsesUsage(u jsonx.Value) (Usage, bool) {
+	if u.Kind != jsonx.Object {
 		return Usage{}, false
 	}
 	in, okIn := readCount(u.Get("input_tokens"))
@@ -73,7 +73,7 @@ func responsesUsage(u gjson.Result) (Usage, bool) {
 	if !okIn || !okOut {
 		return Usage{}, false
 	}
-	cached, _ := readCount(u.Get("input_tokens_details.cached_tokens"))
+	cached, _ := readCount(u.Path("input_tokens_details", "cached_tokens"))
 	return Usage{Input: in, Output: out, CacheRead: min(cached, in)}, true
 }
 
@@ -85,8 +85,8 @@ type anthropicUsage struct {
 	haveInput, haveOutput                bool
 }
 
-func (a *anthropicUsage) merge(u gjson.Result) {
-	if !u.IsObject() {
+func (a *anthropicUsage) merge(u jsonx.Value) {
+	if u.Kind != jsonx.Object {
 		return
 	}
 	if n, ok := readCount(u.Get("input_tokens")); ok {
@@ -111,7 +111,7 @@ func (a *anthropicUsage) usage() (Usage, bool) {
 	return Usage{Input: in, Output: a.output, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite}, true
 }
 
-// bytesString views b as a string without copying, so gjson scans response
+// bytesString views b as a string without copying, so strconv reads counter
 // bytes in place. The result must not outlive b or see b modified; every use
 // here ends before the function that made it returns.
 func bytesString(b []byte) string {
@@ -119,13 +119,4 @@ func bytesString(b []byte) string {
 		return ""
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
-}
-
-// stringBytes is the inverse view, for handing delta text to the counter
-// without a copy; the counter must only read it.
-func stringBytes(s string) []byte {
-	if s == "" {
-		return nil
-	}
-	return unsafe.Slice(unsafe.StringData(s), len(s))
 }

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tidwall/gjson"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 func TestFromJSONReadsEachAPIsUsageBlock(t *testing.T) {
@@ -123,7 +123,7 @@ func TestReadCountAcceptsOnlyIntegralNonNegativeCounts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.json, func(t *testing.T) {
-			got, ok := readCount(gjson.Parse(tt.json))
+			got, ok := readCount(jsonx.Parse([]byte(tt.json)))
 			require.Equal(t, tt.ok, ok)
 			require.Equal(t, tt.want, got)
 		})
