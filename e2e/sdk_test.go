@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +46,30 @@ func (l *ledger) level(key string) int64 {
 
 func (l *ledger) probeCost() int64 { return mockllm.InputTokens([]byte(probeBody)) }
 
+// servedLog keeps what the mock backend answered, in order.
+type servedLog struct {
+	mu  sync.Mutex
+	all []mockllm.Served
+}
+
+func (l *servedLog) add(s mockllm.Served) { l.mu.Lock(); l.all = append(l.all, s); l.mu.Unlock() }
+
+func (l *servedLog) count() int { l.mu.Lock(); defer l.mu.Unlock(); return len(l.all) }
+
+// after returns record n (0-based), waiting for the mock to write it: the
+// mock records a request when its handler returns, which may be just after
+// the client read the last byte.
+func (l *servedLog) after(t testing.TB, n int) mockllm.Served {
+	deadline := time.Now().Add(5 * time.Second)
+	for l.count() <= n {
+		require.True(t, time.Now().Before(deadline), "the mock never recorded request %d", n)
+		time.Sleep(time.Millisecond)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.all[n]
+}
+
 func atoi(t testing.TB, s string) int64 {
 	n, err := strconv.ParseInt(s, 10, 64)
 	require.NoError(t, err, s)
@@ -64,7 +89,8 @@ func expectSpent(t *testing.T, l *ledger, key string, call func() int64) {
 
 func TestE2EOfficialSDKsSettleExactlyWhatTheBackendReported(t *testing.T) {
 	clock := &frozenClock{t: time.Unix(1_800_000_000, 0)}
-	g := startGateway(t, sdkConfig, withClock(clock))
+	served := &servedLog{}
+	g := startGateway(t, sdkConfig, withClock(clock), func(c *gateway.Config) { c.Mock.OnServed = served.add })
 	l := newLedger(t, g)
 	ctx := context.Background()
 	base := "http://" + g.Addr()
@@ -95,15 +121,28 @@ func TestE2EOfficialSDKsSettleExactlyWhatTheBackendReported(t *testing.T) {
 				if include {
 					p.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
 				}
+				n := served.count()
 				s := oa(key, 17).Chat.Completions.NewStreaming(ctx, p)
 				acc := openai.ChatCompletionAccumulator{}
+				usageChunks := 0
 				for s.Next() {
+					if s.Current().JSON.Usage.Valid() {
+						usageChunks++
+					}
 					acc.AddChunk(s.Current())
 				}
 				require.NoError(t, s.Err())
-				// Without include_usage the filter injects it: the backend
-				// reports usage and the SDK sees it too.
-				return acc.Usage.PromptTokens + acc.Usage.CompletionTokens
+				if include {
+					require.Equal(t, 1, usageChunks)
+					return acc.Usage.PromptTokens + acc.Usage.CompletionTokens
+				}
+				// Without include_usage the filter injects it so the backend
+				// reports usage, and takes the extra chunk back out: the SDK
+				// sees none. What the backend reported is the mock's record.
+				require.Zero(t, usageChunks, "the client gets the stream it asked for")
+				last := served.after(t, n)
+				require.True(t, last.Completed)
+				return last.InputTokens + last.OutputTokens
 			})
 		})
 	}

@@ -3,8 +3,7 @@ package core
 import (
 	"strconv"
 
-	"github.com/tidwall/gjson"
-	"github.com/tidwall/sjson"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 )
 
@@ -15,17 +14,18 @@ var outputFields = [...]string{"max_tokens", "max_completion_tokens", "max_outpu
 // when none is stated, adds the route's own field so the backend cannot
 // generate past the limit the reservation assumed.
 func clampOutput(api usage.API, body []byte, max int64) []byte {
+	limit := jsonx.AppendInt(nil, max)
 	stated := false
 	for _, f := range outputFields {
-		v := gjson.GetBytes(body, f)
+		v := jsonx.Parse(body).Get(f)
 		if !v.Exists() {
 			continue
 		}
 		stated = true
-		if n, err := strconv.ParseFloat(v.String(), 64); err == nil && n <= float64(max) {
+		if n, ok := v.Float(); ok && n <= float64(max) {
 			continue
 		}
-		if nb, err := sjson.SetBytes(body, f, max); err == nil {
+		if nb, ok := jsonx.SetMember(body, f, limit); ok {
 			body = nb
 		}
 	}
@@ -36,7 +36,7 @@ func clampOutput(api usage.API, body []byte, max int64) []byte {
 	if api == usage.OpenAIResponses {
 		field = "max_output_tokens"
 	}
-	if nb, err := sjson.SetBytes(body, field, max); err == nil {
+	if nb, ok := jsonx.SetMember(body, field, limit); ok {
 		return nb
 	}
 	return body

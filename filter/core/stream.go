@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"net/netip"
 	"strconv"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
+	"github.com/tokenbudget/tokenbudget/shared/sse"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
@@ -47,6 +49,8 @@ type Stream struct {
 	levels []sharedstore.OpLevel
 
 	streamed bool
+	injected bool // the filter added include_usage; the client did not ask
+	dropper  *sse.Dropper
 	failed   bool // upstream answered an error status
 	cacheHit bool
 	sse      *usage.Stream
@@ -170,6 +174,7 @@ func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
 		if !changed {
 			rewritten = body
 		}
+		s.injected = changed
 	}
 	if mr, ok := s.rt.Model(s.who.Model); ok {
 		var refused, clamped bool
@@ -325,6 +330,11 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 	if ct, _ := h.GetHeader(abi.MapResponseHeaders, "content-type"); hasPrefixFold(ct, "text/event-stream") {
 		s.streamed = true
 		s.sse = usage.NewStream(s.api, estimate.Text)
+		if s.injected {
+			// The usage chunk exists only because this filter asked for it:
+			// read it for settlement, then take it out of the client's stream.
+			s.dropper = &sse.Dropper{Drop: sse.IsOpenAIUsageOnlyChunk}
+		}
 	}
 	if endOfStream {
 		s.finish()
@@ -333,13 +343,22 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 }
 
 func (s *Stream) OnResponseBody(bodySize int, endOfStream bool) abi.Action {
-	if !s.held {
+	if !s.held && s.dropper == nil {
 		return abi.ActionContinue
 	}
-	if !s.failed && !s.cacheHit && bodySize > 0 {
-		chunk, st := s.host().GetBuffer(abi.BufferResponseBody, 0, bodySize)
-		if st == abi.StatusOK {
-			s.observe(chunk)
+	observe := s.held && !s.failed && !s.cacheHit
+	var chunk []byte
+	if bodySize > 0 && (observe || s.dropper != nil) {
+		if c, st := s.host().GetBuffer(abi.BufferResponseBody, 0, bodySize); st == abi.StatusOK {
+			chunk = c
+		}
+	}
+	if observe && len(chunk) > 0 {
+		s.observe(chunk)
+	}
+	if s.dropper != nil {
+		if out := s.dropper.Write(chunk, endOfStream); !bytes.Equal(out, chunk) {
+			s.host().SetBuffer(abi.BufferResponseBody, 0, bodySize, out)
 		}
 	}
 	if endOfStream {

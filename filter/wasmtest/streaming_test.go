@@ -102,6 +102,29 @@ func TestStreamUsageIsInjectedIntoOpenAIRequestsThatLackIt(t *testing.T) {
 	require.Equal(t, float64(1000), m["max_tokens"])
 	_, hasLen := r.upstreamHdrs.Get("content-length")
 	require.False(t, hasLen, "a rewritten body must not keep the old length")
+	require.Equal(t, done, string(r.body), "the usage chunk the client did not ask for is taken out")
+}
+
+func TestAClientThatAskedForUsageKeepsItsUsageChunk(t *testing.T) {
+	x := newHarness(t, streamCfg(true, false))
+	sse := openAIChunk("Hi") + openAIUsageChunk(3, 1) + done
+	for i := 0; i <= len(sse); i += 13 {
+		r := x.do(call{key: "sk-a", body: streamBody(1000, true), contentType: "text/event-stream", chunks: splitAt(sse, i)})
+		require.Equal(t, sse, string(r.body), "split at %d", i)
+	}
+}
+
+func TestTheInjectedUsageChunkIsDroppedAtEverySplitAndStillSettles(t *testing.T) {
+	cfg := streamCfg(true, false)
+	probe := probeReserve(t, cfg)
+	x := newHarness(t, cfg)
+	sse := openAIChunk("Once") + openAIUsageChunk(40, 2) + done
+	for i := 0; i <= len(sse); i++ {
+		key := "sk-drop-" + strconv.Itoa(i)
+		r := x.do(call{key: key, body: streamBody(1000, false), contentType: "text/event-stream", chunks: splitAt(sse, i)})
+		require.Equal(t, openAIChunk("Once")+done, string(r.body), "split at %d", i)
+		require.Equal(t, int64(100000-42), x.level(t, key, probe), "split at %d", i)
+	}
 }
 
 func TestACutStreamReleasesItsHoldInFull(t *testing.T) {
