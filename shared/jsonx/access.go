@@ -1,9 +1,12 @@
 package jsonx
 
-import "unsafe"
+import (
+	"unicode/utf8"
+	"unsafe"
+)
 
 // Get returns the first member of an object named key (keys are compared
-// after unescaping). First match, like gjson, so the filter reads the same
+// after decoding, invalid UTF-8 on either side counting as U+FFFD). First match, like gjson, so the filter reads the same
 // member it always did; note that many upstream parsers keep the LAST
 // duplicate instead. Absent members and non-objects give the zero Value.
 func (v Value) Get(key string) Value {
@@ -11,8 +14,9 @@ func (v Value) Get(key string) Value {
 		return Value{}
 	}
 	d := v.Raw
+	plain := utf8.ValidString(key)
 	for m, ok := firstMember(d); ok; m, ok = nextMember(d, m) {
-		if keyEquals(d[m.keyStart:m.keyEnd], m.escaped, key) {
+		if keyEquals(d[m.keyStart:m.keyEnd], m.escaped, key, plain) {
 			return valueAt(d, m.valStart, m.valEnd)
 		}
 	}

@@ -1,5 +1,7 @@
 package jsonx
 
+import "unicode/utf8"
+
 // SetMember returns a copy of the object obj with the first member named key
 // set to raw: its value is replaced in place, or, if absent, the member is
 // appended after the last member (or right after '{' when empty). Every other
@@ -76,8 +78,9 @@ func SetPath(doc []byte, path []string, raw []byte) ([]byte, bool) {
 
 // findMember returns the first member of object d named key.
 func findMember(d []byte, key string) (member, bool) {
+	plain := utf8.ValidString(key)
 	for m, ok := firstMember(d); ok; m, ok = nextMember(d, m) {
-		if keyEquals(d[m.keyStart:m.keyEnd], m.escaped, key) {
+		if keyEquals(d[m.keyStart:m.keyEnd], m.escaped, key, plain) {
 			return m, true
 		}
 	}

@@ -281,3 +281,13 @@ func TestHandBuiltValuesOnGarbageNeverPanic(t *testing.T) {
 		}
 	}
 }
+
+func TestKeysWithInvalidUTF8MatchTheMemberSetMemberWrote(t *testing.T) {
+	out, ok := SetMember([]byte(`{}`), "a\x8b", []byte(`1`))
+	require.True(t, ok)
+	require.Equal(t, `{"a\ufffd":1}`, string(out))
+	require.Equal(t, "1", string(Parse(out).Get("a\x8b").Raw))
+	out, ok = SetMember(out, "a\x8b", []byte(`2`))
+	require.True(t, ok)
+	require.Equal(t, `{"a\ufffd":2}`, string(out), "replaced, not duplicated")
+}

@@ -128,22 +128,27 @@ func readMember(d []byte, i int) (m member, ok bool) {
 	return m, true
 }
 
-// keyEquals compares a raw key (between the quotes) with key after
-// unescaping, without allocating.
-func keyEquals(raw []byte, escaped bool, key string) bool {
-	if !escaped {
+// keyEquals compares a raw key (between the quotes) with key after decoding
+// both the encoding/json way, without allocating. plainKey is
+// utf8.ValidString(key), computed once per lookup: a key with invalid UTF-8
+// stands for the U+FFFD that AppendString would write, so SetMember finds the
+// member it wrote earlier instead of appending a duplicate.
+func keyEquals(raw []byte, escaped bool, key string, plainKey bool) bool {
+	if !escaped && plainKey {
 		return string(raw) == key
 	}
-	var buf [4]byte
 	k := 0
 	for i := 0; i < len(raw); {
 		r, n := decodeRune(raw, i)
 		i += n
-		w := encodeRune(buf[:], r)
-		if len(key)-k < w || string(buf[:w]) != key[k:k+w] {
+		if k >= len(key) {
 			return false
 		}
-		k += w
+		kr, kn := utf8.DecodeRuneInString(key[k:])
+		if kr != r {
+			return false
+		}
+		k += kn
 	}
 	return k == len(key)
 }

@@ -126,12 +126,6 @@ func decodeRune(s []byte, i int) (rune, int) {
 	return utf8.RuneError, 2
 }
 
-// encodeRune writes r as UTF-8 into buf (len >= 4), mapping runes UTF-8
-// cannot hold to U+FFFD as encoding/json does.
-func encodeRune(buf []byte, r rune) int {
-	return utf8.EncodeRune(buf, r)
-}
-
 // appendDecoded appends the decoding of string content c to dst.
 func appendDecoded(dst, c []byte) []byte {
 	start := 0
