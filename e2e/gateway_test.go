@@ -33,13 +33,12 @@ func withClock(c *frozenClock) gwOpt { return func(g *gateway.Config) { g.Now = 
 func startGateway(t testing.TB, pluginConfig string, opts ...gwOpt) *gateway.Gateway {
 	t.Helper()
 	cfg := gateway.Config{
-		Module:         wasmbuild.Filter(t),
-		PluginConfig:   []byte(pluginConfig),
-		Listen:         "127.0.0.1:0",
-		Admin:          "127.0.0.1:0",
-		Upstream:       gateway.UpstreamMock,
-		Workers:        2,
-		AllowStdioInit: true, // TEMPORARY until the module drops syscall
+		Module:       wasmbuild.Filter(t),
+		PluginConfig: []byte(pluginConfig),
+		Listen:       "127.0.0.1:0",
+		Admin:        "127.0.0.1:0",
+		Upstream:     gateway.UpstreamMock,
+		Workers:      2,
 	}
 	for _, o := range opts {
 		o(&cfg)

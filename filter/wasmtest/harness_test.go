@@ -47,16 +47,15 @@ func newHarness(t testing.TB, config string, opts ...hopt) *harness {
 	t.Helper()
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
 	o := host.Options{
-		Module:         wasmbuild.Filter(t),
-		PluginConfig:   []byte(config),
-		RootID:         "tokenbudget",
-		VMID:           "tokenbudget",
-		PluginName:     "tokenbudget",
-		Workers:        2,
-		Now:            c.Now,
-		LogLevel:       host.LevelInfo,
-		StatsTags:      statsTags(),
-		AllowStdioInit: true, // TEMPORARY until the module drops syscall
+		Module:       wasmbuild.Filter(t),
+		PluginConfig: []byte(config),
+		RootID:       "tokenbudget",
+		VMID:         "tokenbudget",
+		PluginName:   "tokenbudget",
+		Workers:      2,
+		Now:          c.Now,
+		LogLevel:     host.LevelInfo,
+		StatsTags:    statsTags(),
 	}
 	for _, f := range opts {
 		f(&o)

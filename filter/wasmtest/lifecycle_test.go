@@ -24,8 +24,7 @@ func TestABadConfigIsRefusedWithAClearLogLine(t *testing.T) {
 			var logs []string
 			_, err := host.New(context.Background(), host.Options{
 				Module: wasmbuild.Filter(t), PluginConfig: []byte(cfg), Workers: 1,
-				AllowStdioInit: true, // TEMPORARY until the module drops syscall
-				Log:            func(_ host.Level, m string) { logs = append(logs, m) },
+				Log: func(_ host.Level, m string) { logs = append(logs, m) },
 			})
 			require.Error(t, err, "the canary VM must reject the config")
 			require.Contains(t, strings.Join(logs, "\n"), "plugin config rejected")
