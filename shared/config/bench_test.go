@@ -39,3 +39,32 @@ func BenchmarkLoadTiersExample(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseTiersExample is the decoder alone (jsonx + reflection).
+func BenchmarkParseTiersExample(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "configs", "tiers.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseTiersExampleEncodingJSON is the encoding/json implementation
+// the decoder replaced, kept as the baseline.
+func BenchmarkParseTiersExampleEncodingJSON(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "examples", "configs", "tiers.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseReference(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -96,13 +96,13 @@ func buildPlan(t reflect.Type, seen map[reflect.Type]*plan) *plan {
 	return p
 }
 
-// pathSeg is one step of a JSON path, kept on the stack and turned into a
-// string only when a problem is recorded.
+// pathSeg is one step of a JSON path. The decoder keeps them in a stack
+// and turns them into a string only when a problem is recorded, so a clean
+// document builds no path strings.
 type pathSeg struct {
-	parent *pathSeg
-	name   string // field or map key
-	index  int    // array index when isIndex
-	kind   segKind
+	name  string // field or map key
+	index int    // array index
+	kind  segKind
 }
 
 type segKind uint8
@@ -113,31 +113,37 @@ const (
 	segIndex
 )
 
-func (s *pathSeg) String() string {
-	if s == nil {
-		return ""
-	}
-	parent := s.parent.String()
-	switch s.kind {
-	case segKey:
-		return mapPath(parent, s.name)
-	case segIndex:
-		return parent + "[" + formatInt(int64(s.index)) + "]"
-	default:
-		return joinPath(parent, s.name)
-	}
-}
-
 type decoder struct {
+	path     []pathSeg
 	problems []error
 }
 
-func (d *decoder) fail(at *pathSeg, msg string) {
-	d.problems = append(d.problems, problemAt(at.String(), msg))
+func (d *decoder) push(s pathSeg) { d.path = append(d.path, s) }
+func (d *decoder) pop()           { d.path = d.path[:len(d.path)-1] }
+
+// pathString spells the current path the way the encoding/json-based
+// parser did: a.b, a[0], a["gpt-4.1"].
+func (d *decoder) pathString() string {
+	path := ""
+	for _, s := range d.path {
+		switch s.kind {
+		case segKey:
+			path = mapPath(path, s.name)
+		case segIndex:
+			path += "[" + formatInt(int64(s.index)) + "]"
+		default:
+			path = joinPath(path, s.name)
+		}
+	}
+	return path
+}
+
+func (d *decoder) fail(msg string) {
+	d.problems = append(d.problems, problemAt(d.pathString(), msg))
 }
 
 // decode fills rv (settable, holding its zero value) from v.
-func (d *decoder) decode(p *plan, v jsonx.Value, rv reflect.Value, at *pathSeg) {
+func (d *decoder) decode(p *plan, v jsonx.Value, rv reflect.Value) {
 	if v.Kind == jsonx.Null {
 		return // null is "absent"
 	}
@@ -145,15 +151,15 @@ func (d *decoder) decode(p *plan, v jsonx.Value, rv reflect.Value, at *pathSeg) 
 	case planUnmarshal:
 		u, ok := rv.Addr().Interface().(unmarshaler)
 		if !ok {
-			d.fail(at, "cannot be decoded")
+			d.fail("cannot be decoded")
 			return
 		}
 		if err := u.UnmarshalJSON(v.Raw); err != nil {
-			d.fail(at, err.Error())
+			d.fail(err.Error())
 		}
 	case planString:
 		if v.Kind != jsonx.String {
-			d.fail(at, "must be a string")
+			d.fail("must be a string")
 			return
 		}
 		rv.SetString(v.Str())
@@ -164,15 +170,15 @@ func (d *decoder) decode(p *plan, v jsonx.Value, rv reflect.Value, at *pathSeg) 
 		case jsonx.False:
 			rv.SetBool(false)
 		default:
-			d.fail(at, "must be true or false")
+			d.fail("must be true or false")
 		}
 	case planPointer:
 		nv := reflect.New(p.elem.typ)
-		d.decode(p.elem, v, nv.Elem(), at)
+		d.decode(p.elem, v, nv.Elem())
 		rv.Set(nv)
 	case planSlice:
 		if v.Kind != jsonx.Array {
-			d.fail(at, "must be an array")
+			d.fail("must be an array")
 			return
 		}
 		n := v.Len()
@@ -182,25 +188,27 @@ func (d *decoder) decode(p *plan, v jsonx.Value, rv reflect.Value, at *pathSeg) 
 			if i >= n {
 				return false
 			}
-			d.decode(p.elem, e, s.Index(i), &pathSeg{parent: at, index: i, kind: segIndex})
+			d.push(pathSeg{index: i, kind: segIndex})
+			d.decode(p.elem, e, s.Index(i))
+			d.pop()
 			i++
 			return true
 		})
 		rv.Set(s)
 	case planStruct:
 		if v.Kind != jsonx.Object {
-			d.fail(at, "must be an object")
+			d.fail("must be an object")
 			return
 		}
-		d.object(p, v, rv, at)
+		d.object(p, v, rv)
 	case planMap:
 		if v.Kind != jsonx.Object {
-			d.fail(at, "must be an object")
+			d.fail("must be an object")
 			return
 		}
-		d.object(p, v, rv, at)
+		d.object(p, v, rv)
 	default:
-		d.fail(at, "cannot be decoded")
+		d.fail("cannot be decoded")
 	}
 }
 
@@ -213,23 +221,25 @@ type problemRun struct {
 
 // object decodes a struct or a map member by member. Problems come out
 // sorted by member name at each level whatever the document order.
-func (d *decoder) object(p *plan, v jsonx.Value, rv reflect.Value, at *pathSeg) {
+func (d *decoder) object(p *plan, v jsonx.Value, rv reflect.Value) {
 	var (
 		runs    []problemRun
 		seen    uint64   // struct fields already set
 		unknown []string // unknown names already reported
+		entry   mapScratch
 	)
 	if p.kind == planMap {
 		rv.Set(reflect.MakeMapWithSize(p.typ, v.Len()))
+		entry = mapScratch{key: reflect.New(p.typ.Key()).Elem(), elem: reflect.New(p.elem.typ).Elem()}
 	}
 	v.ForEach(func(rawKey []byte, val jsonx.Value) bool {
 		before := len(d.problems)
 		var key string
 		if p.kind == planStruct {
-			key = d.field(p, rawKey, val, rv, at, &seen, &unknown)
+			key = d.field(p, rawKey, val, rv, &seen, &unknown)
 		} else {
 			key = memberName(rawKey)
-			d.mapEntry(p, key, val, rv, at)
+			d.mapEntry(p, key, val, rv, entry)
 		}
 		if len(d.problems) > before {
 			runs = append(runs, problemRun{key: key, start: before, end: len(d.problems)})
@@ -254,7 +264,7 @@ func memberName(raw []byte) string {
 
 // field decodes one struct member and returns its decoded name. A name
 // without escapes is looked up without allocating.
-func (d *decoder) field(p *plan, rawKey []byte, val jsonx.Value, rv reflect.Value, at *pathSeg, seen *uint64, unknown *[]string) string {
+func (d *decoder) field(p *plan, rawKey []byte, val jsonx.Value, rv reflect.Value, seen *uint64, unknown *[]string) string {
 	var (
 		f  fieldPlan
 		ok bool
@@ -276,28 +286,38 @@ func (d *decoder) field(p *plan, rawKey []byte, val jsonx.Value, rv reflect.Valu
 		if s := closest(key, p.names); s != "" {
 			msg += " (did you mean \"" + s + "\"?)"
 		}
-		d.fail(at, msg)
+		d.fail(msg)
 		return key
 	}
 	bit := uint64(1) << uint(f.index)
 	if *seen&bit != 0 {
-		d.fail(at, "duplicate field \""+f.name+"\"")
+		d.fail("duplicate field \"" + f.name + "\"")
 		return f.name
 	}
 	*seen |= bit
-	d.decode(f.plan, val, rv.Field(f.index), &pathSeg{parent: at, name: f.name, kind: segField})
+	d.push(pathSeg{name: f.name, kind: segField})
+	d.decode(f.plan, val, rv.Field(f.index))
+	d.pop()
 	return f.name
 }
 
-func (d *decoder) mapEntry(p *plan, key string, val jsonx.Value, rv reflect.Value, at *pathSeg) {
-	kv := reflect.ValueOf(key)
-	if rv.MapIndex(kv).IsValid() {
-		d.fail(at, "duplicate key \""+key+"\"")
+// mapScratch is one key and one element value reused for every entry of a
+// map (SetMapIndex copies both), so an entry costs no reflect.New.
+type mapScratch struct {
+	key, elem reflect.Value
+}
+
+func (d *decoder) mapEntry(p *plan, key string, val jsonx.Value, rv reflect.Value, entry mapScratch) {
+	entry.key.SetString(key)
+	if rv.MapIndex(entry.key).IsValid() {
+		d.fail("duplicate key \"" + key + "\"")
 		return
 	}
-	elem := reflect.New(p.elem.typ).Elem()
-	d.decode(p.elem, val, elem, &pathSeg{parent: at, name: key, kind: segKey})
-	rv.SetMapIndex(kv, elem)
+	entry.elem.SetZero()
+	d.push(pathSeg{name: key, kind: segKey})
+	d.decode(p.elem, val, entry.elem)
+	d.pop()
+	rv.SetMapIndex(entry.key, entry.elem)
 }
 
 // sortRuns reorders problems[runs[0].start:] so each member's problems

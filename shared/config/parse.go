@@ -29,8 +29,8 @@ func Parse(raw []byte) (*Config, error) {
 		return nil, errs.New("parse plugin config: must be a JSON object")
 	}
 	var c Config
-	d := decoder{}
-	d.decode(configPlan, doc, reflect.ValueOf(&c).Elem(), nil)
+	d := decoder{path: make([]pathSeg, 0, 8)}
+	d.decode(configPlan, doc, reflect.ValueOf(&c).Elem())
 	if len(d.problems) > 0 {
 		return nil, errs.Wrap("parse plugin config", errors.Join(d.problems...))
 	}
