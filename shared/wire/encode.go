@@ -1,12 +1,10 @@
 package wire
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
-	"unicode/utf8"
 
-	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -36,18 +34,18 @@ func appendOps(dst []byte, name string, ops []sharedstore.Op, comma bool) []byte
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"key":`...)
-		dst = appendString(dst, o.Key)
+		dst = jsonx.AppendString(dst, o.Key)
 		dst = append(dst, `,"kind":`...)
 		dst = strconv.AppendUint(dst, uint64(o.Kind), 10)
 		dst = append(dst, `,"dimension":`...)
-		dst = appendString(dst, o.Dimension)
+		dst = jsonx.AppendString(dst, o.Dimension)
 		dst = append(dst, `,"limits":[`...)
 		for j, l := range o.Limits {
 			if j > 0 {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"budget":`...)
-			dst = appendString(dst, l.Budget)
+			dst = jsonx.AppendString(dst, l.Budget)
 			dst = append(dst, `,"capacity":`...)
 			dst = strconv.AppendInt(dst, l.Capacity, 10)
 			dst = append(dst, `,"refill_per_sec":`...)
@@ -74,41 +72,10 @@ func appendFloat(dst []byte, f float64) []byte {
 	return strconv.AppendFloat(dst, f, 'g', -1, 64)
 }
 
-const hex = "0123456789abcdef"
-
-// appendString writes s as a JSON string; invalid UTF-8 becomes U+FFFD, as
-// encoding/json does, so both encoders agree on every input.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else {
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
-}
-
 // AppendSettle appends the JSON body of POST /v1/settle.
 func AppendSettle(dst []byte, hold string, actual int64, keys []string) []byte {
 	dst = append(dst, `{"hold":`...)
-	dst = appendString(dst, hold)
+	dst = jsonx.AppendString(dst, hold)
 	dst = append(dst, `,"actual":`...)
 	dst = strconv.AppendInt(dst, actual, 10)
 	dst = appendKeys(dst, keys)
@@ -118,7 +85,7 @@ func AppendSettle(dst []byte, hold string, actual int64, keys []string) []byte {
 // AppendRelease appends the JSON body of POST /v1/release.
 func AppendRelease(dst []byte, hold string, keys []string) []byte {
 	dst = append(dst, `{"hold":`...)
-	dst = appendString(dst, hold)
+	dst = jsonx.AppendString(dst, hold)
 	dst = appendKeys(dst, keys)
 	return append(dst, '}')
 }
@@ -132,16 +99,7 @@ func appendKeys(dst []byte, keys []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = appendString(dst, k)
+		dst = jsonx.AppendString(dst, k)
 	}
 	return append(dst, ']')
-}
-
-// DecodeAdmitResponse reads the service's answer to an admission.
-func DecodeAdmitResponse(b []byte) (AdmitResponse, error) {
-	var r AdmitResponse
-	if err := json.Unmarshal(b, &r); err != nil {
-		return AdmitResponse{}, errs.Wrap("decode admit response", err)
-	}
-	return r, nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -132,7 +133,7 @@ func FuzzAppendStringMatchesEncodingJSON(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		var got string
-		require.NoError(t, json.Unmarshal(appendString(nil, s), &got))
+		require.NoError(t, json.Unmarshal(jsonx.AppendString(nil, s), &got))
 		want, err := json.Marshal(s)
 		require.NoError(t, err)
 		var wantS string

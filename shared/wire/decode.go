@@ -1,0 +1,354 @@
+package wire
+
+import (
+	"unicode/utf8"
+
+	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// DecodeAdmitResponse reads the service's answer to an admission. It runs in
+// the filter on every remote admission, so it reads with jsonx (encoding/json
+// links syscall, which Envoy's proxy-wasm host traps at start-up), yet it
+// accepts and rejects exactly what json.Unmarshal into AdmitResponse does:
+// keys match case-insensitively, the last duplicate wins, null leaves a value
+// alone (and clears a pointer or slice), and any type mismatch is an error.
+// The one difference: documents nested deeper than jsonx.MaxDepth are refused.
+func DecodeAdmitResponse(b []byte) (AdmitResponse, error) {
+	v := jsonx.Parse(b)
+	if !v.Exists() {
+		return AdmitResponse{}, errs.New("decode admit response: not a single valid JSON document")
+	}
+	var r AdmitResponse
+	if err := decodeAdmitResponse(v, &r); err != nil {
+		return AdmitResponse{}, errs.Wrap("decode admit response", err)
+	}
+	return r, nil
+}
+
+func decodeAdmitResponse(v jsonx.Value, r *AdmitResponse) error {
+	return decodeObject(v, "response", func(key []byte, val jsonx.Value) error {
+		switch {
+		case keyIs(key, "admitted"):
+			return decodeBool(val, "admitted", &r.Admitted)
+		case keyIs(key, "refusal"):
+			return decodeRefusalPtr(val, &r.Refusal)
+		case keyIs(key, "levels"):
+			return decodeSlice(val, "levels", &r.Levels, decodeOpLevel)
+		case keyIs(key, "hold"):
+			return decodeString(val, "hold", &r.Hold)
+		case keyIs(key, "skipped"):
+			return decodeSlice(val, "skipped", &r.Skipped, func(v jsonx.Value, s *string) error {
+				return decodeString(v, "skipped", s)
+			})
+		}
+		return nil
+	})
+}
+
+// decodeRefusalPtr follows encoding/json for a pointer: null clears it, and
+// an object fills the existing Refusal (a duplicate key merges into it).
+func decodeRefusalPtr(v jsonx.Value, p **Refusal) error {
+	if v.Kind == jsonx.Null {
+		*p = nil
+		return nil
+	}
+	if v.Kind != jsonx.Object {
+		return typeError("refusal", v)
+	}
+	if *p == nil {
+		*p = new(Refusal)
+	}
+	f := *p
+	return decodeObject(v, "refusal", func(key []byte, val jsonx.Value) error {
+		switch {
+		case keyIs(key, "kind"):
+			return decodeKind(val, "refusal.kind", &f.Kind)
+		case keyIs(key, "dimension"):
+			return decodeString(val, "refusal.dimension", &f.Dimension)
+		case keyIs(key, "budget"):
+			return decodeString(val, "refusal.budget", &f.Budget)
+		case keyIs(key, "retry_after"):
+			return decodeInt(val, "refusal.retry_after", &f.RetryAfter)
+		case keyIs(key, "private"):
+			return decodeBool(val, "refusal.private", &f.Private)
+		case keyIs(key, "level"):
+			if val.Kind == jsonx.Null {
+				f.Level = nil
+				return nil
+			}
+			if val.Kind != jsonx.Object {
+				return typeError("refusal.level", val)
+			}
+			if f.Level == nil {
+				f.Level = new(Level)
+			}
+			return decodeLevel(val, f.Level)
+		}
+		return nil
+	})
+}
+
+func decodeOpLevel(v jsonx.Value, l *OpLevel) error {
+	return decodeObject(v, "levels[]", func(key []byte, val jsonx.Value) error {
+		switch {
+		case keyIs(key, "kind"):
+			return decodeKind(val, "levels[].kind", &l.Kind)
+		case keyIs(key, "dimension"):
+			return decodeString(val, "levels[].dimension", &l.Dimension)
+		case keyIs(key, "budget"):
+			return decodeString(val, "levels[].budget", &l.Budget)
+		case keyIs(key, "level"):
+			return decodeLevel(val, &l.Level)
+		}
+		return nil
+	})
+}
+
+func decodeLevel(v jsonx.Value, l *Level) error {
+	return decodeObject(v, "level", func(key []byte, val jsonx.Value) error {
+		switch {
+		case keyIs(key, "capacity"):
+			return decodeInt(val, "level.capacity", &l.Capacity)
+		case keyIs(key, "remaining"):
+			return decodeInt(val, "level.remaining", &l.Remaining)
+		case keyIs(key, "reset_unix"):
+			return decodeInt(val, "level.reset_unix", &l.ResetUnix)
+		}
+		return nil
+	})
+}
+
+// decodeObject calls field for each member of an object in document order,
+// with the member's decoded name; null is a no-op, as encoding/json leaves a
+// struct alone for null.
+func decodeObject(v jsonx.Value, what string, field func(key []byte, val jsonx.Value) error) error {
+	if v.Kind == jsonx.Null {
+		return nil
+	}
+	if v.Kind != jsonx.Object {
+		return typeError(what, v)
+	}
+	var err error
+	v.ForEach(func(raw []byte, val jsonx.Value) bool {
+		key := raw
+		if hasBackslash(raw) {
+			// Escaped names are rare; only they pay for decoding.
+			quoted := make([]byte, 0, len(raw)+2)
+			quoted = append(append(append(quoted, '"'), raw...), '"')
+			s, ok := jsonx.Unquote(quoted)
+			if !ok {
+				err = errs.New(what + ": bad member name")
+				return false
+			}
+			key = []byte(s)
+		}
+		err = field(key, val)
+		return err == nil
+	})
+	return err
+}
+
+// decodeSlice follows encoding/json for a slice: null clears it, [] makes it
+// empty but non-nil, and elements decode into the existing backing array,
+// so a duplicate key merges into what the first one decoded.
+func decodeSlice[T any](v jsonx.Value, what string, p *[]T, elem func(jsonx.Value, *T) error) error {
+	switch v.Kind {
+	case jsonx.Null:
+		*p = nil
+		return nil
+	case jsonx.Array:
+	default:
+		return typeError(what, v)
+	}
+	s := *p
+	if n := v.Len(); n > cap(s) {
+		// One allocation for the whole array. The old backing array is
+		// copied up to its capacity, since encoding/json would decode into
+		// the elements a longer earlier duplicate left there.
+		grown := make([]T, len(s), n)
+		copy(grown[:cap(s)], s[:cap(s)])
+		s = grown
+	}
+	i := 0
+	var err error
+	v.ForEach(func(_ []byte, val jsonx.Value) bool {
+		if i < cap(s) {
+			s = s[:i+1]
+		} else {
+			var zero T
+			s = append(s[:i], zero)
+		}
+		err = elem(val, &s[i])
+		i++
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	if i == 0 {
+		*p = make([]T, 0)
+		return nil
+	}
+	*p = s[:i]
+	return nil
+}
+
+func decodeBool(v jsonx.Value, what string, p *bool) error {
+	switch v.Kind {
+	case jsonx.True:
+		*p = true
+	case jsonx.False:
+		*p = false
+	case jsonx.Null:
+	default:
+		return typeError(what, v)
+	}
+	return nil
+}
+
+func decodeString(v jsonx.Value, what string, p *string) error {
+	switch v.Kind {
+	case jsonx.String:
+		*p = v.Str()
+	case jsonx.Null:
+	default:
+		return typeError(what, v)
+	}
+	return nil
+}
+
+func decodeInt(v jsonx.Value, what string, p *int64) error {
+	switch v.Kind {
+	case jsonx.Number:
+		n, ok := parseInt64(v.Raw)
+		if !ok {
+			return errs.New(what + ": " + string(v.Raw) + " is not a 64-bit integer")
+		}
+		*p = n
+	case jsonx.Null:
+	default:
+		return typeError(what, v)
+	}
+	return nil
+}
+
+// decodeKind accepts what strconv.ParseUint does and a uint8 holds; like
+// encoding/json it refuses a sign, a fraction or an exponent.
+func decodeKind(v jsonx.Value, what string, p *sharedstore.Kind) error {
+	switch v.Kind {
+	case jsonx.Number:
+		if len(v.Raw) == 0 || v.Raw[0] == '-' {
+			return errs.New(what + ": " + string(v.Raw) + " is not a kind")
+		}
+		n, ok := parseInt64(v.Raw)
+		if !ok || n > 255 {
+			return errs.New(what + ": " + string(v.Raw) + " is not a kind")
+		}
+		*p = sharedstore.Kind(n)
+	case jsonx.Null:
+	default:
+		return typeError(what, v)
+	}
+	return nil
+}
+
+// parseInt64 reads a JSON number that strconv.ParseInt(s, 10, 64) accepts:
+// an optional minus and decimal digits within int64. It does not allocate.
+func parseInt64(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return 0, false
+	}
+	const cutoff = uint64(1) << 63 // |min int64|
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n > (cutoff-uint64(c-'0'))/10 {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if neg {
+		return -int64(n), true // n == cutoff wraps to min int64, as intended
+	}
+	if n >= cutoff {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+func typeError(what string, v jsonx.Value) error {
+	return errs.New(what + ": unexpected " + kindName(v.Kind))
+}
+
+func kindName(k jsonx.Kind) string {
+	switch k {
+	case jsonx.Null:
+		return "null"
+	case jsonx.False, jsonx.True:
+		return "bool"
+	case jsonx.Number:
+		return "number"
+	case jsonx.String:
+		return "string"
+	case jsonx.Array:
+		return "array"
+	case jsonx.Object:
+		return "object"
+	}
+	return "value"
+}
+
+func hasBackslash(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' {
+			return true
+		}
+	}
+	return false
+}
+
+// keyIs reports whether a member name selects the field named name (ASCII,
+// lowercase) the way encoding/json matches: bytes.EqualFold, so "ADMITTED"
+// matches, and so do the two non-ASCII runes whose fold set holds an ASCII
+// letter, the Kelvin sign (k) and the long s (s). Invalid UTF-8 never matches.
+func keyIs(key []byte, name string) bool {
+	j := 0
+	for i := 0; i < len(key); j++ {
+		if j >= len(name) {
+			return false
+		}
+		want := upper(name[j])
+		c := key[i]
+		if c < utf8.RuneSelf {
+			if upper(c) != want {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(key[i:])
+		switch {
+		case r == '\u212a' && want == 'K':
+		case r == '\u017f' && want == 'S':
+		default:
+			return false
+		}
+		i += size
+	}
+	return j == len(name)
+}
+
+func upper(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
+}
