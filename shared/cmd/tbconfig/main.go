@@ -9,10 +9,14 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"unicode"
 
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/config/schema"
@@ -56,6 +60,10 @@ func validate(file string, stdin io.Reader, out io.Writer) int {
 		fmt.Fprintf(out, "error: read config: %v\n", err)
 		return 1
 	}
+	if err := syntaxError(raw); err != nil {
+		fmt.Fprintf(out, "error: %v\n", err)
+		return 1
+	}
 	c, err := config.Parse(raw)
 	if err == nil {
 		err = c.Validate()
@@ -73,6 +81,31 @@ func validate(file string, stdin io.Reader, out io.Writer) int {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
 	return 0
+}
+
+// syntaxError locates malformed JSON by line and column. The filter's own
+// parser (jsonx, kept free of syscall for the .wasm) only says the document
+// is not valid JSON; this native tool can afford encoding/json to point at
+// the byte.
+func syntaxError(raw []byte) error {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || json.Valid(trimmed) {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(trimmed, &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return nil // valid for encoding/json after all: leave it to config.Parse
+	}
+	lead := len(raw) - len(bytes.TrimLeftFunc(raw, unicode.IsSpace))
+	off := min(int(se.Offset)+lead, len(raw))
+	if off > 0 {
+		off-- // Offset counts the bytes read, the culprit included
+	}
+	line := 1 + bytes.Count(raw[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(raw[:off], '\n')
+	return fmt.Errorf("parse plugin config: line %d, column %d: %v", line, col, se)
 }
 
 func writeSchema(args []string, stdout, stderr io.Writer) int {

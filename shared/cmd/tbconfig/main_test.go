@@ -63,3 +63,20 @@ func TestBadUsageExitsTwo(t *testing.T) {
 		require.Contains(t, errOut, "usage")
 	}
 }
+
+func TestValidatePointsAtTheLineAndColumnOfASyntaxError(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"missing comma", "{\n  \"rate_limiting\": {}\n  \"identity\": {}\n}", "line 3, column 3"},
+		{"trailing data", "  {}\n x", "line 2, column 2"},
+		{"truncated", `{"a":`, "unexpected end of JSON input"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, _ := runCmd(t, tc.in, "validate", "-")
+			require.Equal(t, 1, code)
+			require.True(t, strings.HasPrefix(out, "error: parse plugin config: "), out)
+			require.Contains(t, out, tc.want)
+			require.Equal(t, 1, strings.Count(out, "\n"), out)
+		})
+	}
+}
