@@ -32,9 +32,17 @@
 //   - redis.timeout_ms 0 is an error (Envoy reads a zero callout timeout as
 //     none). A whitelist entry may be a bare address (one host).
 //   - A config key starting with "sha256:" is always read as a hash.
-//   - Empty input is "{}". JSON null is "absent".
+//   - Empty input is "{}". JSON null is "absent" (a null list element or map
+//     value still makes the entry, as encoding/json did).
+//   - A member name written twice in one object (field or map key, compared
+//     after unescaping) is an error: "last wins" would let a pasted block
+//     silently replace a limit written above it.
 //
-// This package is compiled into the .wasm: no fmt, no os, no goroutines.
+// This package is compiled into the .wasm: no fmt, no os, no goroutines, and
+// nothing that links syscall (Envoy traps its wasip1 init), so no
+// encoding/json either: decode.go reads the document with shared/jsonx and
+// reflection, and reference_test.go keeps the encoding/json parser it
+// replaced as the oracle of its differential tests.
 package config
 
 //go:generate go run ../cmd/tbconfig schema -o plugin-config.schema.json
