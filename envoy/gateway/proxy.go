@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
 )
@@ -16,6 +17,10 @@ import (
 // chunkSize is the most the proxy reads per body callback; a read returns as soon as some bytes
 // are there, so streamed events reach the filter and the client one by one.
 const chunkSize = 32 << 10
+
+// bufPool recycles chunk buffers: the host copies what it keeps, so a buffer is free again as soon
+// as a callback returns.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
 
 // upstreamConnectError is Envoy's body for a request whose upstream could not be reached.
 const upstreamConnectError = "upstream connect error or disconnect/reset before headers. reset reason: connection failure"
@@ -122,7 +127,9 @@ func bodyless(req *http.Request, res *http.Response) bool {
 // pumpRequestBody feeds the client's body to the filter chunk by chunk; false when the exchange
 // is over (client gone, local reply, reset).
 func (x *exchange) pumpRequestBody() bool {
-	buf := make([]byte, chunkSize)
+	bp := bufPool.Get().(*[]byte)
+	defer bufPool.Put(bp)
+	buf := *bp
 	for {
 		n, err := x.r.Body.Read(buf)
 		eos := errors.Is(err, io.EOF)
@@ -236,7 +243,9 @@ func (x *exchange) respond(hs host.Headers, body io.Reader, noBody bool) {
 		return
 	}
 	if !noBody {
-		buf := make([]byte, chunkSize)
+		bp := bufPool.Get().(*[]byte)
+		defer bufPool.Put(bp)
+		buf := *bp
 		for {
 			n, err := body.Read(buf)
 			eos := errors.Is(err, io.EOF)
