@@ -17,7 +17,17 @@ FUZZ_TARGETS := \
 	./shared/usage:FuzzStream \
 	./shared/usage:FuzzFromJSON \
 	./shared/usage:FuzzInjectIncludeUsage \
-	./shared/refusal:FuzzJSONString
+	./shared/jsonx:FuzzParse \
+	./shared/jsonx:FuzzSetMember \
+	./shared/jsonx:FuzzAppendString \
+	./shared/config:FuzzLoadNeverPanics \
+	./shared/identity:FuzzAPIKeyNeverPanics \
+	./shared/wire:FuzzDecodeAdmitResponseNeverPanics \
+	./shared/refusal:FuzzJSONStringIsValidJSONAndRoundTrips \
+	./shared/sse:FuzzDropperKeepsOrderAndNeverPanics \
+	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
+	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
+	./filter/abi:FuzzDecodePairsNeverPanics
 
 .PHONY: all build test run bench fuzz fuzz-smoke vet validate clean
 
