@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 
 	"github.com/tokenbudget/tokenbudget/examples/mockllm"
 )
@@ -194,3 +195,30 @@ func TestRequestHeadersGivenToFilterAreEnvoyShaped(t *testing.T) {
 		require.Equal(t, strings.ToLower(kv[0]), kv[0])
 	}
 }
+
+func TestHeadersHeldByTheFilterGoUpstreamWhenItResumesAsynchronously(t *testing.T) {
+	tally := &mockllm.Tally{}
+	g := startGateway(t, func(c *Config) { c.Mock.OnServed = tally.Observe })
+	res := do(t, context.Background(), http.MethodPost, "http://"+g.Addr()+"/v1/chat/completions",
+		`{"messages":[{"role":"user","content":"a b c"}]}`,
+		map[string]string{"x-gw-action": "hold-headers", "x-mock-output-tokens": "2"})
+	body := readAll(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode, body)
+	require.Equal(t, "tok tok", gjsonGet(body, "choices.0.message.content"))
+	require.Equal(t, 1, tally.Count())
+	require.Equal(t, int64(4+3), tally.All()[0].InputTokens, "the held body reached the upstream whole")
+}
+
+func TestResponseBodyHeldByTheFilterIsSentWholeAtItsEnd(t *testing.T) {
+	g := startGateway(t, nil)
+	res := do(t, context.Background(), http.MethodPost, "http://"+g.Addr()+"/v1/chat/completions",
+		`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+		map[string]string{"x-gw-action": "buffer-response", "x-mock-output-tokens": "4"})
+	body := readAll(t, res)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, 1+4+1+1, strings.Count(body, "data: "), body)
+	require.True(t, strings.HasSuffix(body, "data: [DONE]\n\n"))
+	require.Equal(t, int64(1), metric(g, "gw_streams_completed_total"))
+}
+
+func gjsonGet(body, path string) string { return gjson.Get(body, path).String() }

@@ -4,7 +4,10 @@
 //   - proxy_on_configure rejects a config containing "reject" (the canary must refuse it) and
 //     stores the config, which the response gets back in header x-gw-config (shows reloads).
 //   - request header x-gw-action: "local" answers 429 locally; "buffer" holds the request body
-//     until end of stream and prefixes it with "buffered:" (a rewritten, buffered body).
+//     until end of stream and prefixes it with "buffered:" (a rewritten, buffered body);
+//     "hold-headers" stops the request headers until the next proxy_on_tick resumes the stream
+//     (an asynchronous continue, like a callout answer); "buffer-response" holds the response
+//     body until its end.
 //   - response headers get x-gw-config; metric rate_limit_exceeded_total_limit_type=token_budget
 //     counts responses (a tagged name for /stats/prometheus).
 //   - at proxy_on_done a stream that saw the response end counts gw_streams_completed_total, any
@@ -29,6 +32,15 @@ func proxyReplaceHeader(typ uint32, key unsafe.Pointer, keySize uint32, val unsa
 
 //go:wasmimport env proxy_send_local_response
 func proxySendLocalResponse(status uint32, details unsafe.Pointer, detailsSize uint32, body unsafe.Pointer, bodySize uint32, headers unsafe.Pointer, headersSize uint32, grpc int32) uint32
+
+//go:wasmimport env proxy_set_tick_period_milliseconds
+func proxySetTickPeriod(ms uint32) uint32
+
+//go:wasmimport env proxy_set_effective_context
+func proxySetEffectiveContext(id uint32) uint32
+
+//go:wasmimport env proxy_continue_stream
+func proxyContinueStream(typ uint32) uint32
 
 //go:wasmimport env proxy_define_metric
 func proxyDefineMetric(typ uint32, name unsafe.Pointer, size uint32, id *uint32) uint32
@@ -103,6 +115,7 @@ var (
 	mExceeded, mCompleted, mCut         uint32
 	actions                                    = map[uint32]string{}
 	ended                                      = map[uint32]bool{}
+	held                                       = map[uint32]bool{} // request headers stopped until the next tick
 	bufferTypeRequest, bufferTypeConfig uint32 = 0, 7
 )
 
@@ -124,6 +137,7 @@ func onConfigure(id, size uint32) uint32 {
 	mExceeded = metric("rate_limit_exceeded_total_limit_type=token_budget")
 	mCompleted = metric("gw_streams_completed_total")
 	mCut = metric("gw_streams_cut_total")
+	proxySetTickPeriod(10)
 	return 1
 }
 
@@ -131,13 +145,27 @@ func onConfigure(id, size uint32) uint32 {
 func onRequestHeaders(id, n, eos uint32) uint32 {
 	a := header(0, "x-gw-action")
 	actions[id] = a
-	if a == "local" {
+	switch a {
+	case "local":
 		body := "refused by gwguest"
 		bp, bn := sp(body)
 		proxySendLocalResponse(429, nil, 0, bp, bn, nil, 0, -1)
 		return 1
+	case "hold-headers":
+		held[id] = true
+		return 1 // resumed from proxy_on_tick, as a callout answer would
 	}
 	return 0
+}
+
+//go:wasmexport proxy_on_tick
+func onTick(root uint32) {
+	for id := range held {
+		delete(held, id)
+		if proxySetEffectiveContext(id) == 0 {
+			proxyContinueStream(0)
+		}
+	}
 }
 
 //go:wasmexport proxy_on_request_body
@@ -168,6 +196,10 @@ func onResponseHeaders(id, n, eos uint32) uint32 {
 func onResponseBody(id, size, eos uint32) uint32 {
 	if eos != 0 {
 		ended[id] = true
+		return 0
+	}
+	if actions[id] == "buffer-response" {
+		return 1 // StopIterationAndBuffer: the whole response goes out at its end
 	}
 	return 0
 }
@@ -189,4 +221,5 @@ func onDone(id uint32) uint32 {
 func onDelete(id uint32) {
 	delete(actions, id)
 	delete(ended, id)
+	delete(held, id)
 }
