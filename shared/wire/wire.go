@@ -2,7 +2,8 @@
 // sharedstore service. Both sides compile it, so a field added here reaches
 // the filter and the server together.
 //
-// This package is compiled into the .wasm: no fmt, no os, no goroutines.
+// This package is compiled into the .wasm: no fmt, os, time or encoding/json
+// (each links syscall, whose init Envoy traps), no goroutines; a test pins it.
 package wire
 
 import "github.com/tokenbudget/tokenbudget/sharedstore"

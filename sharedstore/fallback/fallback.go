@@ -3,7 +3,8 @@
 // replica-local buckets, false keeps the error so the filter answers 503
 // with Retry-After: 5. Either way every hold ends on the store that made it.
 //
-// This package is compiled into the .wasm: no fmt, no os, no goroutines.
+// This package is compiled into the .wasm: no fmt, os, time or encoding/json
+// (each links syscall, whose init Envoy traps), no goroutines; a test pins it.
 package fallback
 
 import "github.com/tokenbudget/tokenbudget/sharedstore"

@@ -4,7 +4,8 @@
 // retried from Tick for a bounded time (the service ends each hold once, so
 // a retry never counts twice).
 //
-// This package is compiled into the .wasm: no fmt, no os, no goroutines.
+// This package is compiled into the .wasm: no fmt, os, time or encoding/json
+// (each links syscall, whose init Envoy traps), no goroutines; a test pins it.
 package remote
 
 import (
