@@ -47,8 +47,18 @@ func (w *walker) str(v jsonx.Value) []byte {
 	if !hasEscape(c) {
 		return c
 	}
-	w.buf = appendUnescaped(w.buf[:0], c)
+	w.buf = appendUnescaped(grow(w.buf, len(c)), c)
 	return w.buf
+}
+
+// grow empties buf and makes room for n bytes (a string's content never
+// decodes to more bytes than it holds), at least doubling so a walk over
+// growing strings allocates a few times at most.
+func grow(buf []byte, n int) []byte {
+	if cap(buf) < n {
+		return make([]byte, 0, max(n, 2*cap(buf)))
+	}
+	return buf[:0]
 }
 
 // key returns a member name from ForEach decoded, aliasing the body or
@@ -57,7 +67,7 @@ func (w *walker) key(raw []byte) []byte {
 	if !hasEscape(raw) {
 		return raw
 	}
-	w.kbuf = appendUnescaped(w.kbuf[:0], raw)
+	w.kbuf = appendUnescaped(grow(w.kbuf, len(raw)), raw)
 	return w.kbuf
 }
 
