@@ -29,7 +29,7 @@ func TestPrometheusLiftsLabelsOutOfMetricNames(t *testing.T) {
 	text := readAll(t, res)
 	require.Contains(t, text, "# TYPE rate_limit_exceeded_total counter\n")
 	require.Contains(t, text, "rate_limit_exceeded_total{limit_type=\"token_budget\"} 2\n")
-	require.Contains(t, text, "gw_streams_completed_total 2\n")
+	require.Contains(t, text, "# TYPE gw_streams_completed_total counter\n")
 	require.NotContains(t, text, "wasmcustom")
 }
 

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tokenbudget/tokenbudget/examples/mockllm"
 	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
 )
 
@@ -72,6 +74,15 @@ func readAll(t *testing.T, res *http.Response) string {
 	b, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// waitServed waits until the mock recorded n requests: it records after writing its answer, so
+// a client can hold the answer before the record exists.
+func waitServed(t *testing.T, tally *mockllm.Tally, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, tally.WaitCount(ctx, n))
 }
 
 // metric reads one of the guest's counters from the host.

@@ -32,8 +32,11 @@ func TestNonStreamedResponsePassesThroughFilterWithItsHeaders(t *testing.T) {
 	require.Equal(t, int64(4+3), res.Usage.PromptTokens)
 	require.Equal(t, int64(5), res.Usage.CompletionTokens)
 	require.Equal(t, "cfg-1", raw.Header.Get("x-gw-config"), "the filter's response header reaches the client")
+	waitServed(t, tally, 1)
 	require.Equal(t, 1, tally.Count())
-	require.Equal(t, int64(1), metric(g, "gw_streams_completed_total"))
+	// on_done runs after the client has its answer, as in Envoy: wait for it.
+	require.Eventually(t, func() bool { return metric(g, "gw_streams_completed_total") == 1 }, 20*time.Second, 5*time.Millisecond)
+	require.Zero(t, metric(g, "gw_streams_cut_total"))
 }
 
 func TestStreamedChunkReachesClientBeforeUpstreamFinishes(t *testing.T) {
@@ -205,6 +208,7 @@ func TestHeadersHeldByTheFilterGoUpstreamWhenItResumesAsynchronously(t *testing.
 	body := readAll(t, res)
 	require.Equal(t, http.StatusOK, res.StatusCode, body)
 	require.Equal(t, "tok tok", gjsonGet(body, "choices.0.message.content"))
+	waitServed(t, tally, 1)
 	require.Equal(t, 1, tally.Count())
 	require.Equal(t, int64(4+3), tally.All()[0].InputTokens, "the held body reached the upstream whole")
 }
@@ -218,7 +222,7 @@ func TestResponseBodyHeldByTheFilterIsSentWholeAtItsEnd(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Equal(t, 1+4+1+1, strings.Count(body, "data: "), body)
 	require.True(t, strings.HasSuffix(body, "data: [DONE]\n\n"))
-	require.Equal(t, int64(1), metric(g, "gw_streams_completed_total"))
+	require.Eventually(t, func() bool { return metric(g, "gw_streams_completed_total") == 1 }, 20*time.Second, 5*time.Millisecond)
 }
 
 func gjsonGet(body, path string) string { return gjson.Get(body, path).String() }

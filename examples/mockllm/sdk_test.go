@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anthropics/anthropic-sdk-go"
 	aoption "github.com/anthropics/anthropic-sdk-go/option"
@@ -26,6 +27,15 @@ func startMock(t *testing.T) (*httptest.Server, *mockllm.Tally) {
 	srv := httptest.NewServer(mockllm.New(mockllm.Options{OnServed: tally.Observe}))
 	t.Cleanup(srv.Close)
 	return srv, tally
+}
+
+// waitCount waits for the mock's records: it records after writing its answer, so the client can
+// hold the answer before the record exists.
+func waitCount(t *testing.T, tally *mockllm.Tally, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, tally.WaitCount(ctx, n))
 }
 
 func openAIClient(srv *httptest.Server, opts ...option.RequestOption) openai.Client {
@@ -54,7 +64,8 @@ func TestOpenAIChatNonStreamUsageMatchesInputTokensAndOutputHeader(t *testing.T)
 	require.Equal(t, int64(3), res.Usage.PromptTokensDetails.CachedTokens)
 	require.Len(t, strings.Fields(res.Choices[0].Message.Content), 7)
 	require.Equal(t, "gpt-4o", res.Model)
-	require.Equal(t, 1, tally.Count())
+	waitCount(t, tally, 1)
+	require.Equal(t, int64(9), tally.All()[0].InputTokens)
 }
 
 func TestOpenAIChatStreamSendsUsageChunkOnlyWithIncludeUsage(t *testing.T) {

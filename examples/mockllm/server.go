@@ -19,7 +19,9 @@ type Options struct {
 	// Now stamps created timestamps; nil means time.Now. Inject it for byte-stable bodies.
 	Now func() time.Time
 	// OnServed, when set, is called once at the end of every request, so tests can count what the
-	// backend actually saw (including streams cut by the client). It may be called concurrently.
+	// backend actually saw (including streams cut by the client). It may be called concurrently,
+	// and runs after the answer is written: a client can hold the answer before the record
+	// exists, so wait with Tally.WaitCount rather than reading Count right away.
 	OnServed func(Served)
 }
 

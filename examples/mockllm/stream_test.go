@@ -147,7 +147,7 @@ func TestUnknownPathAndBadInputAnswerJSONErrors(t *testing.T) {
 			require.Equal(t, tc.status, res.StatusCode)
 			require.Equal(t, "application/json", res.Header.Get("Content-Type"))
 			require.True(t, gjson.GetBytes(b, tc.errPath).Exists(), string(b))
-			require.Equal(t, i+1, tally.Count())
+			waitCount(t, tally, i+1)
 			require.Equal(t, tc.status, tally.All()[i].Status)
 		})
 	}
