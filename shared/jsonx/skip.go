@@ -13,8 +13,7 @@ func skipValue(d []byte, i int) int {
 	}
 	switch d[i] {
 	case '"':
-		end, _ := skipString(d, i)
-		return end
+		return skipString(d, i)
 	case '{', '[':
 		return skipContainer(d, i)
 	}
@@ -29,24 +28,34 @@ func skipValue(d []byte, i int) int {
 }
 
 // skipString returns the index after the closing quote of the string whose
-// opening quote is at i, and whether the string contains escapes.
-func skipString(d []byte, i int) (end int, escaped bool) {
+// opening quote is at i. It hunts for '"' alone, eight bytes at a time, and
+// only on a hit counts the backslashes before it (odd: escaped quote, go on).
+// Looking for '\\' too would stop the word loop at every escape, which made
+// skipping escape-heavy chat content three times slower.
+func skipString(d []byte, i int) int {
+	open := i
 	i++
 	for {
-		for i+8 <= len(d) && plainSkipWord(load64(d, i)) {
+		for i+8 <= len(d) {
+			if m := quoteStops(load64(d, i)); m != 0 {
+				i += firstFlag(m)
+				break
+			}
 			i += 8
 		}
-		if i >= len(d) {
-			return len(d), escaped
-		}
-		switch d[i] {
-		case '"':
-			return i + 1, escaped
-		case '\\':
-			escaped = true
-			i += 2
-		default:
+		for i < len(d) && d[i] != '"' {
 			i++
+		}
+		if i >= len(d) {
+			return len(d)
+		}
+		n := 0
+		for j := i - 1; j > open && d[j] == '\\'; j-- {
+			n++
+		}
+		i++
+		if n&1 == 0 {
+			return i
 		}
 	}
 }
@@ -56,7 +65,11 @@ func skipString(d []byte, i int) (end int, escaped bool) {
 func skipContainer(d []byte, i int) int {
 	depth := 0
 	for {
-		for i+8 <= len(d) && plainContainerWord(load64(d, i)) {
+		for i+8 <= len(d) {
+			if m := containerStops(load64(d, i)); m != 0 {
+				i += firstFlag(m)
+				break
+			}
 			i += 8
 		}
 		if i >= len(d) {
@@ -64,7 +77,7 @@ func skipContainer(d []byte, i int) int {
 		}
 		switch d[i] {
 		case '"':
-			i, _ = skipString(d, i)
+			i = skipString(d, i)
 			continue
 		case '{', '[':
 			depth++
@@ -108,13 +121,12 @@ func readMember(d []byte, i int) (m member, ok bool) {
 	if i >= len(d) || d[i] != '"' {
 		return m, false
 	}
-	end, esc := skipString(d, i)
-	if end <= i+1 || end > len(d) || d[end-1] != '"' {
+	end := skipString(d, i)
+	if end <= i+1 || d[end-1] != '"' {
 		return m, false
 	}
-	// "escaped" means "needs decoding": invalid UTF-8 decodes to U+FFFD.
 	m.keyStart, m.keyEnd = i+1, end-1
-	m.escaped = esc || !utf8.Valid(d[m.keyStart:m.keyEnd])
+	m.escaped = needsDecoding(d[m.keyStart:m.keyEnd])
 	i = skipWS(d, end)
 	if i >= len(d) || d[i] != ':' {
 		return m, false
@@ -126,6 +138,29 @@ func readMember(d []byte, i int) (m member, ok bool) {
 		return m, false
 	}
 	return m, true
+}
+
+// needsDecoding reports whether string content differs from its decoding:
+// it holds an escape or invalid UTF-8 (which decodes to U+FFFD).
+func needsDecoding(c []byte) bool {
+	for i, b := range c {
+		if b == '\\' {
+			return true
+		}
+		if b >= utf8.RuneSelf {
+			return !utf8.Valid(c[i:]) || hasBackslash(c[i:])
+		}
+	}
+	return false
+}
+
+func hasBackslash(c []byte) bool {
+	for _, b := range c {
+		if b == '\\' {
+			return true
+		}
+	}
+	return false
 }
 
 // keyEquals compares a raw key (between the quotes) with key after decoding

@@ -25,7 +25,7 @@ func (v Value) Str() string {
 	if !ok {
 		return ""
 	}
-	if plainText(c) {
+	if !needsDecoding(c) {
 		return string(c)
 	}
 	b := appendDecoded(make([]byte, 0, len(c)), c)
@@ -40,7 +40,7 @@ func (v Value) StrBytes() []byte {
 	if !ok {
 		return nil
 	}
-	if plainText(c) {
+	if !needsDecoding(c) {
 		return c[:len(c):len(c)]
 	}
 	return appendDecoded(make([]byte, 0, len(c)), c)
@@ -68,16 +68,6 @@ func Unquote(raw []byte) (string, bool) {
 		return "", false
 	}
 	return Value{Kind: String, Raw: raw}.Str(), true
-}
-
-// plainText reports whether c decodes to itself (no escapes, valid UTF-8).
-func plainText(c []byte) bool {
-	for i := 0; i < len(c); i++ {
-		if c[i] == '\\' {
-			return false
-		}
-	}
-	return utf8.Valid(c)
 }
 
 // decodeRune decodes the unit of string content at s[i] (a byte, a UTF-8

@@ -1,16 +1,36 @@
 package jsonx
 
-import "unsafe"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // Word-at-a-time helpers: strings dominate LLM payloads, so the scanners test
 // eight bytes per step for "anything interesting here?" and only then fall back
 // to a byte loop. The tests below are exact for "at least one byte matches",
-// which is all they are used for, so the result does not depend on byte order.
+// which is all they are used for. On little-endian machines (amd64, wasm) the
+// lowest flagged byte is also exactly the first match, so firstFlag can jump
+// straight to it; elsewhere it returns 0 and callers fall back to a byte loop.
 
 const (
 	lsb = 0x0101010101010101
 	msb = 0x8080808080808080
 )
+
+// littleEndian is decided once from memory so no build tags are needed.
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// firstFlag returns the index of the first flagged byte of a non-zero mask
+// from the tests below, or 0 when byte order does not allow knowing it.
+func firstFlag(mask uint64) int {
+	if !littleEndian {
+		return 0
+	}
+	return bits.TrailingZeros64(mask) >> 3
+}
 
 // load64 reads 8 bytes at d[i:i+8]; callers guarantee i+8 <= len(d).
 func load64(d []byte, i int) uint64 {
@@ -24,22 +44,20 @@ func hasZero(x uint64) uint64 { return (x - lsb) &^ x & msb }
 // hasLess is non-zero iff some byte of x is < n (n <= 128).
 func hasLess(x uint64, n uint64) uint64 { return (x - lsb*n) &^ x & msb }
 
-// plainStringWord: no '"', no '\\' and no control byte in the word, so a
-// validating string scan may skip it.
-func plainStringWord(x uint64) bool {
-	return hasZero(x^(lsb*'"'))|hasZero(x^(lsb*'\\'))|hasLess(x, 0x20) == 0
+// stringStops flags '"', '\\' and control bytes: where a validating string
+// scan must look closer.
+func stringStops(x uint64) uint64 {
+	return hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\')) | hasLess(x, 0x20)
 }
 
-// plainSkipWord: no '"' and no '\\', so a trusting string skip may jump it.
-func plainSkipWord(x uint64) bool {
-	return hasZero(x^(lsb*'"'))|hasZero(x^(lsb*'\\')) == 0
-}
+// quoteStops flags '"'.
+func quoteStops(x uint64) uint64 { return hasZero(x ^ (lsb * '"')) }
 
-// plainContainerWord: no '"', '[', ']', '{' or '}' ('[' and '{' differ only in
+// containerStops flags '"', '[', ']', '{' and '}' ('[' and '{' differ only in
 // bit 5, as do ']' and '}', so OR-ing 0x20 folds four tests into two).
-func plainContainerWord(x uint64) bool {
+func containerStops(x uint64) uint64 {
 	y := x | lsb*0x20
-	return hasZero(x^(lsb*'"'))|hasZero(y^(lsb*'{'))|hasZero(y^(lsb*'}')) == 0
+	return hasZero(x^(lsb*'"')) | hasZero(y^(lsb*'{')) | hasZero(y^(lsb*'}'))
 }
 
 // plainTextWord: only ASCII and no '\\', so decoded length equals raw length.

@@ -137,7 +137,11 @@ func hasLiteral(d []byte, i int, lit string) bool {
 func validString(d []byte, i int) (int, bool) {
 	i++
 	for {
-		for i+8 <= len(d) && plainStringWord(load64(d, i)) {
+		for i+8 <= len(d) {
+			if m := stringStops(load64(d, i)); m != 0 {
+				i += firstFlag(m)
+				break
+			}
 			i += 8
 		}
 		if i >= len(d) {
