@@ -68,9 +68,16 @@ run: build
 	$(GO) run ./envoy/cmd/gateway --wasm $(WASM) --config $(CONFIG) --upstream mock
 
 bench: build
-	TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+	{ TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
 		$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) \
-		./shared/... ./sharedstore/... ./e2e/... | tee build/bench.txt
+		./shared/... ./sharedstore/... ./e2e/... ./bench/...; echo $$? > build/bench.rc; } | tee build/bench.txt
+	@test "$$(cat build/bench.rc)" = 0 || { echo "benchmarks failed"; exit 1; }
+	@echo "module sizes (bytes, then gzip -9 bytes):" | tee build/bench-ratios.txt
+	@for f in $(WASM) $(PASSWASM); do \
+		echo "$$f $$(wc -c < $$f) $$(gzip -9 -c $$f | wc -c)"; done | tee -a build/bench-ratios.txt
+	@bs=$$(command -v benchstat || echo "$$($(GO) env GOPATH)/bin/benchstat"); \
+	for col in module limits vm; do \
+		"$$bs" -col /$$col -filter "/$$col:/.+/" build/bench.txt; done | tee -a build/bench-ratios.txt
 
 validate:
 	$(GO) run ./shared/cmd/tbconfig validate $(CONFIG)
