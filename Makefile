@@ -9,6 +9,9 @@ SMOKETIME ?= 3s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
+# Packages under shared/ that compile for wasip1 (schema is a native tool).
+SHARED_PKGS = $(shell $(GO) list ./shared/... | grep -v /schema)
+
 # Fuzz targets: package and target name. `make test` runs each briefly,
 # `make fuzz` for FUZZTIME each.
 FUZZ_TARGETS := \
@@ -63,7 +66,7 @@ fuzz-smoke fuzz:
 # is made of (their tests import native-only helpers such as redistest).
 vet:
 	$(GO) vet ./...
-	$(WASMENV) $(GO) build ./filter/... $$($(GO) list ./shared/... | grep -v /schema) ./sharedstore ./sharedstore/local ./sharedstore/remote ./sharedstore/fallback
+	$(WASMENV) $(GO) build ./filter/... $(SHARED_PKGS) ./sharedstore ./sharedstore/local ./sharedstore/remote ./sharedstore/fallback
 
 # The local gateway on the embedded mock LLM with the example config.
 run: build
