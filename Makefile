@@ -9,8 +9,8 @@ SMOKETIME ?= 3s
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-# Packages under shared/ that compile for wasip1 (schema is a native tool).
-SHARED_PKGS = $(shell $(GO) list ./shared/... | grep -v /schema)
+# Packages under shared/ that compile for wasip1 (schema and cmd/ are native tools).
+SHARED_PKGS = $(shell $(GO) list ./shared/... | grep -v -e /schema -e /cmd/)
 
 # Fuzz targets: package and target name. `make test` runs each briefly,
 # `make fuzz` for FUZZTIME each.
