@@ -42,4 +42,21 @@ func clampOutput(api usage.API, body []byte, max int64) []byte {
 	return body
 }
 
+// repeatsOutputField reports a body that names one output-ceiling field
+// twice at the top level.
+func repeatsOutputField(body []byte) bool {
+	var seen [len(outputFields)]int
+	repeated := false
+	jsonx.Parse(body).ForEach(func(key []byte, _ jsonx.Value) bool {
+		for i, f := range outputFields {
+			if string(key) == f {
+				seen[i]++
+				repeated = repeated || seen[i] > 1
+			}
+		}
+		return !repeated
+	})
+	return repeated
+}
+
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -35,8 +35,9 @@ type Stream struct {
 	api   usage.API
 	route bool // a text-generation route this filter meters
 
-	who budget.Identity
-	req estimate.Request
+	who  budget.Identity
+	addr netip.Addr // the peer, as Envoy reports it
+	req  estimate.Request
 
 	admitting      bool // inside store.Admit: an answer now is synchronous
 	decided        bool
@@ -72,7 +73,7 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 	}
 	s.route, s.api, s.rt, s.store = true, api, rt, s.root.store
 	s.identify()
-	if rt.Exempt(s.clientAddr(), s.who.APIKeyHash) {
+	if rt.Exempt(s.addr, s.who.APIKeyHash) {
 		s.route = false
 		s.root.metrics.request("exempt")
 		return abi.ActionContinue
@@ -114,8 +115,8 @@ func (s *Stream) identify() {
 			s.who.Team = v
 		}
 	}
-	if addr := s.clientAddr(); addr.IsValid() {
-		s.who.Client = addr.String()
+	if s.addr = s.clientAddr(); s.addr.IsValid() {
+		s.who.Client = s.addr.String()
 	}
 	if n := s.rt.ModelHeader; n != "" {
 		if v, ok := get(n); ok {
@@ -204,6 +205,11 @@ func (s *Stream) applyModelLimits(mr config.ModelRules, body []byte) (out []byte
 		return body, false, false
 	}
 	switch {
+	case mr.Clamp && repeatsOutputField(body):
+		// Backends read the last copy of a repeated member, the clamp would
+		// rewrite the first: an ambiguous ceiling is refused, not guessed.
+		s.invalid("duplicate_field", "max_tokens", "The request states its output ceiling more than once.")
+		return body, false, true
 	case mr.Clamp:
 		body, clamped = clampOutput(s.api, body, max), true
 	case s.req.OutputStated:

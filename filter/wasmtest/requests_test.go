@@ -194,6 +194,12 @@ func TestModelLimitsRefuseOrClampAndBoundTheContext(t *testing.T) {
 	require.NoError(t, json.Unmarshal(r.upstreamBody, &up))
 	require.Equal(t, float64(1000), up["max_tokens"], "the backend is told the clamped ceiling")
 	require.Less(t, reservedBy(t, r), int64(1100), "and the hold reserves the clamped ceiling")
+
+	// A repeated ceiling is ambiguous (backends read the last copy): refused.
+	dup := `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"max_tokens":10,"max_tokens":99999}`
+	r = y.do(call{key: "sk-a", body: dup})
+	require.Equal(t, 400, r.status)
+	require.Equal(t, "duplicate_field", r.json(t)["error"].(map[string]any)["code"])
 }
 
 func TestABucketMapAtItsCeilingFailsOpenAndIsCounted(t *testing.T) {
