@@ -22,8 +22,6 @@ func stringContent(v jsonx.Value) []byte {
 	return v.Raw[1 : len(v.Raw)-1]
 }
 
-func hasEscape(c []byte) bool { return bytes.IndexByte(c, '\\') >= 0 }
-
 // appendUnescaped appends the decoding of validated string content c to
 // dst. Escapes decode as encoding/json (and jsonx) decode them, an unpaired
 // surrogate becoming U+FFFD; every other byte is copied as it is, so

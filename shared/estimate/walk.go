@@ -1,6 +1,10 @@
 package estimate
 
-import "github.com/tokenbudget/tokenbudget/shared/jsonx"
+import (
+	"bytes"
+
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+)
 
 // Fixed charges besides text. OpenAI documents 3 tokens of framing per chat
 // message plus the role, and 3 for priming the reply; the estimator charges
@@ -44,10 +48,11 @@ func (w *walker) add(n int64) {
 // w.buf, so it is valid only until the next call.
 func (w *walker) str(v jsonx.Value) []byte {
 	c := stringContent(v)
-	if !hasEscape(c) {
+	i := bytes.IndexByte(c, '\\')
+	if i < 0 {
 		return c
 	}
-	w.buf = appendUnescaped(grow(w.buf, len(c)), c)
+	w.buf = appendUnescaped(append(grow(w.buf, len(c)), c[:i]...), c[i:])
 	return w.buf
 }
 
@@ -64,10 +69,11 @@ func grow(buf []byte, n int) []byte {
 // key returns a member name from ForEach decoded, aliasing the body or
 // w.kbuf; valid only until the next call.
 func (w *walker) key(raw []byte) []byte {
-	if !hasEscape(raw) {
+	i := bytes.IndexByte(raw, '\\')
+	if i < 0 {
 		return raw
 	}
-	w.kbuf = appendUnescaped(grow(w.kbuf, len(raw)), raw)
+	w.kbuf = appendUnescaped(append(grow(w.kbuf, len(raw)), raw[:i]...), raw[i:])
 	return w.kbuf
 }
 
