@@ -43,13 +43,17 @@ type fault struct {
 	// open stream working (a reload with a bad token makes a new store; the
 	// stream settles on the one that admitted it).
 	keepsStore bool
+	// failsOnRedis is true when the stream's settlement reaches the
+	// replica and fails there (rather than never connecting).
+	failsOnRedis bool
 }
 
 var faults = []fault{
 	{
-		name:    "redis stopped then restarted",
-		inject:  func(f *faultRig) { f.redis.Stop() },
-		recover: func(f *faultRig) { f.redis.Restart() },
+		name:         "redis stopped then restarted",
+		failsOnRedis: true,
+		inject:       func(f *faultRig) { f.redis.Stop() },
+		recover:      func(f *faultRig) { f.redis.Restart() },
 		check: func(f *faultRig) {
 			require.Positive(f.t, counterSum(f.t, f.r.reg, "tokenbudget_sharedstore_redis_errors_total", nil), "the replica saw Redis down")
 		},
@@ -60,9 +64,10 @@ var faults = []fault{
 		recover: func(f *faultRig) { f.r.Restart() },
 	},
 	{
-		name:    "store slower than timeout_ms",
-		inject:  func(f *faultRig) { f.r.slow.Store(int64(faultSlowSleep)) },
-		recover: func(f *faultRig) { f.r.slow.Store(0) },
+		name:         "store slower than timeout_ms",
+		failsOnRedis: true,
+		inject:       func(f *faultRig) { f.r.slow.Store(int64(faultSlowSleep)) },
+		recover:      func(f *faultRig) { f.r.slow.Store(0) },
 	},
 	{
 		name:       "wrong store token (401)",
@@ -181,6 +186,9 @@ func runFault(t *testing.T, fl fault, fallback bool) {
 		fl.check(f)
 	}
 
+	if fl.failsOnRedis {
+		waitSettleFailed(t, f.r)
+	}
 	if !fl.keepsStore {
 		require.Equal(t, 1, f.r.ends(), "the stream's settlement has not reached Redis during the fault")
 	}
@@ -204,4 +212,85 @@ func runFault(t *testing.T, fl fault, fallback bool) {
 	expectDay("api_key", faultKeyDay, keyBefore, readBucket(t, rdb, "api_key", key, "day"))
 	expectDay("global", faultGlobalDay, globalBefore, readBucket(t, rdb, "global", "", "day"))
 	require.Empty(t, f.g.Host().Traps(), "no trap")
+}
+
+// A settlement that fails because the store is down is retried from on_tick
+// until the store is back, even when a config reload retired the root
+// context that admitted the stream in the meantime: the hold must not be
+// lost with the old root (seed 004 accepts a loss only when the retry
+// window runs out).
+func TestFaultSettlementPendingAcrossAReloadIsRetriedAfterRecovery(t *testing.T) {
+	f := &faultRig{t: t, redis: startRedisServer(t), fallback: true}
+	f.r = startReplica(t, f.redis.Addr())
+	cfg := fleetConfig(faultLimits, fleetToken, faultTimeoutMs, true)
+	f.g = startGateway(t, cfg, withClusters(map[string]string{"sharedstore": f.r.URL()}))
+	const key = "sk-reload"
+	rdb := f.r.rdb
+
+	warm := chatReq("warm up", 600, false)
+	require.Equal(t, 200, post(t, f.g, "/v1/chat/completions", key, warm, "x-mock-output-tokens", "600").status)
+	waitEnds(t, 1, f.r)
+	before := readBucket(t, rdb, "api_key", key, "day")
+	require.True(t, before.exists)
+
+	sBody := chatReq("stream across a reload", 40, true)
+	sRes, sRd := openStream(t, f.g, key, sBody, "x-mock-output-tokens", "20", "x-mock-chunk-delay-ms", "40")
+	f.redis.Stop()
+	require.NoError(t, f.g.Reload([]byte(cfg)), "the same config again: a new root context per worker")
+	_, err := io.Copy(io.Discard, sRd)
+	require.NoError(t, err)
+	_ = sRes.Body.Close()
+	waitSettleFailed(t, f.r)
+	require.Equal(t, 1, f.r.ends(), "the stream's settlement failed while Redis was down")
+	f.redis.Restart()
+
+	waitEnds(t, 2, f.r)
+	after := readBucket(t, rdb, "api_key", key, "day")
+	refill := float64(faultKeyDay) / 86400 * float64(after.lastUs-before.lastUs) / 1e6
+	require.InDelta(t, before.level-float64(usageOf(sBody, 20))+refill, after.level, 1e-6*faultKeyDay)
+	require.Empty(t, f.g.Host().Traps())
+}
+
+// waitSettleFailed waits until the replica answered a settlement with a
+// Redis error, so a recovery after it can only be seen through a retry.
+func waitSettleFailed(t *testing.T, r *replica) {
+	t.Helper()
+	require.True(t, waitFor(10*time.Second, func() bool {
+		return counterSum(t, r.reg, "tokenbudget_sharedstore_requests_total", map[string]string{"operation": "settle", "outcome": "redis_error"}) >= 1
+	}), "a settlement reached the replica and failed on Redis")
+}
+
+// An admission that Redis committed but whose answer came after timeout_ms
+// must not leave its reservation in Redis: the filter treated the store as
+// unavailable (503 here, or a local admission under fallback), so nothing
+// will ever settle or release that remote hold, and the budget would stay
+// short by the reservation until refill returns it.
+func TestFaultAdmissionCommittedAfterTheTimeoutLeavesNoReservationInRedis(t *testing.T) {
+	f := &faultRig{t: t, redis: startRedisServer(t), fallback: false}
+	f.r = startReplica(t, f.redis.Addr())
+	f.g = startGateway(t, fleetConfig(faultLimits, fleetToken, faultTimeoutMs, false),
+		withClusters(map[string]string{"sharedstore": f.r.URL()}))
+	const key = "sk-late"
+	rdb := f.r.rdb
+	warm := chatReq("warm up", 600, false)
+	require.Equal(t, 200, post(t, f.g, "/v1/chat/completions", key, warm, "x-mock-output-tokens", "600").status)
+	waitEnds(t, 1, f.r)
+	before := readBucket(t, rdb, "api_key", key, "day")
+	require.True(t, before.exists)
+
+	f.r.lateReply.Store(int64(2 * faultTimeoutMs * time.Millisecond))
+	r := post(t, f.g, "/v1/chat/completions", key, chatReq("late answer", 100, false), "x-mock-output-tokens", "50")
+	require.Equal(t, 503, r.status, "the filter gave up on the store")
+	require.True(t, waitFor(10*time.Second, func() bool { return f.r.admitted() == 2 }), "Redis committed the admission anyway")
+	f.r.lateReply.Store(0)
+	var after bucketState
+	var refill float64
+	waitFor(5*time.Second, func() bool { // give a compensating release time to land
+		after = readBucket(t, rdb, "api_key", key, "day")
+		refill = float64(faultKeyDay) / 86400 * float64(after.lastUs-before.lastUs) / 1e6
+		return after.level > before.level-1
+	})
+	require.InDelta(t, min(before.level+refill, faultKeyDay), after.level, 1e-6*faultKeyDay,
+		"a hold the filter never learned of is released, not left in the bucket")
+	require.Empty(t, f.g.Host().Traps())
 }

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,15 +45,17 @@ func fleetConfig(limits, token string, timeoutMs int, fallback bool) string {
 // can be stopped and started again on the same address (a replica
 // restart), or made slow (every /v1 call sleeps before it is served).
 type replica struct {
-	t     testing.TB
-	addr  string
-	h     http.Handler
-	reg   *prometheus.Registry
-	rdb   *redis.Client
-	slow  atomic.Int64 // ns each /v1 call sleeps first; 0 = none
-	mu    sync.Mutex
-	srv   *http.Server
-	srvWG sync.WaitGroup
+	t    testing.TB
+	addr string
+	h    http.Handler
+	reg  *prometheus.Registry
+	rdb  *redis.Client
+	slow atomic.Int64 // ns each /v1 call waits before it runs; 0 = none
+	// lateReply is ns each /v1 call's answer waits after it ran; 0 = none.
+	lateReply atomic.Int64
+	mu        sync.Mutex
+	srv       *http.Server
+	srvWG     sync.WaitGroup
 }
 
 func startReplica(t testing.TB, redisAddr string) *replica {
@@ -72,12 +76,35 @@ func startReplica(t testing.TB, redisAddr string) *replica {
 
 func (r *replica) URL() string { return "http://" + r.addr }
 
+// ServeHTTP applies the injected slowness. slow: the call waits after its
+// body arrived (so the server notices a caller that gave up, as it does
+// when Redis is slow to accept the command) and then runs. lateReply: the
+// call runs to completion in Redis, and only its answer is late (a reply
+// lost after the commit).
 func (r *replica) ServeHTTP(w http.ResponseWriter, q *http.Request) {
-	if d := time.Duration(r.slow.Load()); d > 0 && strings.HasPrefix(q.URL.Path, "/v1/") {
+	v1 := strings.HasPrefix(q.URL.Path, "/v1/")
+	if d := time.Duration(r.lateReply.Load()); d > 0 && v1 {
+		rec := httptest.NewRecorder()
+		r.h.ServeHTTP(rec, q)
+		time.Sleep(d)
+		for k, vs := range rec.Header() {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+		return
+	}
+	if d := time.Duration(r.slow.Load()); d > 0 && v1 {
+		body, err := io.ReadAll(q.Body)
+		if err != nil {
+			http.Error(w, "read body", http.StatusBadRequest)
+			return
+		}
 		select {
 		case <-time.After(d):
 		case <-q.Context().Done():
 		}
+		q.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	r.h.ServeHTTP(w, q)
 }
