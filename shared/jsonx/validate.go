@@ -21,7 +21,7 @@ func skipWS(d []byte, i int) int {
 // validate checks the value starting exactly at i and returns its end, the
 // deepest nesting it reached (0 for scalars) and whether it is valid.
 func validate(d []byte, i int) (end int, maxDepth int, ok bool) {
-	var stack [MaxDepth / 64]uint64 // bit set: that level is an object
+	var stack [(MaxDepth + 63) / 64]uint64 // bit set: that level is an object
 	depth := 0
 	for {
 		i = skipWS(d, i)

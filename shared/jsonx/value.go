@@ -16,10 +16,12 @@ const (
 	Object
 )
 
-// MaxDepth is the deepest nesting of arrays and objects Parse accepts. It bounds
-// the validator's bit stack and stops hostile bodies from costing more than a
-// fixed amount of work per level; real LLM payloads stay far below it.
-const MaxDepth = 512
+// MaxDepth is the deepest nesting of arrays and objects Parse accepts. It
+// bounds the validator's bit stack (MaxDepth bits on the Go stack). It is
+// encoding/json's own limit and above what Python backends accept: a body the
+// filter cannot parse is admitted with no reservation, so a lower limit than
+// the backend's would let a deeply nested junk field buy an unmetered request.
+const MaxDepth = 10000
 
 // Value is a view of one JSON value inside a document. Raw is the value's exact
 // bytes (for a string, including the quotes) and aliases the document, so a
