@@ -2,6 +2,7 @@ package usage
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
@@ -29,17 +30,34 @@ func object(data []byte) (jsonx.Value, bool) {
 
 // eventType is the JSON "type" member, which the Responses and Anthropic
 // APIs repeat from the event: line; the event: line is the fallback.
-func eventType(root jsonx.Value, name []byte) []byte {
-	if t := root.Get("type"); t.Kind == jsonx.String {
-		return text(t)
+func eventType(typ jsonx.Value, name []byte) []byte {
+	if typ.Kind == jsonx.String {
+		return text(typ)
 	}
 	return name
+}
+
+// pick reads the first member named names[i] of obj into out[i] (the zero
+// Value when absent), in one pass over obj however many names it looks for.
+func pick(obj jsonx.Value, names []string, out []jsonx.Value) {
+	c := cursor{d: obj.Raw}
+	if !c.enter('{') {
+		return
+	}
+	for c.next() {
+		i := slices.Index(names, c.key())
+		if i < 0 || i >= len(out) || out[i].Exists() {
+			c.skip()
+			continue
+		}
+		out[i] = c.value()
+	}
 }
 
 // openAIEvent reads a chat.completion.chunk or text_completion chunk. The
 // usage chunk (choices: [], sent when stream_options.include_usage is true)
 // replaces any earlier usage, since servers that report usage on every chunk
-// report it cumulatively.
+// report it cumulatively. Every "usage" and "choices" member counts, in order.
 func (s *Stream) openAIEvent(data []byte) {
 	if string(bytes.TrimSpace(data)) == "[DONE]" {
 		s.completed = true
@@ -49,57 +67,72 @@ func (s *Stream) openAIEvent(data []byte) {
 	if !ok {
 		return
 	}
-	// One pass per nesting level: chunks arrive hundreds of times a second,
-	// and a Get per member would rescan the object for each.
-	root.Members(func(key string, v jsonx.Value) bool {
-		switch key {
+	// One walk over the chunk: chunks arrive hundreds of times a second and
+	// are mostly the nested delta, which a lookup per level would rescan.
+	c := cursor{d: root.Raw}
+	c.enter('{')
+	for c.next() {
+		switch c.key() {
 		case "usage":
-			if u, ok := openAIUsage(v); ok {
+			if u, ok := openAIUsage(c.value()); ok {
 				s.usage, s.haveUsage = u, true
 			}
 		case "choices":
-			v.ForEach(func(_ []byte, choice jsonx.Value) bool {
-				s.openAIChoice(choice)
-				return true
-			})
+			obj, ok := c.enterItems()
+			for ok && c.nextItem(obj) {
+				s.openAIChoice(&c)
+			}
+		default:
+			c.skip()
 		}
-		return true
-	})
+	}
 }
 
 // openAIChoice counts one choice: text for completions, the delta's text,
 // reasoning and tool-call members for chat.
-func (s *Stream) openAIChoice(choice jsonx.Value) {
-	choice.Members(func(key string, v jsonx.Value) bool {
-		switch key {
+func (s *Stream) openAIChoice(c *cursor) {
+	if !c.enter('{') {
+		return
+	}
+	for c.next() {
+		switch c.key() {
 		case "text":
 			if s.api == OpenAICompletions {
-				s.countString(v)
+				s.countString(c.value())
+			} else {
+				c.skip()
 			}
 		case "delta":
-			if s.api == OpenAIChat {
-				v.Members(s.openAIDeltaMember)
+			if s.api != OpenAIChat {
+				c.skip()
+			} else if c.enter('{') {
+				for c.next() {
+					s.openAIDeltaMember(c)
+				}
 			}
+		default:
+			c.skip()
 		}
-		return true
-	})
+	}
 }
 
-func (s *Stream) openAIDeltaMember(key string, v jsonx.Value) bool {
-	switch key {
+// openAIDeltaMember counts one member of a chat delta and consumes it.
+func (s *Stream) openAIDeltaMember(c *cursor) {
+	switch c.key() {
 	case "content", "refusal", "reasoning_content", "reasoning":
-		s.countString(v)
+		s.countString(c.value())
 	case "tool_calls":
-		v.ForEach(func(_ []byte, call jsonx.Value) bool {
-			s.countFunction(call.Get("function"))
-			return true
-		})
+		obj, ok := c.enterItems()
+		for ok && c.nextItem(obj) {
+			s.countFunction(c.value().Get("function"))
+		}
 	case "function_call":
-		s.countFunction(v)
+		s.countFunction(c.value())
 	case "audio":
-		s.countString(v.Get("transcript"))
+		s.countString(c.value().Get("transcript"))
+	default:
+		c.skip()
 	}
-	return true
 }
 
 func (s *Stream) countFunction(fn jsonx.Value) {
@@ -122,21 +155,27 @@ func (s *Stream) responsesEvent(name, data []byte) {
 	if !ok {
 		return
 	}
-	switch t := eventType(root, name); string(t) {
+	var m [3]jsonx.Value
+	pick(root, responsesMembers, m[:])
+	typ, delta, response := m[0], m[1], m[2]
+	switch t := eventType(typ, name); string(t) {
 	case "response.completed", "response.incomplete":
-		s.responsesUsage(root)
+		s.responsesUsage(response)
 		s.completed = true
 	case "response.failed":
-		s.responsesUsage(root)
+		s.responsesUsage(response)
 	default:
 		if bytes.HasSuffix(t, []byte(".delta")) && !bytes.HasSuffix(t, []byte("audio.delta")) {
-			s.countString(root.Get("delta"))
+			s.countString(delta)
 		}
 	}
 }
 
-func (s *Stream) responsesUsage(root jsonx.Value) {
-	if u, ok := responsesUsage(root.Path("response", "usage")); ok {
+// responsesMembers are the members a Responses event is read from.
+var responsesMembers = []string{"type", "delta", "response"}
+
+func (s *Stream) responsesUsage(response jsonx.Value) {
+	if u, ok := responsesUsage(response.Get("usage")); ok {
 		s.usage, s.haveUsage = u, true
 	}
 }
@@ -152,19 +191,25 @@ func (s *Stream) anthropicEvent(name, data []byte) {
 	if !ok {
 		return
 	}
-	switch string(eventType(root, name)) {
+	var m [5]jsonx.Value
+	pick(root, anthropicMembers, m[:])
+	typ, message, usage, block, delta := m[0], m[1], m[2], m[3], m[4]
+	switch string(eventType(typ, name)) {
 	case "message_start":
-		s.anthropic.merge(root.Path("message", "usage"))
+		s.anthropic.merge(message.Get("usage"))
 	case "message_delta":
-		s.anthropic.merge(root.Get("usage"))
+		s.anthropic.merge(usage)
 	case "content_block_start":
-		s.countAnthropicText(root.Get("content_block"))
+		s.countAnthropicText(block)
 	case "content_block_delta":
-		s.countAnthropicText(root.Get("delta"))
+		s.countAnthropicText(delta)
 	case "message_stop":
 		s.completed = true
 	}
 }
+
+// anthropicMembers are the members an Anthropic event is read from.
+var anthropicMembers = []string{"type", "message", "usage", "content_block", "delta"}
 
 func (s *Stream) countAnthropicText(block jsonx.Value) {
 	block.Members(func(key string, v jsonx.Value) bool {
