@@ -32,6 +32,8 @@ func decodeAdmitResponse(v jsonx.Value, r *AdmitResponse) error {
 		switch {
 		case keyIs(key, "admitted"):
 			return decodeBool(val, "admitted", &r.Admitted)
+		case keyIs(key, "aborted"):
+			return decodeBool(val, "aborted", &r.Aborted)
 		case keyIs(key, "refusal"):
 			return decodeRefusalPtr(val, &r.Refusal)
 		case keyIs(key, "levels"):

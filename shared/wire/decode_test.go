@@ -135,12 +135,13 @@ func randomResponse(rng *rand.Rand) AdmitResponse {
 	for range rng.IntN(3) {
 		r.Skipped = append(r.Skipped, name())
 	}
+	r.Aborted = rng.IntN(4) == 0
 	return r
 }
 
 var upperKeys = func() *strings.Replacer {
 	var pairs []string
-	for _, k := range []string{"admitted", "refusal", "levels", "hold", "skipped", "kind", "dimension", "budget",
+	for _, k := range []string{"admitted", "aborted", "refusal", "levels", "hold", "skipped", "kind", "dimension", "budget",
 		"retry_after", "private", "level", "capacity", "remaining", "reset_unix"} {
 		pairs = append(pairs, `"`+k+`":`, `"`+strings.ToUpper(k)+`":`)
 	}
@@ -209,7 +210,7 @@ func FuzzDecodeAdmitResponseAgreesWithEncodingJSON(f *testing.F) {
 		f.Add(b)
 	}
 	for _, s := range []string{`null`, `{"ADMITTED":true}`, `{"levels":[{"kind":1},{}],"levels":[{}]}`, `{"refusal":{"kind":256}}`,
-		`{"skipped":["a",null]}`, "{\"\u212aind\":1}", `{"\u0068old":"\ud800"}`} {
+		`{"skipped":["a",null]}`, `{"aborted":true,"Aborted":null}`, `{"aborted":1}`, "{\"\u212aind\":1}", `{"\u0068old":"\ud800"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -8,14 +8,25 @@ import (
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
-// AppendAdmit appends the JSON body of POST /v1/admit for a plan. It writes
-// straight from the plan, without the reflection and intermediate copies of
+// AppendAdmit appends the JSON body of POST /v1/admit for a plan, leaving
+// the hold id to the server (see AppendAdmitHold).
+func AppendAdmit(dst []byte, p sharedstore.Plan) []byte { return AppendAdmitHold(dst, p, "") }
+
+// AppendAdmitHold appends the JSON body of POST /v1/admit for a plan whose
+// hold the caller names (empty: the server names it). It writes straight
+// from the plan, without the reflection and intermediate copies of
 // encoding/json, because the filter encodes one on every request. The bytes
-// decode with encoding/json into exactly FromPlan(p).
-func AppendAdmit(dst []byte, p sharedstore.Plan) []byte {
+// decode with encoding/json into exactly FromPlan(p) with HoldID set.
+func AppendAdmitHold(dst []byte, p sharedstore.Plan, holdID string) []byte {
 	dst = append(dst, '{')
-	dst = appendOps(dst, "requests", p.Requests, false)
-	dst = appendOps(dst, "tokens", p.Tokens, len(p.Requests) > 0)
+	comma := false
+	if holdID != "" {
+		dst = append(dst, `"hold_id":`...)
+		dst = jsonx.AppendString(dst, holdID)
+		comma = true
+	}
+	dst = appendOps(dst, "requests", p.Requests, comma)
+	dst = appendOps(dst, "tokens", p.Tokens, comma || len(p.Requests) > 0)
 	return append(dst, '}')
 }
 

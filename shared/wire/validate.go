@@ -22,6 +22,9 @@ const (
 // kinds, missing limits, numbers a Lua double cannot hold exactly, and two
 // ops on one key (their periods would share one hash and collide).
 func (r AdmitRequest) Validate() error {
+	if r.HoldID != "" && !ValidHoldID(r.HoldID) {
+		return errs.New("hold id is not 32 lowercase hex digits")
+	}
 	if len(r.Requests)+len(r.Tokens) > MaxOps {
 		return errs.New("plan has more than " + strconv.Itoa(MaxOps) + " ops")
 	}
@@ -80,9 +83,10 @@ func (o Op) validate() error {
 	return nil
 }
 
-// ValidHoldID reports whether id has the form the server issues (32
-// lowercase hex digits), so a settle naming anything else is refused before
-// it reaches Redis.
+// ValidHoldID reports whether id has the form every hold id has (32
+// lowercase hex digits, whether the filter or the server chose it), so an
+// admission, settle or release naming anything else is refused before it
+// reaches Redis.
 func ValidHoldID(id string) bool {
 	if len(id) != 32 {
 		return false

@@ -36,9 +36,16 @@ type Op struct {
 
 // AdmitRequest is the body of POST /v1/admit: a whole sharedstore.Plan, so
 // the service admits it all or nothing in one call.
+//
+// HoldID is the id the filter chose for the hold before sending, so that it
+// can release a hold it never heard back about (the answer came after
+// timeout_ms): the service commits nothing for an id already released
+// (it keeps a tombstone), and the release of an id not yet admitted leaves
+// that tombstone. Empty means the service picks the id (older filters).
 type AdmitRequest struct {
-	Requests []Op `json:"requests,omitempty"`
-	Tokens   []Op `json:"tokens,omitempty"`
+	HoldID   string `json:"hold_id,omitempty"`
+	Requests []Op   `json:"requests,omitempty"`
+	Tokens   []Op   `json:"tokens,omitempty"`
 }
 
 // Level is what a caller may learn about its own bucket.
@@ -68,10 +75,14 @@ type Refusal struct {
 	Level      *Level           `json:"level,omitempty"`
 }
 
-// AdmitResponse answers POST /v1/admit. Hold is the server's hold id, present
-// when the admitted plan reserved token or concurrency units.
+// AdmitResponse answers POST /v1/admit. Hold is the hold id (the request's
+// HoldID, or one the server chose), present when the admitted plan reserved
+// token or concurrency units. Aborted means the hold id had already been
+// released (the filter gave up on this very call), so nothing was
+// committed; only a filter that already gave up can see it, and it ignores it.
 type AdmitResponse struct {
 	Admitted bool      `json:"admitted"`
+	Aborted  bool      `json:"aborted,omitempty"`
 	Refusal  *Refusal  `json:"refusal,omitempty"`
 	Levels   []OpLevel `json:"levels,omitempty"`
 	Hold     string    `json:"hold,omitempty"`
@@ -88,13 +99,16 @@ type SettleRequest struct {
 }
 
 // ReleaseRequest is the body of POST /v1/release (see SettleRequest.Keys).
+// Releasing an id the service has no hold for leaves a tombstone, so an
+// admission with that id still on its way commits nothing.
 type ReleaseRequest struct {
 	Hold string   `json:"hold"`
 	Keys []string `json:"keys,omitempty"`
 }
 
 // EndResponse answers settle and release. Ended is false when the hold was
-// already ended (a retried call) or expired: the call then changed nothing.
+// already ended (a retried call), expired or never admitted: the call then
+// changed no bucket.
 type EndResponse struct {
 	Ended bool `json:"ended"`
 }

@@ -39,6 +39,34 @@ func TestAppendAdmitDecodesToTheSamePlan(t *testing.T) {
 	}
 }
 
+func TestAppendAdmitHoldCarriesTheCallersHoldID(t *testing.T) {
+	const id = "0123456789abcdef0123456789abcdef"
+	tests := []struct {
+		name string
+		plan sharedstore.Plan
+	}{
+		{"requests and tokens", samplePlan("k")},
+		{"tokens only", sharedstore.Plan{Tokens: samplePlan("k").Tokens}},
+		{"requests only", sharedstore.Plan{Requests: samplePlan("k").Requests}},
+		{"empty plan", sharedstore.Plan{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := AppendAdmitHold(nil, tt.plan, id)
+			var got AdmitRequest
+			require.NoError(t, json.Unmarshal(b, &got), string(b))
+			want := FromPlan(tt.plan)
+			want.HoldID = id
+			require.Equal(t, want, got)
+			require.NoError(t, got.Validate())
+		})
+	}
+	var got AdmitRequest
+	require.NoError(t, json.Unmarshal(AppendAdmitHold(nil, samplePlan("k"), ""), &got))
+	require.Empty(t, got.HoldID, "an empty id is left out for the server to choose")
+	require.Equal(t, AppendAdmit(nil, samplePlan("k")), AppendAdmitHold(nil, samplePlan("k"), ""))
+}
+
 func TestPlanSurvivesTheWireExactly(t *testing.T) {
 	p := samplePlan("k")
 	var got AdmitRequest
@@ -109,8 +137,13 @@ func TestValidateRejectsWhatTheStoreCannotAdmit(t *testing.T) {
 		{"duplicate key", func(r *AdmitRequest) { r.Tokens[0].Key = r.Requests[0].Key }},
 		{"token op in requests", func(r *AdmitRequest) { r.Requests[0].Kind = sharedstore.KindTokens }},
 		{"request op in tokens", func(r *AdmitRequest) { r.Tokens[0].Kind = sharedstore.KindRequests }},
+		{"hold id not hex", func(r *AdmitRequest) { r.HoldID = "../../../etc/passwd0123456789abc" }},
+		{"hold id too short", func(r *AdmitRequest) { r.HoldID = "abc" }},
 	}
 	require.NoError(t, ok().Validate())
+	withID := ok()
+	withID.HoldID = "0123456789abcdef0123456789abcdef"
+	require.NoError(t, withID.Validate())
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := ok()
