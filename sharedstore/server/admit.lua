@@ -1,12 +1,18 @@
 -- Admit a plan all or nothing (BUCKET_MATH.md "Admit a Plan").
--- KEYS[1..n]: bucket hashes, request ops then token ops, plan order; KEYS[n+1]: hold record.
+-- KEYS[1..n]: bucket hashes, request ops then token ops, plan order; when there is a hold
+--   record, KEYS[n+1]: the record, KEYS[n+2]: its release tombstone.
 -- ARGV: nreq, ntok, hold TTL ms, expiry margin ms, hold record (JSON, '' for none),
 --       then per op: kind, amount, private (1/0), nlimits, then per limit: budget, capacity, refill/s.
 -- Reply: {admitted 1/0, now_us, refused op (1-based, 0 none), refused limit, refused level,
---         then one level per limit of every op: the standing level of a private op, '' otherwise}.
+--         then one level per limit of every op: the standing level of a private op, '' otherwise};
+--        {-1, now_us, 0, 0, ''} when the hold id was released already (the caller gave up on
+--        this admission and end.lua left a tombstone) or is taken: nothing is written.
 local nreq, ntok = tonumber(ARGV[1]), tonumber(ARGV[2])
 local holdttl, margin, record = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local now = now_us()
+if record ~= '' and redis.call('EXISTS', KEYS[nreq + ntok + 1], KEYS[nreq + ntok + 2]) > 0 then
+  return { -1, string.format('%d', now), 0, 0, '' }
+end
 local ops, a = {}, 6
 for i = 1, nreq + ntok do
   local op = { key = KEYS[i], kind = tonumber(ARGV[a]), amount = tonumber(ARGV[a + 1]),

@@ -18,6 +18,16 @@ import (
 // the single-server one. Unlike a single server, a refused plan holds its
 // other units for one round trip, so a concurrent request may see them
 // taken; all or nothing still holds once the call returns.
+//
+// Release tombstones are per op too (opReleasedKey, beside the op's hold
+// record): a release that finds no record for an op leaves one, and that
+// op's admission then commits nothing. Each token or concurrency op is
+// therefore either released or never taken, whichever order the release
+// and its admission meet in. When any op of a plan meets a tombstone, every
+// op that was taken is compensated (request-count units included) and the
+// admission is aborted, as on a single server. Request-count ops carry no
+// record and no tombstone: when the whole admission ran before the release,
+// their units stay consumed, again as on a single server.
 
 type opResult struct {
 	reply admitReply
@@ -37,11 +47,15 @@ func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int
 	wg.Wait()
 
 	refOp := -1
+	aborted := false
 	var errsSeen []error
 	for i, r := range results {
-		if r.err != nil {
+		switch {
+		case r.err != nil:
 			errsSeen = append(errsSeen, r.err)
-		} else if !r.reply.admitted && refOp < 0 {
+		case r.reply.aborted:
+			aborted = true
+		case !r.reply.admitted && refOp < 0:
 			refOp = i
 		}
 	}
@@ -49,7 +63,7 @@ func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int
 	keep := func(i int) bool {
 		return refOp < 0 || (refOp >= nreq && i < nreq && ops[i].Kind == sharedstore.KindRequests)
 	}
-	if len(errsSeen) > 0 {
+	if len(errsSeen) > 0 || aborted {
 		keep = func(int) bool { return false }
 	}
 	for i, r := range results {
@@ -61,6 +75,9 @@ func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int
 	}
 	if len(errsSeen) > 0 {
 		return sharedstore.Outcome{}, errors.Join(errsSeen...)
+	}
+	if aborted {
+		return sharedstore.Outcome{}, ErrAdmissionAborted
 	}
 
 	views := make([]opView, len(ops))
@@ -92,7 +109,7 @@ func (s *Store) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, 
 	keys := []string{bucketKey(op.Key)}
 	record := ""
 	if op.Kind != sharedstore.KindRequests && id != "" {
-		keys = append(keys, opHoldKey(op.Key, id))
+		keys = append(keys, opHoldKey(op.Key, id), opReleasedKey(op.Key, id))
 		record = recordJSON([]sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount}})
 	}
 	args := appendOpArgs([]any{nreq, ntok, s.holdTTL, s.margin, record}, op)
@@ -123,7 +140,7 @@ func (s *Store) compensate(ctx context.Context, op sharedstore.Op, id string) er
 		_, err := s.give.run(ctx, s.c, []string{bucketKey(op.Key)}, args)
 		return err
 	}
-	_, err := s.end.run(ctx, s.c, []string{opHoldKey(op.Key, id), bucketKey(op.Key)}, []any{"release", 0, s.margin, s.holdTTL})
+	_, err := s.end.run(ctx, s.c, []string{opHoldKey(op.Key, id), opReleasedKey(op.Key, id), bucketKey(op.Key)}, s.endArgs("release", 0))
 	return err
 }
 
@@ -146,7 +163,7 @@ func (s *Store) endCluster(ctx context.Context, id string, opKeys []string, mode
 		wg.Add(1)
 		go func(i int, k string) {
 			defer wg.Done()
-			v, err := s.end.run(ctx, s.c, []string{opHoldKey(k, id), bucketKey(k)}, []any{mode, actual, s.margin, s.holdTTL})
+			v, err := s.end.run(ctx, s.c, []string{opHoldKey(k, id), opReleasedKey(k, id), bucketKey(k)}, s.endArgs(mode, actual))
 			n, _ := v.(int64)
 			results[i] = res{ended: n == 1, err: err}
 		}(i, k)

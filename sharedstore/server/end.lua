@@ -1,11 +1,20 @@
 -- Settle or release a hold, exactly once: the record is deleted in the same
 -- script, so a retried call finds nothing and changes nothing.
--- KEYS[1]: hold record (KEYS[2..]: its buckets, declared for cluster routing).
--- ARGV: mode ('settle' or 'release'), actual, expiry margin ms, hold TTL ms.
+-- A release that finds no record leaves a tombstone instead: the caller may
+-- have given up on an admission that has not run yet, and admit.lua commits
+-- nothing for a released id, so the release holds in either order.
+-- KEYS[1]: hold record, KEYS[2]: its release tombstone (KEYS[3..]: its buckets,
+-- declared for cluster routing).
+-- ARGV: mode ('settle' or 'release'), actual, expiry margin ms, hold TTL ms, tombstone TTL ms.
 -- Record: JSON [{"k": bucket key, "c": kind, "a": amount, "l": [[budget, capacity, refill]]}].
--- Reply: 1 when the hold was ended now, 0 when it was already ended or expired.
+-- Reply: 1 when the hold was ended now, 0 when it was already ended, expired or never admitted.
 local record = redis.call('GET', KEYS[1])
-if not record then return 0 end
+if not record then
+  if ARGV[1] == 'release' then
+    redis.call('SET', KEYS[2], '1', 'PX', tonumber(ARGV[5]))
+  end
+  return 0
+end
 redis.call('DEL', KEYS[1])
 local settle, actual = ARGV[1] == 'settle', tonumber(ARGV[2])
 local margin, holdttl = tonumber(ARGV[3]), tonumber(ARGV[4])

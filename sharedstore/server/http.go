@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -103,7 +104,13 @@ func (s *Server) admit(ctx context.Context, w http.ResponseWriter, body []byte) 
 	if err := req.Validate(); err != nil {
 		return badRequest(w, "invalid plan: "+err.Error())
 	}
-	o, err := s.store.Admit(ctx, req.Plan())
+	o, err := s.store.AdmitHold(ctx, req.Plan(), req.HoldID)
+	if errors.Is(err, ErrAdmissionAborted) {
+		// The caller released this id already: it gave up on this call
+		// and will not read the answer; nothing was committed.
+		writeJSON(w, wire.AdmitResponse{Aborted: true})
+		return "aborted"
+	}
 	if err != nil {
 		return s.redisFailed(w, "admit", err)
 	}

@@ -78,6 +78,60 @@ func TestHTTPAdmitSettleRoundTrip(t *testing.T) {
 	require.InDelta(t, 900, level(t, e, tk, minute(1000)), 0.5)
 }
 
+// The filter names the hold and may release it before its admission runs:
+// the admission then answers aborted (200, nothing committed) and counts
+// as outcome "aborted"; an admission with a fresh id carries that id back.
+func TestHTTPAdmitWithAReleasedHoldIDAnswersAborted(t *testing.T) {
+	e := newEnv(t, false)
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(New(Config{Store: e.store, Token: testToken, Registry: reg}))
+	t.Cleanup(srv.Close)
+	tk := uniq("tk")
+	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 300, minute(1000))}}
+	auth := "Bearer " + testToken
+
+	id := clientHoldID()
+	code, b := post(t, srv.URL+wire.PathAdmit, auth, wire.AppendAdmitHold(nil, p, id))
+	require.Equal(t, http.StatusOK, code, string(b))
+	r, err := wire.DecodeAdmitResponse(b)
+	require.NoError(t, err)
+	require.True(t, r.Admitted)
+	require.Equal(t, id, r.Hold)
+
+	late := clientHoldID()
+	code, b = post(t, srv.URL+wire.PathRelease, auth, wire.AppendRelease(nil, late, []string{tk}))
+	require.Equal(t, http.StatusOK, code, string(b))
+	require.JSONEq(t, `{"ended":false}`, string(b))
+	code, b = post(t, srv.URL+wire.PathAdmit, auth, wire.AppendAdmitHold(nil, p, late))
+	require.Equal(t, http.StatusOK, code, string(b))
+	r, err = wire.DecodeAdmitResponse(b)
+	require.NoError(t, err)
+	require.Equal(t, wire.AdmitResponse{Aborted: true}, r)
+	require.InDelta(t, 700, level(t, e, tk, minute(1000)), 0.5, "only the first admission holds tokens")
+	require.Equal(t, 1.0, requestsCounted(t, reg, "admit", "aborted"))
+}
+
+func requestsCounted(t *testing.T, reg *prometheus.Registry, op, outcome string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "tokenbudget_sharedstore_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				labels[lp.GetName()] = lp.GetValue()
+			}
+			if labels["operation"] == op && labels["outcome"] == outcome {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
 func TestHTTPRejectsMalformedRequests(t *testing.T) {
 	srv := newHTTP(t, newEnv(t, false))
 	tests := []struct{ name, path, body string }{
@@ -86,6 +140,7 @@ func TestHTTPRejectsMalformedRequests(t *testing.T) {
 		{"non-finite refill", wire.PathAdmit, `{"tokens":[{"key":"k","kind":3,"limits":[{"budget":"minute","capacity":1,"refill_per_sec":"not-a-number"}]}]}`},
 		{"bad hold id", wire.PathSettle, `{"hold":"../../etc","actual":1}`},
 		{"bad hold id on release", wire.PathRelease, `{"hold":""}`},
+		{"bad hold id on admit", wire.PathAdmit, `{"hold_id":"../x","tokens":[{"key":"k","kind":3,"limits":[{"budget":"minute","capacity":1}]}]}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,3 +32,13 @@ func holdKey(id string) string { return keyPrefix + "h:" + id }
 // opHoldKey is a cluster hold record: one per reserved op, in its bucket's
 // slot, so reserving and ending it run on the node that owns the bucket.
 func opHoldKey(opKey, id string) string { return keyPrefix + "h:" + slotTag(opKey) + ":" + id }
+
+// releasedKey is a single server's release tombstone: a release that found
+// no hold record leaves it, and an admission naming the id commits nothing.
+func releasedKey(id string) string { return keyPrefix + "released:" + id }
+
+// opReleasedKey is a cluster release tombstone, one per op beside the op's
+// hold record (same slot), because each op is admitted on its own node.
+func opReleasedKey(opKey, id string) string {
+	return keyPrefix + "released:" + slotTag(opKey) + ":" + id
+}

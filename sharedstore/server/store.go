@@ -24,9 +24,19 @@ type Options struct {
 	// ExpiryMargin is added to a bucket's time-to-full before it expires
 	// (default 1s), so a key never vanishes while it is still refilling.
 	ExpiryMargin time.Duration
-	// NewHoldID returns a fresh hold id (default: 128 random bits in hex).
+	// NewHoldID returns a fresh hold id (default: 128 random bits in hex),
+	// for admissions whose caller did not name the hold.
 	NewHoldID func() string
+	// TombstoneTTL is how long a release that found no hold keeps its id
+	// refused for admission (default HoldTTL): it must outlive any admission
+	// with that id still on its way to Redis, and each one costs a small key.
+	TombstoneTTL time.Duration
 }
+
+// ErrAdmissionAborted is Admit's answer when the hold id was released before
+// the admission ran (its caller gave up waiting and released the id) or is
+// already in use: nothing was committed.
+var ErrAdmissionAborted = errors.New("admission aborted: its hold id was already released or in use")
 
 // Store keeps fleet-wide buckets in Redis. It holds no state of its own, so
 // any number of service replicas can front one Redis. With a single server
@@ -37,6 +47,7 @@ type Store struct {
 	cluster bool
 	holdTTL int64 // ms
 	margin  int64 // ms
+	tombTTL int64 // ms
 	newID   func() string
 	admit   *script
 	end     *script
@@ -52,13 +63,16 @@ func NewStore(c redis.UniversalClient, o Options) *Store {
 	if o.ExpiryMargin <= 0 {
 		o.ExpiryMargin = time.Second
 	}
+	if o.TombstoneTTL <= 0 {
+		o.TombstoneTTL = o.HoldTTL
+	}
 	if o.NewHoldID == nil {
 		o.NewHoldID = randomHoldID
 	}
 	_, cluster := c.(*redis.ClusterClient)
 	return &Store{
 		c: c, cluster: cluster,
-		holdTTL: o.HoldTTL.Milliseconds(), margin: o.ExpiryMargin.Milliseconds(), newID: o.NewHoldID,
+		holdTTL: o.HoldTTL.Milliseconds(), margin: o.ExpiryMargin.Milliseconds(), tombTTL: o.TombstoneTTL.Milliseconds(), newID: o.NewHoldID,
 		admit: newScript("admit", admitLua), end: newScript("end", endLua), give: newScript("give", giveLua),
 	}
 }
@@ -83,26 +97,39 @@ func (s *Store) Load(ctx context.Context) error {
 // Ping reports whether Redis answers (readiness).
 func (s *Store) Ping(ctx context.Context) error { return s.c.Ping(ctx).Err() }
 
-// Admit reserves a whole plan, all or nothing (BUCKET_MATH.md).
+// Admit reserves a whole plan, all or nothing (BUCKET_MATH.md), under a
+// hold id the store chooses.
 func (s *Store) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outcome, error) {
+	return s.AdmitHold(ctx, p, "")
+}
+
+// AdmitHold reserves a whole plan under the hold id its caller chose (empty:
+// the store chooses), so the caller can release a hold whose answer it never
+// got. When the id was released first, or is in use, it commits nothing and
+// returns ErrAdmissionAborted. The id must satisfy wire.ValidHoldID; a plan
+// with nothing to hold ignores it.
+func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, error) {
 	ops := make([]sharedstore.Op, 0, len(p.Requests)+len(p.Tokens))
 	ops = append(append(ops, p.Requests...), p.Tokens...)
 	entries := holdEntries(p)
 	id := ""
 	if len(entries) > 0 {
-		id = s.newID()
+		id = holdID
+		if id == "" {
+			id = s.newID()
+		}
 	}
 	if s.cluster {
 		return s.admitCluster(ctx, ops, len(p.Requests), id, entries)
 	}
-	keys := make([]string, 0, len(ops)+1)
+	keys := make([]string, 0, len(ops)+2)
 	args := make([]any, 0, 5+len(ops)*10)
 	for _, op := range ops {
 		keys = append(keys, bucketKey(op.Key))
 	}
 	record := ""
 	if id != "" {
-		keys = append(keys, holdKey(id))
+		keys = append(keys, holdKey(id), releasedKey(id))
 		record = recordJSON(entries)
 	}
 	args = append(args, len(p.Requests), len(p.Tokens), s.holdTTL, s.margin, record)
@@ -116,6 +143,9 @@ func (s *Store) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outc
 	r, err := parseAdmitReply(v, ops)
 	if err != nil {
 		return sharedstore.Outcome{}, err
+	}
+	if r.aborted {
+		return sharedstore.Outcome{}, ErrAdmissionAborted
 	}
 	views := make([]opView, len(ops))
 	at := 0
@@ -136,7 +166,9 @@ func (s *Store) Settle(ctx context.Context, id string, opKeys []string, actual i
 	return s.endHold(ctx, id, opKeys, "settle", actual)
 }
 
-// Release ends a hold giving back everything it reserved.
+// Release ends a hold giving back everything it reserved. A hold it does
+// not find (never admitted, or not yet) leaves a release tombstone, so a
+// later admission with that id commits nothing.
 func (s *Store) Release(ctx context.Context, id string, opKeys []string) (bool, error) {
 	return s.endHold(ctx, id, opKeys, "release", 0)
 }
@@ -145,7 +177,7 @@ func (s *Store) endHold(ctx context.Context, id string, opKeys []string, mode st
 	if s.cluster {
 		return s.endCluster(ctx, id, opKeys, mode, actual)
 	}
-	v, err := s.end.run(ctx, s.c, []string{holdKey(id)}, []any{mode, actual, s.margin, s.holdTTL})
+	v, err := s.end.run(ctx, s.c, []string{holdKey(id), releasedKey(id)}, s.endArgs(mode, actual))
 	if err != nil {
 		return false, err
 	}
@@ -154,6 +186,10 @@ func (s *Store) endHold(ctx context.Context, id string, opKeys []string, mode st
 		return false, errors.New("end script: unexpected reply")
 	}
 	return n == 1, nil
+}
+
+func (s *Store) endArgs(mode string, actual int64) []any {
+	return []any{mode, actual, s.margin, s.holdTTL, s.tombTTL}
 }
 
 // holdEntries are the units a hold must give back or settle: concurrency
@@ -208,6 +244,7 @@ func appendOpArgs(args []any, op sharedstore.Op) []any {
 
 type admitReply struct {
 	admitted bool
+	aborted  bool  // the hold id was released or in use: nothing written
 	now      int64 // Unix ns
 	refOp    int   // 0-based, -1 when nothing refused
 	refLimit int
@@ -232,6 +269,9 @@ func parseAdmitReply(v any, ops []sharedstore.Op) (admitReply, error) {
 	nowUs, err := strconv.ParseInt(nowS, 10, 64)
 	if err != nil {
 		return admitReply{}, errs.Wrap("admit script: now", err)
+	}
+	if adm == -1 {
+		return admitReply{aborted: true, now: nowUs * 1000, refOp: -1}, nil
 	}
 	r := admitReply{admitted: adm == 1, now: nowUs * 1000, refOp: int(ri) - 1, refLimit: int(rj) - 1}
 	if r.refOp >= 0 {
