@@ -4,6 +4,14 @@
 // retried from Tick for a bounded time (the service ends each hold once, so
 // a retry never counts twice).
 //
+// The client names every hold before it asks for it. When an admission's
+// answer is lost (timeout_ms passed, the connection failed, a 5xx whose
+// Redis call may still have run), the filter treats the store as
+// unavailable, yet Redis may have committed the reservation, or may commit
+// it later. So the client releases that hold id like any other, with the
+// same retries; the service gives the units back if the admission ran, and
+// otherwise leaves a tombstone that makes the admission commit nothing.
+//
 // This package is compiled into the .wasm: no fmt, os, time or encoding/json
 // (each links syscall, whose init Envoy traps), no goroutines; a test pins it.
 package remote
@@ -33,6 +41,10 @@ type Config struct {
 	// RetryForNs bounds how long a failed settle or release is retried
 	// before it is dropped (the bucket then recovers by refill); 0 means 30 s.
 	RetryForNs int64
+	// NewHoldID returns a fresh hold id of the form wire.ValidHoldID
+	// accepts, unique across the fleet; nil means 128 bits from the
+	// runtime's generator (seeded by the host's random_get).
+	NewHoldID func() string
 }
 
 // maxPending bounds the retry queue: while the service is down every ending
@@ -55,9 +67,17 @@ type pendingCall struct {
 	headers  [][2]string
 	body     []byte
 	deadline int64
+	sentAt   int64
 	inflight bool
 	done     bool
 }
+
+// lostAfterNs is how long past its callout timeout an attempt may stay
+// unanswered before it is presumed lost and sent again. Envoy answers every
+// callout by its timeout, but drops the answer when the root context that
+// made the call is gone (a reload retired it); settle and release are
+// idempotent per hold id, so a second send never counts twice.
+const lostAfterNs = 1_000_000_000
 
 var _ sharedstore.Store = (*Store)(nil)
 
@@ -69,6 +89,9 @@ func New(c Caller, cfg Config, now func() int64) *Store {
 	if cfg.RetryForNs <= 0 {
 		cfg.RetryForNs = 30e9
 	}
+	if cfg.NewHoldID == nil {
+		cfg.NewHoldID = randomHoldID
+	}
 	h := func(path string) [][2]string {
 		return [][2]string{{":method", "POST"}, {":path", path}, {":authority", cfg.Authority},
 			{"content-type", "application/json"}, {"authorization", "Bearer " + cfg.Token}}
@@ -76,50 +99,69 @@ func New(c Caller, cfg Config, now func() int64) *Store {
 	return &Store{c: c, cfg: cfg, now: now, hAdmit: h(wire.PathAdmit), hSettle: h(wire.PathSettle), hRelease: h(wire.PathRelease)}
 }
 
-// Admit sends the whole plan in one call and answers from its callback.
-// Anything but a well-formed 2xx answer is Outcome{Err}, so the fallback
-// policy (local buckets or 503) decides, never a guess.
+// Admit sends the whole plan in one call, under a hold id chosen here, and
+// answers from its callback. Anything but a well-formed 2xx answer is
+// Outcome{Err}, so the fallback policy (local buckets or 503) decides, never
+// a guess; and when that answer leaves open whether Redis took the hold,
+// the hold is released (see the package doc).
 func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
-	answered := false
-	answer := func(o sharedstore.Outcome) {
-		if !answered {
-			answered = true
-			done(o)
-		}
+	entries := holdEntries(plan)
+	id := ""
+	if len(entries) > 0 {
+		id = s.cfg.NewHoldID()
 	}
-	err := s.c.Call(s.hAdmit, wire.AppendAdmit(nil, plan), s.cfg.TimeoutMs, func(status int, body []byte, err error) {
-		answer(outcome(plan, status, body, err))
+	answered := false
+	err := s.c.Call(s.hAdmit, wire.AppendAdmitHold(nil, plan, id), s.cfg.TimeoutMs, func(status int, body []byte, err error) {
+		if answered {
+			return
+		}
+		answered = true
+		o, unsure := outcome(entries, status, body, err)
+		if unsure && id != "" {
+			s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries})
+		}
+		done(o)
 	})
-	if err != nil {
-		answer(sharedstore.Outcome{Err: errs.Wrap("sharedstore admit call", err)})
+	if err != nil && !answered {
+		// The call never left: nothing can have been committed.
+		answered = true
+		done(sharedstore.Outcome{Err: errs.Wrap("sharedstore admit call", err)})
 	}
 }
 
-func outcome(plan sharedstore.Plan, status int, body []byte, err error) sharedstore.Outcome {
+// outcome reads an admission's answer. unsure reports that the answer does
+// not rule out a reservation standing in Redis under the request's hold id:
+// a transport failure or timeout, a 5xx, 408 or 429, or a 2xx it cannot
+// use. Any other 4xx (bad request, wrong token) committed nothing, nor did
+// a refusal or an aborted admission.
+func outcome(entries []sharedstore.HoldEntry, status int, body []byte, err error) (o sharedstore.Outcome, unsure bool) {
 	if err != nil {
-		return sharedstore.Outcome{Err: errs.Wrap("sharedstore admit", err)}
+		return sharedstore.Outcome{Err: errs.Wrap("sharedstore admit", err)}, true
 	}
 	if status < 200 || status > 299 {
-		return sharedstore.Outcome{Err: errs.New("sharedstore admit: status " + strconv.Itoa(status))}
+		unsure = status < 400 || status > 499 || status == 408 || status == 429
+		return sharedstore.Outcome{Err: errs.New("sharedstore admit: status " + strconv.Itoa(status))}, unsure
 	}
 	r, err := wire.DecodeAdmitResponse(body)
 	if err != nil {
-		return sharedstore.Outcome{Err: err}
+		return sharedstore.Outcome{Err: err}, true
 	}
-	o := r.Outcome()
+	if r.Aborted {
+		return sharedstore.Outcome{Err: errs.New("sharedstore admit: aborted, the hold id was already released")}, false
+	}
+	o = r.Outcome()
 	if !o.Admitted {
 		if o.Refusal == nil {
-			return sharedstore.Outcome{Err: errs.New("sharedstore admit: refusal without a reason")}
+			return sharedstore.Outcome{Err: errs.New("sharedstore admit: refusal without a reason")}, true
 		}
 		o.Hold = sharedstore.Hold{}
-		return o
+		return o, false
 	}
-	entries := holdEntries(plan)
 	if len(entries) > 0 && !wire.ValidHoldID(r.Hold) {
-		return sharedstore.Outcome{Err: errs.New("sharedstore admit: admitted without a hold id")}
+		return sharedstore.Outcome{Err: errs.New("sharedstore admit: admitted without a hold id")}, true
 	}
 	o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: r.Hold, Entries: entries}
-	return o
+	return o, false
 }
 
 // holdEntries mirrors the server: concurrency units and token reservations
@@ -182,7 +224,7 @@ func (s *Store) send(headers [][2]string, body []byte) {
 // attempt sends p once. A 2xx ends it; so does a 4xx other than 408 and
 // 429, which no retry can fix. Anything else leaves it for Tick.
 func (s *Store) attempt(p *pendingCall) {
-	p.inflight = true
+	p.inflight, p.sentAt = true, s.now()
 	err := s.c.Call(p.headers, p.body, s.cfg.TimeoutMs, func(status int, _ []byte, err error) {
 		p.inflight = false
 		if err == nil && (status >= 200 && status <= 299 || status >= 400 && status <= 499 && status != 408 && status != 429) {
@@ -219,6 +261,9 @@ func (s *Store) Tick() {
 		case now > p.deadline:
 			s.dropped++
 		default:
+			if p.inflight && now > p.sentAt+int64(s.cfg.TimeoutMs)*1_000_000+lostAfterNs {
+				p.inflight = false
+			}
 			if !p.inflight {
 				s.attempt(p)
 			}

@@ -32,6 +32,25 @@ type fakeCaller struct {
 	failSt  []int   // consumed per call: non-zero answers that status
 	refuse  error   // Call itself returns this
 	headers [][2]string
+	// lose is consumed per call: true runs the call on the server, then
+	// reports a timeout (the answer came after timeout_ms).
+	lose []bool
+	// overtake is consumed per call: true reports a timeout at once and
+	// keeps the request in late, to reach the server when the test says.
+	overtake []bool
+	late     []func() (int, []byte)
+	bodies   [][]byte
+	paths    []string
+}
+
+var errTimeout = errors.New("timeout")
+
+func pop[T any](q *[]T) T {
+	var v T
+	if len(*q) > 0 {
+		v, *q = (*q)[0], (*q)[1:]
+	}
+	return v
 }
 
 func (f *fakeCaller) Call(headers [][2]string, body []byte, timeoutMs uint32, cb func(int, []byte, error)) error {
@@ -40,15 +59,25 @@ func (f *fakeCaller) Call(headers [][2]string, body []byte, timeoutMs uint32, cb
 	}
 	f.calls++
 	f.headers = headers
-	var ferr error
-	var fst int
-	if len(f.failErr) > 0 {
-		ferr, f.failErr = f.failErr[0], f.failErr[1:]
+	f.bodies = append(f.bodies, body)
+	for _, kv := range headers {
+		if kv[0] == ":path" {
+			f.paths = append(f.paths, kv[1])
+		}
 	}
-	if len(f.failSt) > 0 {
-		fst, f.failSt = f.failSt[0], f.failSt[1:]
-	}
+	ferr, fst := pop(&f.failErr), pop(&f.failSt)
+	lose, overtake := pop(&f.lose), pop(&f.overtake)
 	f.queue = append(f.queue, func() {
+		switch {
+		case lose:
+			f.do(headers, body)
+			cb(0, nil, errTimeout)
+			return
+		case overtake:
+			f.late = append(f.late, func() (int, []byte) { return f.do(headers, body) })
+			cb(0, nil, errTimeout)
+			return
+		}
 		if ferr != nil {
 			cb(0, nil, ferr)
 			return
