@@ -34,18 +34,21 @@ func (s sharedData) Set(key string, value []byte, cas uint32) error {
 	}
 }
 
-// caller binds the remote store to proxy_http_call on the root context.
+// caller binds the remote store to proxy_http_call. The call belongs to
+// the root of whatever context is running (a stream's root, or the root
+// whose tick retries it); its answer is found in the VM-wide table by token
+// whichever root receives it.
 type caller struct {
-	root    *Root
+	host    abi.Host
 	cluster string
 }
 
 func (c *caller) Call(headers [][2]string, body []byte, timeoutMs uint32, cb func(int, []byte, error)) error {
-	token, st := c.root.host.HTTPCall(c.cluster, headers, body, timeoutMs)
+	token, st := c.host.HTTPCall(c.cluster, headers, body, timeoutMs)
 	if st != abi.StatusOK {
 		return errs.New("http call to cluster " + c.cluster + ": status " + strconv.Itoa(int(st)))
 	}
-	c.root.calls[token] = cb
+	vm.calls[token] = cb
 	return nil
 }
 

@@ -32,17 +32,35 @@ type Root struct {
 
 	rt    *config.Runtime
 	store sharedstore.Store
-	// remotes are ticked so their unacknowledged settlements are retried; a
-	// reload keeps the previous one until its holds can no longer need it.
-	remotes []*remote.Store
+	// remote is this config's fleet store, nil under storage "memory".
+	remote  *remote.Store
+	deleted bool
 
 	// anyClamp is true when some model clamps its output ceiling, so bodies
 	// on every route may be rewritten.
 	anyClamp bool
 
 	metrics *metricSet
-	calls   map[uint32]func(status int, body []byte, err error)
 	streams map[uint32]*Stream
+}
+
+// vm is what every root context of one VM shares. A reload retires a root
+// while its streams may still settle through its fleet store, and Envoy
+// drops a callout answer whose root context is gone; so retries and callout
+// callbacks belong to the VM, and whichever root is alive drives them.
+var vm = struct {
+	// calls maps a callout token (unique per VM) to the code awaiting it.
+	calls map[uint32]func(status int, body []byte, err error)
+	// remotes are the fleet stores of this VM's configs, kept while their
+	// root may still hand them holds or they have calls left to deliver.
+	remotes []vmRemote
+}{calls: map[uint32]func(int, []byte, error){}}
+
+// vmRemote is a fleet store and the root whose config made it: until that
+// root is deleted, its streams may still settle through the store.
+type vmRemote struct {
+	store *remote.Store
+	owner *Root
 }
 
 // NewRoot is the factory the ABI binding calls for each root context.
@@ -51,7 +69,6 @@ func NewRoot(id uint32, h abi.Host) *Root {
 		id:      id,
 		host:    h,
 		metrics: newMetricSet(h),
-		calls:   map[uint32]func(int, []byte, error){},
 		streams: map[uint32]*Stream{},
 	}
 }
@@ -72,18 +89,20 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	}
 	localStore := local.New(sharedData{r.host}, r.host.NowNanos, rt.MaxBuckets)
 	var store sharedstore.Store = localStore
+	r.remote = nil
 	if rt.Storage == config.StorageRedis {
-		rem := remote.New(&caller{root: r, cluster: rt.Redis.Cluster}, remote.Config{
+		r.remote = remote.New(&caller{host: r.host, cluster: rt.Redis.Cluster}, remote.Config{
 			Token:      rt.Redis.Token,
 			Authority:  rt.Redis.Authority,
 			TimeoutMs:  uint32(rt.Redis.TimeoutMS),
 			RetryForNs: remoteRetryNs,
 		}, r.host.NowNanos)
-		store = fallback.New(rem, localStore, rt.Redis.FallbackToMemory, r.countUnavailable)
-		r.remotes = append(r.remotes, rem)
-		if len(r.remotes) > 2 {
-			r.remotes = r.remotes[len(r.remotes)-2:]
-		}
+		store = fallback.New(r.remote, localStore, rt.Redis.FallbackToMemory, r.countUnavailable)
+		vm.remotes = append(vm.remotes, vmRemote{store: r.remote, owner: r})
+	}
+	if len(vm.remotes) > 0 {
+		// Also under storage "memory": an earlier config's streams may still
+		// hand their settlements to its fleet store, and only ticks retry them.
 		r.host.SetTickPeriod(tickPeriodMs)
 	}
 	r.rt = rt
@@ -96,20 +115,30 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	return true
 }
 
+// OnTick retries the VM's undelivered settlements and releases, and forgets
+// the fleet store of a deleted root once it has nothing left to send.
 func (r *Root) OnTick() {
-	for _, rem := range r.remotes {
-		rem.Tick()
+	kept := vm.remotes[:0]
+	for _, rem := range vm.remotes {
+		rem.store.Tick()
+		if !rem.owner.deleted || rem.store.Pending() > 0 {
+			kept = append(kept, rem)
+		}
 	}
+	for i := len(kept); i < len(vm.remotes); i++ {
+		vm.remotes[i] = vmRemote{}
+	}
+	vm.remotes = kept
 }
 
 // OnHTTPCallResponse hands a callout's answer to whoever made the call. A
 // failed call (reset, timeout) arrives as (0, 0, 0).
 func (r *Root) OnHTTPCallResponse(token uint32, numHeaders, bodySize, numTrailers int) {
-	cb, ok := r.calls[token]
+	cb, ok := vm.calls[token]
 	if !ok {
 		return
 	}
-	delete(r.calls, token)
+	delete(vm.calls, token)
 	if numHeaders == 0 && bodySize == 0 && numTrailers == 0 {
 		_, msg := r.host.GetStatus()
 		cb(0, nil, errCallFailed(msg))
@@ -138,7 +167,9 @@ func (r *Root) NewHTTPContext(contextID uint32) abi.HTTPContext {
 
 func (r *Root) OnDone() bool { return true }
 
-func (r *Root) OnDelete() {}
+// OnDelete marks the root gone: its streams are all done, so its fleet
+// store receives no new holds and is dropped once its calls are delivered.
+func (r *Root) OnDelete() { r.deleted = true }
 
 func (r *Root) countUnavailable(dimension, action string) {
 	r.metrics.count(metricRedisUnavailable(dimension, action), 1)
