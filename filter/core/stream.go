@@ -115,6 +115,12 @@ func (s *Stream) identify() {
 			s.who.Team = v
 		}
 	}
+	if v, ok := s.trustedProperty(s.rt.TrustedUserMetadata); ok {
+		s.who.User = v
+	}
+	if v, ok := s.trustedProperty(s.rt.TrustedTeamMetadata); ok {
+		s.who.Team = v
+	}
 	if s.addr = s.clientAddr(); s.addr.IsValid() {
 		s.who.Client = s.addr.String()
 	}
@@ -123,6 +129,23 @@ func (s *Stream) identify() {
 			s.who.Model = v
 		}
 	}
+}
+
+// maxIdentityLen bounds an identity read from metadata; a longer value is
+// not a user or team name and is ignored.
+const maxIdentityLen = 256
+
+// trustedProperty reads an identity an auth filter in front put in Envoy
+// metadata (a path under metadata or filter_state, checked by the config).
+func (s *Stream) trustedProperty(path []string) (string, bool) {
+	if len(path) == 0 {
+		return "", false
+	}
+	v, st := s.host().GetProperty(path...)
+	if st != abi.StatusOK || len(v) == 0 || len(v) > maxIdentityLen {
+		return "", false
+	}
+	return string(v), true
 }
 
 // clientAddr is the peer address Envoy reports, without its port.

@@ -231,3 +231,29 @@ func TestWhitelistAndBypassKeysExemptEveryDimension(t *testing.T) {
 	}
 	require.Equal(t, 429, x.do(call{key: "sk-a", source: "10.1.1.1:1", body: chatBody("hello", 5000)}).status)
 }
+
+func TestATrustedMetadataIdentityNamesTheUserAndHeadersCannotOverrideIt(t *testing.T) {
+	cfg := replace(tenantConfig, "%IDENTITY%", `,"identity":{"trusted_user_metadata":["metadata","filter_metadata","auth","user"]}`)
+	x := newHarness(t, cfg)
+	ok(t, x, call{key: "sk-alice", body: chatBody("hello", 2500), chunks: []string{chatResponse(2500, 0)}})
+	run := func(user string, hdr host.Headers) reply {
+		s := x.h.NewStream(host.StreamInfo{Worker: -1, SourceAddress: "10.0.0.1:1",
+			Properties: map[string][]byte{"metadata\x00filter_metadata\x00auth\x00user": []byte(user)}})
+		defer s.Done()
+		hs := append(host.Headers{{":method", "POST"}, {":path", "/v1/chat/completions"}, {":authority", "llm"},
+			{"authorization", "Bearer sk-bob"}}, hdr...)
+		s.RequestHeaders(hs, false)
+		res := s.RequestBody([]byte(chatBody("hello", 600)), true)
+		if res.Action == host.Pause {
+			res = s.Wait(context.Background())
+		}
+		if res.Action == host.LocalReply {
+			return reply{status: res.Local.Status, body: res.Local.Body}
+		}
+		return reply{status: 200}
+	}
+	r := run("alice", nil)
+	require.Equal(t, 429, r.status, "the auth filter's metadata says this is alice")
+	require.Equal(t, "user", details(t, r)["token_dimension"])
+	require.Equal(t, 200, run("carol", host.Headers{{"x-user", "alice"}}).status, "a header cannot override the metadata")
+}

@@ -45,6 +45,8 @@ func (c *Config) Compile() (*Runtime, error) {
 		TrustedUserHeader:   strings.ToLower(c.Identity.TrustedUserHeader),
 		TrustedTeamHeader:   strings.ToLower(c.Identity.TrustedTeamHeader),
 		ModelHeader:         strings.ToLower(c.Identity.ModelHeader),
+		TrustedUserMetadata: c.Identity.TrustedUserMetadata,
+		TrustedTeamMetadata: c.Identity.TrustedTeamMetadata,
 		MaxBodyBytes:        intOr(c.TokenBudget.MaxBodyBytes, DefaultMaxBodyBytes),
 		DefaultOutputTokens: intOr(c.TokenBudget.DefaultOutputTokens, DefaultOutputTokens),
 		InjectStreamUsage:   boolOr(c.TokenBudget.InjectStreamUsage, defaultInjectStreamUsage),

@@ -94,6 +94,8 @@ type Runtime struct {
 
 	APIKeyHeaders                                     []string // lower-case
 	TrustedUserHeader, TrustedTeamHeader, ModelHeader string   // lower-case, "" = none
+	// TrustedUserMetadata and TrustedTeamMetadata are property paths, nil = none.
+	TrustedUserMetadata, TrustedTeamMetadata []string
 
 	MaxBodyBytes                        int64
 	DefaultOutputTokens                 int64

@@ -111,6 +111,13 @@ type Identity struct {
 	TrustedUserHeader string `json:"trusted_user_header,omitempty" desc:"header set by an auth filter in front naming the user"`
 	TrustedTeamHeader string `json:"trusted_team_header,omitempty" desc:"header set by an auth filter in front naming the team"`
 	ModelHeader       string `json:"model_header,omitempty" desc:"header naming the model when the body has none"`
+	// TrustedUserMetadata and TrustedTeamMetadata are Envoy property paths
+	// (for example ["metadata","filter_metadata","envoy.filters.http.jwt_authn","sub"])
+	// that an auth filter in front fills: dynamic metadata a client cannot
+	// write. A string value there names the user or team, and wins over a
+	// trusted header.
+	TrustedUserMetadata []string `json:"trusted_user_metadata,omitempty" desc:"Envoy property path (metadata set by an auth filter in front) naming the user"`
+	TrustedTeamMetadata []string `json:"trusted_team_metadata,omitempty" desc:"Envoy property path (metadata set by an auth filter in front) naming the team"`
 }
 
 // ModelLimits are per-request limits of one client-facing model.

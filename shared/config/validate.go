@@ -69,6 +69,8 @@ func (c *Config) Validate() error {
 	v.header("identity.trusted_user_header", c.Identity.TrustedUserHeader, true)
 	v.header("identity.trusted_team_header", c.Identity.TrustedTeamHeader, true)
 	v.header("identity.model_header", c.Identity.ModelHeader, true)
+	v.propertyPath("identity.trusted_user_metadata", c.Identity.TrustedUserMetadata)
+	v.propertyPath("identity.trusted_team_metadata", c.Identity.TrustedTeamMetadata)
 
 	defaultOut := intOr(c.TokenBudget.DefaultOutputTokens, DefaultOutputTokens)
 	for _, name := range sortedMapKeys(c.Models) {
@@ -203,6 +205,24 @@ func (v *validator) header(path, name string, optional bool) {
 		if !isTokenChar(name[i]) {
 			v.add(path, "\""+name+"\" is not a valid header name")
 			return
+		}
+	}
+}
+
+// propertyPath checks a trusted identity property: an Envoy attribute path
+// under metadata or filter_state, where only filters in front can write
+// (request headers, by contrast, are the client's).
+func (v *validator) propertyPath(path string, segs []string) {
+	if segs == nil {
+		return
+	}
+	if len(segs) < 2 || (segs[0] != "metadata" && segs[0] != "filter_state") {
+		v.add(path, "must be a property path under metadata or filter_state, e.g. [\"metadata\",\"filter_metadata\",\"envoy.filters.http.jwt_authn\",\"sub\"]")
+		return
+	}
+	for i, s := range segs {
+		if s == "" {
+			v.add(path+"["+formatInt(int64(i))+"]", "must not be empty")
 		}
 	}
 }

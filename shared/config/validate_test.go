@@ -83,3 +83,26 @@ func TestWhitelistAcceptsBareAddressesAndMappedPrefixes(t *testing.T) {
 		require.Equal(t, tc.want, rt.Exempt(mustAddr(t, tc.addr), ""), tc.addr)
 	}
 }
+
+func TestTrustedIdentityMetadataMustBeAPathAFilterInFrontWrites(t *testing.T) {
+	for _, tc := range []struct {
+		path string
+		ok   bool
+	}{
+		{`["metadata","filter_metadata","envoy.filters.http.jwt_authn","sub"]`, true},
+		{`["filter_state","auth.user"]`, true},
+		{`["request","headers","x-user"]`, false},
+		{`["metadata"]`, false},
+		{`["metadata",""]`, false},
+	} {
+		_, _, err := Load([]byte(`{"identity":{"trusted_user_metadata":` + tc.path + `}}`))
+		if tc.ok {
+			require.NoError(t, err, tc.path)
+		} else {
+			require.ErrorContains(t, err, "identity.trusted_user_metadata", tc.path)
+		}
+	}
+	rt, _, err := Load([]byte(`{"identity":{"trusted_team_metadata":["metadata","filter_metadata","auth","team"]}}`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"metadata", "filter_metadata", "auth", "team"}, rt.TrustedTeamMetadata)
+}

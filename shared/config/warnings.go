@@ -70,6 +70,8 @@ func (c *Config) Warnings() []string {
 		users = users || k.User != ""
 		teams = teams || k.Team != ""
 	}
+	users = users || len(c.Identity.TrustedUserMetadata) > 0
+	teams = teams || len(c.Identity.TrustedTeamMetadata) > 0
 	if configured(l.PerUser) && c.Identity.TrustedUserHeader == "" && !users {
 		w = append(w, "rate_limiting.limits.per_user: no request can carry a user (set identity.trusted_user_header or api_keys[].user), so these limits never apply")
 	}
