@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/internal/wasmdeps"
 )
 
 // The whole point of this package: linking syscall (directly or through time,
@@ -18,12 +19,7 @@ func TestWasmBuildLinksNoSyscall(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		return strings.Fields(string(out))
 	}
-	for _, dep := range run("list", "-deps", ".") {
-		switch dep {
-		case "syscall", "os", "time", "fmt", "encoding/json":
-			t.Errorf("jsonx links %s under wasip1", dep)
-		}
-	}
+	wasmdeps.RequireNoSyscall(t, "github.com/tokenbudget/tokenbudget/shared/jsonx")
 	allowed := map[string]bool{"errors": true, "math": true, "math/bits": true, "strconv": true,
 		"unicode/utf8": true, "unicode/utf16": true, "unsafe": true}
 	for _, imp := range run("list", "-f", `{{join .Imports " "}}`, ".") {
