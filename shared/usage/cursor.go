@@ -94,26 +94,44 @@ func (c *cursor) next() bool {
 	return true // the first member or element
 }
 
-// key consumes a member's name and colon and returns the name decoded (keys
-// with escapes allocate; the names this package matches never need them).
+// key consumes a member's name and colon and returns the name decoded. Names
+// are short and rarely escaped, so they are scanned inline; one with an escape
+// is decoded with an allocation (the names this package matches never need
+// one).
 func (c *cursor) key() string {
-	start := c.i
-	c.skip()
+	d := c.d
+	if c.i >= len(d) || d[c.i] != '"' {
+		c.skip()
+		c.colon()
+		return ""
+	}
+	start := c.i + 1
+	j := start
+	for j < len(d) && d[j] != '"' && d[j] != '\\' {
+		j++
+	}
 	name := ""
-	if c.i-start >= 2 && c.d[start] == '"' {
-		raw := c.d[start+1 : c.i-1]
-		if bytes.IndexByte(raw, '\\') < 0 {
-			name = bytesString(raw)
-		} else {
-			name, _ = jsonx.Unquote(c.d[start:c.i])
-		}
+	if j < len(d) && d[j] == '"' {
+		name = bytesString(d[start:j])
+		c.i = j + 1
+	} else {
+		c.skipString()
+		name, _ = jsonx.Unquote(d[start-1 : c.i])
+	}
+	c.colon()
+	return name
+}
+
+// colon consumes the colon after a member's name.
+func (c *cursor) colon() {
+	if c.i < len(c.d) && c.d[c.i] == ':' {
+		c.i++
+		return
 	}
 	c.ws()
 	if c.i < len(c.d) && c.d[c.i] == ':' {
 		c.i++
 	}
-	c.ws()
-	return name
 }
 
 // value consumes the value at the cursor and returns it as a jsonx.Value.
