@@ -29,12 +29,15 @@ type Dropper struct {
 // Write takes the next chunk and returns the bytes to forward now. At the
 // end of the stream (eos) whatever is held back is forwarded.
 func (d *Dropper) Write(chunk []byte, eos bool) []byte {
-	out := make([]byte, 0, len(d.pending)+len(chunk))
 	buf := chunk
 	if len(d.pending) > 0 {
 		buf = append(d.pending, chunk...)
 		d.pending = nil
 	}
+	// out stays nil while every event so far is kept and starts at buf[0]:
+	// the common chunk (whole events, none dropped) is returned as is.
+	var out []byte
+	copying := len(buf) != len(chunk)
 	start := 0
 	for start < len(buf) {
 		end, ok := eventEnd(buf, start, d.passthru && d.midLine)
@@ -44,13 +47,24 @@ func (d *Dropper) Write(chunk []byte, eos bool) []byte {
 		if d.passthru {
 			d.passthru, d.midLine = false, false
 		} else if d.Drop != nil && d.Drop(d.data(buf[start:end])) {
+			if !copying {
+				out, copying = append(make([]byte, 0, len(buf)), buf[:start]...), true
+			}
 			start = end
 			continue
 		}
-		out = append(out, buf[start:end]...)
+		if copying {
+			out = append(out, buf[start:end]...)
+		}
 		start = end
 	}
 	rest := buf[start:]
+	if !copying {
+		if len(rest) == 0 || eos {
+			return chunk
+		}
+		out = append(make([]byte, 0, len(buf)), buf[:start]...)
+	}
 	switch {
 	case eos:
 		out = append(out, rest...)

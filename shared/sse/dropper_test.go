@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 const content = `data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hi"}}],"usage":null}` + "\n\n"
@@ -65,6 +66,9 @@ func TestOnlyTheUsageOnlyChunkIsSelected(t *testing.T) {
 		`{"choices":[]}`:                                         false,
 		`not json`:                                               false,
 		`{"choices":[ ],"usage":{"total_tokens":3},"model":"gpt-4o"}`: true,
+		`{"choices":[],"usage" :
+ {"total_tokens":3}}`: true,
+		`{"note":"\"usage\":{","choices":[],"usage":null}`: false,
 	} {
 		require.Equal(t, want, IsOpenAIUsageOnlyChunk([]byte(data)), data)
 	}
@@ -83,5 +87,20 @@ func FuzzDropperKeepsOrderAndNeverPanics(f *testing.F) {
 		d := &Dropper{Drop: IsOpenAIUsageOnlyChunk}
 		out := string(d.Write(in[:split], false)) + string(d.Write(in[split:], true))
 		require.LessOrEqual(t, len(out), len(in))
+	})
+}
+
+// The byte scan must never reject what the parser would select.
+func FuzzUsagePrefilterNeverRejectsAUsageChunk(f *testing.F) {
+	f.Add([]byte(`{"choices":[],"usage":{"prompt_tokens":1}}`))
+	f.Add([]byte(`{"usage"  :	{},"choices":[]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v := jsonx.Parse(data)
+		selected := v.Kind == jsonx.Object && v.Get("choices").Kind == jsonx.Array &&
+			v.Get("choices").Len() == 0 && v.Get("usage").Kind == jsonx.Object
+		if selected {
+			require.True(t, mayHoldUsageObject(data), "%s", data)
+		}
+		require.Equal(t, selected, IsOpenAIUsageOnlyChunk(data))
 	})
 }
