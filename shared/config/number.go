@@ -116,34 +116,19 @@ func unquoteDecimal(b []byte) (string, bool) {
 
 // isIntString: -?digits(.0+)?
 func isIntString(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	d := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-		d++
-	}
-	if d == 0 {
-		return false
-	}
-	if i == len(s) {
-		return true
-	}
-	if s[i] != '.' || i+1 == len(s) {
-		return false
-	}
-	for i++; i < len(s); i++ {
-		if s[i] != '0' {
-			return false
-		}
-	}
-	return true
+	ok, integral := decimalShape(s)
+	return ok && integral
 }
 
 // isDecimalString: -?digits(.digits)?
 func isDecimalString(s string) bool {
+	ok, _ := decimalShape(s)
+	return ok
+}
+
+// decimalShape reports whether s is -?digits(.digits)? and whether its
+// fraction, if it has one, is all zeros (so the value is a whole number).
+func decimalShape(s string) (ok, integral bool) {
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++
@@ -154,20 +139,22 @@ func isDecimalString(s string) bool {
 		d++
 	}
 	if d == 0 {
-		return false
+		return false, false
 	}
 	if i == len(s) {
-		return true
+		return true, true
 	}
 	if s[i] != '.' || i+1 == len(s) {
-		return false
+		return false, false
 	}
+	integral = true
 	for i++; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return false
+			return false, false
 		}
+		integral = integral && s[i] == '0'
 	}
-	return true
+	return true, integral
 }
 
 // isJSONNumber reports whether s is one JSON number token.
