@@ -53,6 +53,7 @@ type Stream struct {
 	injected bool // the filter added include_usage; the client did not ask
 	dropper  *sse.Dropper
 	failed   bool // upstream answered an error status
+	encoded  bool // the answer is compressed: its usage cannot be read
 	cacheHit bool
 	sse      *usage.Stream
 	body     []byte
@@ -78,6 +79,10 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 		s.root.metrics.request("exempt")
 		return abi.ActionContinue
 	}
+	// The usage block must be readable: ask the backend for an uncompressed
+	// answer (a compressor filter before this one re-compresses for the
+	// client, as in Envoy's usual chain).
+	s.host().RemoveHeader(abi.MapRequestHeaders, "accept-encoding")
 	if s.mayRewriteBody() {
 		// Headers are read-only once this callback returns Continue, and the
 		// body is read (and maybe rewritten) later: drop the length now and
@@ -256,7 +261,7 @@ func (s *Stream) invalid(code, param, msg string) {
 func (s *Stream) admit(withTokens bool) abi.Action {
 	amount := int64(0)
 	if withTokens {
-		amount = s.req.Input + s.req.Output
+		amount = s.req.Hold()
 	}
 	plan, skipped := budget.Plan(s.rt, s.who, amount)
 	for _, d := range skipped {
@@ -356,6 +361,9 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 			s.cacheHit = true
 		}
 	}
+	if ce, st := h.GetHeader(abi.MapResponseHeaders, "content-encoding"); st == abi.StatusOK && ce != "" && !equalFold(ce, "identity") {
+		s.encoded = true
+	}
 	if ct, _ := h.GetHeader(abi.MapResponseHeaders, "content-type"); hasPrefixFold(ct, "text/event-stream") {
 		s.streamed = true
 		s.sse = usage.NewStream(s.api, estimate.Text)
@@ -375,7 +383,7 @@ func (s *Stream) OnResponseBody(bodySize int, endOfStream bool) abi.Action {
 	if !s.held && s.dropper == nil {
 		return abi.ActionContinue
 	}
-	observe := s.held && !s.failed && !s.cacheHit
+	observe := s.held && !s.failed && !s.cacheHit && !s.encoded
 	var chunk []byte
 	if bodySize > 0 && (observe || s.dropper != nil) {
 		if c, st := s.host().GetBuffer(abi.BufferResponseBody, 0, bodySize); st == abi.StatusOK {
@@ -429,6 +437,11 @@ func (s *Stream) finish() {
 	switch {
 	case s.failed || s.cacheHit:
 		s.release()
+	case s.encoded:
+		// The backend compressed its answer although the filter asked it not
+		// to: the usage cannot be read, and releasing would make the request
+		// free. It is charged what it held.
+		s.settle(s.hold.Reserved())
 	case s.streamed:
 		if !s.sse.Completed() {
 			s.cut()

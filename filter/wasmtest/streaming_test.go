@@ -234,3 +234,24 @@ func TestNoHoldLeaksAndNoneIsCountedTwice(t *testing.T) {
 		require.Equal(t, 30000-settled[k], x.level(t, k, probe), k)
 	}
 }
+
+func TestTheBackendIsAskedForAnUncompressedAnswerAndACompressedOneIsChargedItsHold(t *testing.T) {
+	cfg := streamCfg(true, false)
+	probe := probeReserve(t, cfg)
+	x := newHarness(t, cfg)
+	r := x.do(call{key: "sk-gz", body: chatBody("hello", 3000), headers: host.Headers{{"accept-encoding", "gzip, br"}},
+		respHeaders: host.Headers{{"content-encoding", "gzip"}}, chunks: []string{"\x1f\x8b\x08\x00binary"}})
+	require.Equal(t, 200, r.status)
+	_, asked := r.upstreamHdrs.Get("accept-encoding")
+	require.False(t, asked, "the filter must be able to read the usage block")
+	held := reservedBy(t, r)
+	require.Equal(t, 100000-held, x.level(t, "sk-gz", probe), "an unreadable answer is charged what it held, never free")
+}
+
+func TestAnNChoicesRequestReservesEveryChoicesCeiling(t *testing.T) {
+	x := newHarness(t, streamCfg(true, false))
+	one := x.do(call{key: "sk-n1", body: chatBody("hello", 1000), chunks: []string{chatResponse(0, 0)}})
+	body := `{"model":"gpt-4o","n":4,"messages":[{"role":"user","content":"hello"}],"max_tokens":1000}`
+	four := x.do(call{key: "sk-n4", body: body, chunks: []string{chatResponse(0, 0)}})
+	require.InDelta(t, reservedBy(t, one)+3000, reservedBy(t, four), 2)
+}

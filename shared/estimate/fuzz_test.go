@@ -31,6 +31,9 @@ func FuzzParse(f *testing.F) {
 		if r.Input < 0 || r.Input > MaxInput {
 			t.Fatalf("input %d out of range", r.Input)
 		}
+		if h := r.Hold(); h < r.Input || h > MaxInput+MaxOutput {
+			t.Fatalf("hold %d out of range", h)
+		}
 		if r.Output < 0 || r.Output > MaxOutput {
 			t.Fatalf("output %d out of range", r.Output)
 		}

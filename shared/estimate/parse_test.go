@@ -150,3 +150,22 @@ func TestWalkerSaturatesAtMaxInputWithoutOverflow(t *testing.T) {
 	w.add(-7)
 	require.Equal(t, MaxInput, w.total)
 }
+
+func TestTheOutputCeilingIsPerChoiceSoNAndBestOfMultiplyTheHold(t *testing.T) {
+	for body, want := range map[string]int64{
+		`{"messages":[],"max_tokens":100}`:                     100,
+		`{"messages":[],"max_tokens":100,"n":3}`:               300,
+		`{"messages":[],"max_tokens":100,"n":"4"}`:             400,
+		`{"prompt":"x","max_tokens":100,"n":2,"best_of":5}`:    500,
+		`{"messages":[],"n":2}`:                                2 * 4096,
+		`{"messages":[],"max_tokens":100,"n":0}`:               100,
+		`{"messages":[],"max_tokens":100,"n":-3}`:              100,
+		`{"messages":[],"max_tokens":9000000,"n":1000000}`:     MaxOutput,
+		`{"messages":[],"max_tokens":100,"n":{"nested":true}}`: 100,
+	} {
+		r, err := Parse([]byte(body), 4096)
+		require.NoError(t, err, body)
+		require.Equal(t, want, r.Hold()-r.Input, body)
+		require.LessOrEqual(t, r.Output, MaxOutput, "Output stays the per-choice ceiling")
+	}
+}

@@ -17,11 +17,19 @@ const MaxInput int64 = 1 << 32
 // Request is what admission needs from a request body.
 type Request struct {
 	Input              int64  // estimated input tokens; an over-count by construction
-	Output             int64  // output ceiling: the largest stated, else the default
+	Output             int64  // output ceiling per choice: the largest stated, else the default
 	OutputStated       bool   // a ceiling was stated in the body
+	Choices            int64  // completions generated when above 1: the largest of n and best_of
 	Model              string // top-level "model" when a string
 	Stream             bool   // top-level "stream" is true
 	StreamIncludeUsage bool   // stream_options.include_usage is true
+}
+
+// Hold is what the request reserves: its input estimate plus the output
+// ceiling of every choice it asks for, saturating at MaxInput+MaxOutput (a
+// request that large is refused by any budget, never under-reserved).
+func (r Request) Hold() int64 {
+	return r.Input + min(r.Output*max(r.Choices, 1), MaxOutput)
 }
 
 // Parse reads what admission reserves from one request body of any of the
@@ -41,6 +49,7 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 	}
 	var r Request
 	var w walker
+	choices := int64(0)
 	w.add(requestBase)
 	doc.ForEach(func(rawKey []byte, v jsonx.Value) bool {
 		key := w.key(rawKey)
@@ -60,6 +69,14 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 				}
 				r.OutputStated = true
 			}
+		case "n", "best_of":
+			// The ceiling is per choice: n (and legacy best_of, which
+			// generates that many server-side) multiply what one request
+			// may generate.
+			if c, ok := OutputCeiling(v); ok && c > choices {
+				choices = c
+			}
+			w.field(key, v) // charged as input as before: a token at most
 		default:
 			w.field(key, v)
 		}
@@ -67,6 +84,9 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 	})
 	if !r.OutputStated {
 		r.Output = min(max(defaultOutput, 0), MaxOutput)
+	}
+	if choices > 1 {
+		r.Choices = min(choices, MaxOutput)
 	}
 	r.Input = w.total
 	return r, nil
