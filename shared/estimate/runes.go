@@ -4,7 +4,7 @@ package estimate
 // length in bytes (at least 1, so the scan always advances). Byte-level BPE
 // never needs more tokens than bytes, so no charge exceeds the byte length;
 // an invalid or truncated sequence costs one token per byte.
-func runeCost[T string | []byte](s T, i int) (size int, cost int64) {
+func runeCost(s []byte, i int) (size int, cost int64) {
 	n := len(s)
 	c := s[i]
 	switch {

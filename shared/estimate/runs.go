@@ -26,7 +26,7 @@ const (
 )
 
 // wordCost charges one maximal run of ASCII letters and digits.
-func wordCost[T string | []byte](w T) int64 {
+func wordCost(w []byte) int64 {
 	n := len(w)
 	// First pass: count pieces to tell words from blobs.
 	pieces, digits := 0, 0
@@ -64,24 +64,28 @@ func wordCost[T string | []byte](w T) int64 {
 		for j < n && byteClass[w[j]] == clsLower {
 			j++
 		}
-		l := j - i
-		switch {
-		case blob, l >= consonantRunLen && vowels(w[i:j])*6 < l:
-			u += unit + int64(l-1)*blobExtra
-		case l == upper: // all capitals
-			u += unit
-			if l > capsFreeLen {
-				u += int64(l-capsFreeLen) * capsExtra
-			}
-		default:
-			u += unit
-			if l > wordFreeLen {
-				u += int64(l-wordFreeLen) * wordExtra
-			}
-		}
+		u += pieceCost(w[i:j], upper, blob)
 		i = j
 	}
 	return u
+}
+
+// pieceCost charges one letter piece p (upper capitals then lower-case
+// letters) of a word; blob says the word as a whole looks random.
+func pieceCost(p []byte, upper int, blob bool) int64 {
+	l := len(p)
+	switch {
+	case blob, l >= consonantRunLen && vowels(p)*6 < l:
+		return unit + int64(l-1)*blobExtra
+	case l == upper: // all capitals
+		if l > capsFreeLen {
+			return unit + int64(l-capsFreeLen)*capsExtra
+		}
+		return unit
+	case l > wordFreeLen:
+		return unit + int64(l-wordFreeLen)*wordExtra
+	}
+	return unit
 }
 
 // spaceCost charges a whitespace run of k bytes with the given number of
@@ -134,7 +138,7 @@ var pairTable = func() (t [32]uint32) {
 
 // punctCost charges a run of ASCII punctuation: one token per character,
 // less for repeats and for the second character of a common pair.
-func punctCost[T string | []byte](p T) int64 {
+func punctCost(p []byte) int64 {
 	var u int64
 	pairable := false
 	for i := 0; i < len(p); i++ {
@@ -158,7 +162,7 @@ func punctCost[T string | []byte](p T) int64 {
 }
 
 // vowels counts the vowels (y included) of an ASCII letter piece.
-func vowels[T string | []byte](p T) int {
+func vowels(p []byte) int {
 	v := 0
 	for i := 0; i < len(p); i++ {
 		switch p[i] | 0x20 {

@@ -1,5 +1,7 @@
 package estimate
 
+import "unsafe"
+
 // Costs are summed in fixed point so fractional per-run charges add up over
 // a fragment before the single round-up at the end.
 const unit = 64
@@ -57,10 +59,18 @@ var byteClass = func() (t [256]uint8) {
 func Text(s []byte) int64 { return scan(s) }
 
 // TextString is Text for a string, so callers holding strings do not copy
-// them.
-func TextString(s string) int64 { return scan(s) }
+// them. The bytes are viewed in place: scan only reads.
+func TextString(s string) int64 {
+	return scan(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
 
-func scan[T string | []byte](s T) int64 {
+// scan is Text's single pass. It is written for Go's wasm backend, where the
+// filter runs: a call costs tens of instructions (arguments travel through
+// linear memory and every call site checks for stack unwinding), so the
+// common runs of prose, a word of one piece, one space between words and one
+// punctuation character, are charged here without a call, and only the rarer
+// shapes go to the per-run functions in runs.go and runes.go.
+func scan(s []byte) int64 {
 	var u int64
 	n := len(s)
 	i := 0
@@ -68,11 +78,26 @@ func scan[T string | []byte](s T) int64 {
 		c := s[i]
 		switch byteClass[c] {
 		case clsLower, clsUpper:
-			j := i
-			for j < n && isAlnum(s[j]) {
+			// An optional capital then lower-case letters: if the word
+			// ends there it is one piece, never a blob.
+			j := i + 1
+			for j < n && byteClass[s[j]] == clsLower {
 				j++
 			}
-			u += wordCost(s[i:j])
+			if j < n && isAlnum(s[j]) {
+				for j < n && isAlnum(s[j]) {
+					j++
+				}
+				u += wordCost(s[i:j])
+				i = j
+				continue
+			}
+			// Up to wordFreeLen letters cost one token whatever their
+			// case (a lone capital is all capitals, charged the same).
+			u += unit
+			if j-i > wordFreeLen {
+				u += pieceCost(s[i:j], 0, false) - unit
+			}
 			i = j
 		case clsDigit:
 			j := i
@@ -85,6 +110,11 @@ func scan[T string | []byte](s T) int64 {
 			}
 			i = j
 		case clsSpace:
+			if i+1 < n && byteClass[s[i+1]] != clsSpace && c != '\n' && c != '\r' {
+				// A lone space or tab between words rides on the next piece.
+				i++
+				continue
+			}
 			j := i + 1
 			changes := 0
 			newline := c == '\n' || c == '\r'
@@ -100,7 +130,13 @@ func scan[T string | []byte](s T) int64 {
 			u += spaceCost(j-i, changes, newline, j == n)
 			i = j
 		case clsPunct:
-			j := i
+			if i+1 == n || byteClass[s[i+1]] != clsPunct {
+				// A lone punctuation character is one token.
+				u += unit
+				i++
+				continue
+			}
+			j := i + 2
 			for j < n && byteClass[s[j]] == clsPunct {
 				j++
 			}
