@@ -1,17 +1,51 @@
 package core
 
 import (
+	"math"
+
 	"github.com/tokenbudget/tokenbudget/filter/abi"
+	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // metricSet defines counters on first use and remembers their ids, so a
 // series that never moves is never defined and a hot series costs one map
-// lookup with no string built.
+// lookup with no string built. The series every admitted request moves
+// (token movements per dimension, period and outcome; the admitted count)
+// are also remembered by position, so the hot path hashes nothing: in the
+// VM a map lookup keyed by seven strings cost more than the host call.
 type metricSet struct {
 	h   abi.Host
 	ids map[series]uint32
+
+	// period and total hold id+1 of the token series (0: not defined yet),
+	// indexed by dimension, period and outcome as numbered below.
+	period   [len(dimNames)][len(tokenBudgets)][len(tokenOutcomes)]uint32
+	total    [len(dimNames)][len(tokenOutcomes)]uint32
+	admitted uint32
+}
+
+// The label values the fast path knows; anything else takes the map.
+var (
+	dimNames      = [...]string{budget.DimGlobal, budget.DimClient, budget.DimAPIKey, budget.DimUser, budget.DimTeam, budget.DimModel}
+	tokenBudgets  = [...]string{"minute", "day"}
+	tokenOutcomes = [...]string{outcomeReserved, outcomeRefunded, outcomeCharged}
+)
+
+const (
+	outcomeReserved = "reserved"
+	outcomeRefunded = "refunded"
+	outcomeCharged  = "charged"
+)
+
+func indexOf(names []string, v string) int {
+	for i, n := range names {
+		if n == v {
+			return i
+		}
+	}
+	return -1
 }
 
 // series identifies one counter: a family and up to three label values in
@@ -41,6 +75,30 @@ func (m *metricSet) count(s series, delta int64) {
 	if delta <= 0 {
 		return
 	}
+	if id, ok := m.define(s); ok {
+		m.h.IncrementMetric(id, delta)
+	}
+}
+
+// countAt is count for a series remembered by position: *slot holds its
+// id+1 once defined.
+func (m *metricSet) countAt(slot *uint32, s series, delta int64) {
+	if delta <= 0 {
+		return
+	}
+	if *slot == 0 {
+		id, ok := m.define(s)
+		if !ok {
+			return
+		}
+		*slot = id + 1
+	}
+	m.h.IncrementMetric(*slot-1, delta)
+}
+
+// define returns the id of a series, defining it on first use; false when
+// the host refused the definition (it is tried again next time).
+func (m *metricSet) define(s series) (uint32, bool) {
 	id, ok := m.ids[s]
 	if !ok {
 		pairs := make([]string, 0, 2*s.nlabels)
@@ -50,11 +108,11 @@ func (m *metricSet) count(s series, delta int64) {
 		var st abi.Status
 		id, st = m.h.DefineMetric(abi.MetricCounter, metrics.Name(s.family, pairs...))
 		if st != abi.StatusOK {
-			return
+			return 0, false
 		}
 		m.ids[s] = id
 	}
-	m.h.IncrementMetric(id, delta)
+	return id, true
 }
 
 func metricRedisUnavailable(dimension, action string) series {
@@ -62,16 +120,38 @@ func metricRedisUnavailable(dimension, action string) series {
 }
 
 // tokens records a token movement on one hold entry: the period series per
-// Limit and the aggregate series summed over the periods.
-func (m *metricSet) tokens(e sharedstore.HoldEntry, outcome string, amount int64) {
+// Limit and the aggregate series summed over the periods (amount once per
+// Limit, added in one call).
+func (m *metricSet) tokens(e *sharedstore.HoldEntry, outcome string, amount int64) {
 	if amount <= 0 || e.Kind != sharedstore.KindTokens {
 		return
 	}
+	d, o := indexOf(dimNames[:], e.Dimension), indexOf(tokenOutcomes[:], outcome)
 	for _, l := range e.Limits {
-		m.count(mk(metrics.TokenBudgetPeriodTokens,
-			metrics.LabelDimension, e.Dimension, metrics.LabelBudget, l.Budget, metrics.LabelOutcome, outcome), amount)
-		m.count(mk(metrics.TokenBudgetTokens,
-			metrics.LabelDimension, e.Dimension, metrics.LabelOutcome, outcome), amount)
+		s := mk(metrics.TokenBudgetPeriodTokens,
+			metrics.LabelDimension, e.Dimension, metrics.LabelBudget, l.Budget, metrics.LabelOutcome, outcome)
+		if b := indexOf(tokenBudgets[:], l.Budget); d >= 0 && o >= 0 && b >= 0 {
+			m.countAt(&m.period[d][b][o], s, amount)
+		} else {
+			m.count(s, amount)
+		}
+	}
+	s := mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension, metrics.LabelOutcome, outcome)
+	n := int64(len(e.Limits))
+	if n == 0 {
+		return
+	}
+	if amount > math.MaxInt64/n {
+		// The sum would overflow one increment: add it per Limit instead.
+		for range n {
+			m.count(s, amount)
+		}
+		return
+	}
+	if d >= 0 && o >= 0 {
+		m.countAt(&m.total[d][o], s, amount*n)
+	} else {
+		m.count(s, amount*n)
 	}
 }
 
@@ -95,5 +175,12 @@ func (m *metricSet) failOpen(reason string) {
 }
 
 func (m *metricSet) request(outcome string) {
-	m.count(mk(metrics.Requests, metrics.LabelOutcome, outcome), 1)
+	s := mk(metrics.Requests, metrics.LabelOutcome, outcome)
+	if outcome == outcomeAdmitted {
+		m.countAt(&m.admitted, s, 1)
+		return
+	}
+	m.count(s, 1)
 }
+
+const outcomeAdmitted = "admitted"

@@ -272,7 +272,7 @@ func (s *Stream) admit(withTokens bool) abi.Action {
 	}
 	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 {
 		s.decided = true
-		s.root.metrics.request("admitted")
+		s.root.metrics.request(outcomeAdmitted)
 		return abi.ActionContinue
 	}
 	s.admitting = true
@@ -318,11 +318,12 @@ func (s *Stream) admitted(o sharedstore.Outcome) {
 		status, body, headers := refusal.Refusal(*o.Refusal, o.Levels, s.host().NowNanos()/1e9)
 		s.reply(status, body, headers)
 	default:
-		s.root.metrics.request("admitted")
+		s.root.metrics.request(outcomeAdmitted)
 		s.hold, s.levels = o.Hold, o.Levels
 		s.held = len(o.Hold.Entries) > 0
-		for _, e := range o.Hold.Entries {
-			s.root.metrics.tokens(e, "reserved", e.Amount)
+		for i := range o.Hold.Entries {
+			e := &o.Hold.Entries[i]
+			s.root.metrics.tokens(e, outcomeReserved, e.Amount)
 		}
 		if async {
 			s.host().ContinueStream(abi.StreamRequest)
@@ -475,11 +476,12 @@ func (s *Stream) settle(actual int64) {
 	s.held = false
 	s.body = nil
 	reserved := s.hold.Reserved()
-	for _, e := range s.hold.Entries {
+	for i := range s.hold.Entries {
+		e := &s.hold.Entries[i]
 		if actual < reserved {
-			s.root.metrics.tokens(e, "refunded", reserved-actual)
+			s.root.metrics.tokens(e, outcomeRefunded, reserved-actual)
 		} else {
-			s.root.metrics.tokens(e, "charged", actual-reserved)
+			s.root.metrics.tokens(e, outcomeCharged, actual-reserved)
 		}
 	}
 	s.store.Settle(s.hold, actual)
@@ -488,8 +490,9 @@ func (s *Stream) settle(actual int64) {
 func (s *Stream) release() {
 	s.held = false
 	s.body = nil
-	for _, e := range s.hold.Entries {
-		s.root.metrics.tokens(e, "refunded", e.Amount)
+	for i := range s.hold.Entries {
+		e := &s.hold.Entries[i]
+		s.root.metrics.tokens(e, outcomeRefunded, e.Amount)
 	}
 	s.store.Release(s.hold)
 }
