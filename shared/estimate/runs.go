@@ -30,7 +30,7 @@ func wordCost(w []byte) int64 {
 	n := len(w)
 	// First pass: count pieces to tell words from blobs.
 	pieces, digits := 0, 0
-	prev := uint8(clsPunct)
+	prev := clsPunct // not a letter or digit: the first one counts
 	for i := 0; i < n; i++ {
 		c := byteClass[w[i]]
 		if c != prev && !(prev == clsUpper && c == clsLower) {

@@ -1,22 +1,20 @@
 package estimate
 
-import (
-	"encoding/binary"
-	"math/bits"
-	"unsafe"
-)
+import "unsafe"
 
 // Costs are summed in fixed point so fractional per-run charges add up over
 // a fragment before the single round-up at the end.
 const unit = 64
 
-// Byte classes for the single pass in Text.
+// Byte classes for the single pass in Text. Letters come first and digits
+// right after them, so "is a letter" and "is a letter or digit" are each
+// one comparison.
 const (
-	clsPunct uint8 = iota
-	clsLower
+	clsLower uint8 = iota
 	clsUpper
 	clsDigit
 	clsSpace
+	clsPunct
 	clsHigh // first or continuation byte of a multi-byte UTF-8 sequence
 )
 
@@ -70,61 +68,25 @@ func TextString(s string) int64 {
 
 // scan is Text's single pass. It is written for Go's wasm backend, where the
 // filter runs: a call costs tens of instructions (arguments travel through
-// linear memory and every call site checks for stack unwinding), so the
-// common runs of prose, a word of one piece, one space between words and one
-// punctuation character, are charged here without a call, and only the rarer
-// shapes go to the per-run functions in runs.go and runes.go.
+// linear memory and every call site checks for stack unwinding) and a switch
+// is a chain of comparisons, so the classes are tested most frequent first
+// and the common runs of prose (a word of one piece, one space between
+// words, one punctuation character) are charged here without a call; only
+// the rarer shapes go to the per-run functions in runs.go and runes.go.
 func scan(s []byte) int64 {
 	var u int64
 	n := len(s)
 	i := 0
 	for i < n {
 		c := s[i]
-		switch byteClass[c] {
-		case clsLower, clsUpper:
-			// An optional capital then lower-case letters: if the word
-			// ends there it is one piece, never a blob.
-			// The lower-case run is found eight bytes at a time: one
-			// load and a few operations instead of a table lookup and
-			// two branches per letter (words are where prose spends its
-			// bytes, and a call per word would cost more than the test).
-			j := i + 1
-			for j+8 <= n {
-				if m := notLower(binary.LittleEndian.Uint64(s[j:])); m != 0 {
-					j += bits.TrailingZeros64(m) >> 3
-					goto lowerEnd
-				}
-				j += 8
-			}
-			for j < n && byteClass[s[j]] == clsLower {
-				j++
-			}
-		lowerEnd:
-			if j < n && isAlnum(s[j]) {
-				for j < n && isAlnum(s[j]) {
-					j++
-				}
-				u += wordCost(s[i:j])
-				i = j
-				continue
-			}
-			// Up to wordFreeLen letters cost one token whatever their
-			// case (a lone capital is all capitals, charged the same).
-			u += unit
-			if j-i > wordFreeLen {
-				u += pieceCost(s[i:j], 0, false) - unit
-			}
+		cls := byteClass[c]
+		if cls <= clsUpper {
+			var j int
+			j, u = words(s, i, u)
 			i = j
-		case clsDigit:
-			j := i
-			for j < n && byteClass[s[j]] == clsDigit {
-				j++
-			}
-			u += int64((j-i+2)/3) * unit
-			if i > 0 && byteClass[s[i-1]] == clsSpace {
-				u += unit
-			}
-			i = j
+			continue
+		}
+		switch cls {
 		case clsSpace:
 			if i+1 < n && byteClass[s[i+1]] != clsSpace && c != '\n' && c != '\r' {
 				// A lone space or tab between words rides on the next piece.
@@ -158,6 +120,16 @@ func scan(s []byte) int64 {
 			}
 			u += punctCost(s[i:j])
 			i = j
+		case clsDigit:
+			j := i
+			for j < n && byteClass[s[j]] == clsDigit {
+				j++
+			}
+			u += int64((j-i+2)/3) * unit
+			if i > 0 && byteClass[s[i-1]] == clsSpace {
+				u += unit
+			}
+			i = j
 		default:
 			size, cost := runeCost(s, i)
 			u += cost
@@ -166,22 +138,4 @@ func scan(s []byte) int64 {
 	}
 	// Byte-level BPE never needs more tokens than bytes.
 	return min((u+unit-1)/unit, int64(n))
-}
-
-// isAlnum reports an ASCII letter or digit with one comparison: the three
-// classes are consecutive and clsPunct (0) wraps around.
-func isAlnum(c byte) bool { return byteClass[c]-clsLower <= clsDigit-clsLower }
-
-const (
-	lsb = 0x0101010101010101
-	msb = 0x8080808080808080
-)
-
-// notLower sets the top bit of each byte of x (little-endian) that is not
-// 'a'..'z'. The sums stay within each byte, so the test is exact per byte.
-func notLower(x uint64) uint64 {
-	h := x &^ msb
-	geA := h + lsb*(0x80-'a')
-	gtZ := h + lsb*(0x80-'z'-1)
-	return ^(geA &^ gtZ &^ x) & msb
 }
