@@ -12,13 +12,37 @@ import "unsafe"
 // pending reference, whether the value was wanted, the call failed after
 // allocating, or the host allocated more than once: nothing outlives the host
 // call that caused it, and nothing needs an explicit free.
+//
+// A scratch read (reuse set before the host call) gets its first buffer from
+// scratch instead: one buffer the binding keeps and hands out again on the
+// next scratch read, so a value decoded at once costs no allocation. Only
+// the first allocation of the call is served from it, so two buffers of one
+// call never share memory.
 type allocator struct {
 	pending [][]byte
+
+	reuse   bool
+	scratch []byte
 }
+
+// maxScratch bounds the scratch buffer: a larger value is allocated as
+// usual rather than pinned for the VM's life.
+const maxScratch = 64 << 10
 
 // alloc returns size bytes the host may write, kept alive until take. A zero
 // size still gets a distinct non-nil address, since 0 reads as failure.
 func (a *allocator) alloc(size int) []byte {
+	if a.reuse {
+		a.reuse = false
+		if size > 0 && size <= maxScratch {
+			if cap(a.scratch) < size {
+				a.scratch = make([]byte, max(size, 2*cap(a.scratch), 256))
+			}
+			b := a.scratch[:size]
+			a.pending = append(a.pending, b)
+			return b
+		}
+	}
 	n := size
 	if n <= 0 {
 		n = 1
@@ -32,6 +56,7 @@ func (a *allocator) alloc(size int) []byte {
 // pending buffer. ok is false when size > 0 and no pending buffer of at least
 // size bytes starts at addr: the host returned memory we did not give it.
 func (a *allocator) take(addr uintptr, size int) (b []byte, ok bool) {
+	a.reuse = false
 	for i, p := range a.pending {
 		if b == nil && size > 0 && size <= cap(p) && uintptr(unsafe.Pointer(unsafe.SliceData(p))) == addr {
 			b = p[:size:size]

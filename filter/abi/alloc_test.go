@@ -51,3 +51,44 @@ func TestZeroSizeAllocationHasAnAddressAndReturnsEmpty(t *testing.T) {
 	require.Empty(t, got)
 	require.Empty(t, a.pending)
 }
+
+func TestAScratchReadReusesOneBufferAcrossCalls(t *testing.T) {
+	var a allocator
+	a.reuse = true
+	first := a.alloc(10)
+	got, ok := a.take(addrOf(first), 10)
+	require.True(t, ok)
+	require.Len(t, got, 10)
+	a.reuse = true
+	second := a.alloc(8)
+	require.Equal(t, addrOf(first), addrOf(second), "the next scratch read writes over the last one")
+	got, ok = a.take(addrOf(second), 8)
+	require.True(t, ok)
+	require.Len(t, got, 8)
+	require.False(t, a.reuse, "take ends the scratch read")
+}
+
+func TestOnlyTheFirstBufferOfAScratchCallIsShared(t *testing.T) {
+	var a allocator
+	a.reuse = true
+	first := a.alloc(4)
+	second := a.alloc(4)
+	require.NotEqual(t, addrOf(first), addrOf(second))
+	a.drop()
+	third := a.alloc(4)
+	require.NotEqual(t, addrOf(first), addrOf(third), "a plain read never gets the scratch buffer")
+}
+
+func TestAnOversizedScratchReadIsAllocatedAsUsual(t *testing.T) {
+	var a allocator
+	a.reuse = true
+	small := a.alloc(16)
+	a.drop()
+	a.reuse = true
+	big := a.alloc(maxScratch + 1)
+	require.NotEqual(t, addrOf(small), addrOf(big))
+	require.Less(t, cap(a.scratch), maxScratch+1, "the scratch buffer does not grow past its bound")
+	got, ok := a.take(addrOf(big), maxScratch+1)
+	require.True(t, ok)
+	require.Len(t, got, maxScratch+1)
+}

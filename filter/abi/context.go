@@ -62,6 +62,19 @@ type Host interface {
 	GetStatus() (code uint32, msg string)
 }
 
+// ScratchReader is a Host that can return a value in a buffer it reuses:
+// the value is valid only until the next scratch read, and must not be kept
+// or written. In the VM every value a host call returns is a fresh guest
+// allocation; reading a value that is decoded at once (a bucket, a streamed
+// chunk) through a scratch read spares the allocation and the collector the
+// garbage. Callers check for it once and fall back to the copying call.
+type ScratchReader interface {
+	// GetSharedDataScratch is GetSharedData into the scratch buffer.
+	GetSharedDataScratch(key string) (value []byte, cas uint32, st Status)
+	// GetBufferScratch is GetBuffer into the scratch buffer.
+	GetBufferScratch(b BufferType, start, maxSize int) ([]byte, Status)
+}
+
 // RootContext is one plugin configuration's state in one VM: it lives from
 // context create to OnDelete, owns callouts and ticks, and makes the HTTP
 // contexts of its streams.

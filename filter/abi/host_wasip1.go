@@ -24,6 +24,8 @@ const (
 
 func init() { host = wasmHost{} }
 
+var _ ScratchReader = wasmHost{}
+
 //go:wasmexport proxy_on_memory_allocate
 func proxyOnMemoryAllocate(size uint32) unsafe.Pointer {
 	// alloc keeps at least one byte of capacity, so even size 0 gets an
@@ -102,6 +104,15 @@ func (wasmHost) GetBuffer(b BufferType, start, maxSize int) ([]byte, Status) {
 	return returned(proxyGetBufferBytes(uint32(b), uint32(start), uint32(maxSize), &retData, &retSize))
 }
 
+// GetBufferScratch implements ScratchReader.
+func (wasmHost) GetBufferScratch(b BufferType, start, maxSize int) ([]byte, Status) {
+	if start < 0 || maxSize < 0 || start > maxUint32 || maxSize > maxUint32 {
+		return nil, StatusBadArgument
+	}
+	mem.reuse = true // returned() ends the scratch read
+	return returned(proxyGetBufferBytes(uint32(b), uint32(start), uint32(maxSize), &retData, &retSize))
+}
+
 func (wasmHost) SetBuffer(b BufferType, start, size int, data []byte) Status {
 	if start < 0 || size < 0 || start > maxUint32 || size > maxUint32 {
 		return StatusBadArgument
@@ -127,6 +138,12 @@ func (wasmHost) GetSharedData(key string) ([]byte, uint32, Status) {
 	st := proxyGetSharedData(key, &retData, &retSize, &retAux)
 	b, s := returned(st)
 	return b, retAux, s
+}
+
+// GetSharedDataScratch implements ScratchReader.
+func (h wasmHost) GetSharedDataScratch(key string) ([]byte, uint32, Status) {
+	mem.reuse = true // returned() ends the scratch read
+	return h.GetSharedData(key)
 }
 
 func (wasmHost) SetSharedData(key string, value []byte, cas uint32) Status {

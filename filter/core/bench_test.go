@@ -20,13 +20,14 @@ import (
 // data values, header edits, property paths) with what the guest sees.
 type guestHost struct {
 	*abitest.Fake
-	shared map[string]*guestEntry
-	cas    uint32
-	req    [][2]string
-	resp   [][2]string
-	body   []byte
-	chunk  []byte
-	peer   []byte
+	shared  map[string]*guestEntry
+	cas     uint32
+	req     [][2]string
+	resp    [][2]string
+	body    []byte
+	chunk   []byte
+	peer    []byte
+	scratch []byte
 }
 
 type guestEntry struct {
@@ -89,6 +90,30 @@ func (g *guestHost) GetSharedData(key string) ([]byte, uint32, abi.Status) {
 		return nil, 0, abi.StatusNotFound
 	}
 	return append([]byte(nil), e.value...), e.cas, abi.StatusOK
+}
+
+// The scratch reads allocate nothing in the VM either.
+func (g *guestHost) GetSharedDataScratch(key string) ([]byte, uint32, abi.Status) {
+	e, ok := g.shared[key]
+	if !ok {
+		return nil, 0, abi.StatusNotFound
+	}
+	g.scratch = append(g.scratch[:0], e.value...)
+	return g.scratch, e.cas, abi.StatusOK
+}
+
+func (g *guestHost) GetBufferScratch(b abi.BufferType, start, maxSize int) ([]byte, abi.Status) {
+	var d []byte
+	switch b {
+	case abi.BufferRequestBody:
+		d = g.body
+	case abi.BufferResponseBody:
+		d = g.chunk
+	default:
+		return nil, abi.StatusNotFound
+	}
+	g.scratch = append(g.scratch[:0], d[start:min(len(d), start+maxSize)]...)
+	return g.scratch, abi.StatusOK
 }
 
 func (g *guestHost) SetSharedData(key string, value []byte, cas uint32) abi.Status {

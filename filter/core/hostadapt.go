@@ -9,11 +9,28 @@ import (
 )
 
 // sharedData adapts proxy shared data to the local store: Envoy's status
-// codes become the store's sentinel errors.
-type sharedData struct{ h abi.Host }
+// codes become the store's sentinel errors. The store decodes every value
+// at once, so values are read into the host's scratch buffer when it has
+// one: no allocation per bucket read.
+type sharedData struct {
+	h       abi.Host
+	scratch abi.ScratchReader // nil when the host has none
+}
+
+func newSharedData(h abi.Host) sharedData {
+	sr, _ := h.(abi.ScratchReader)
+	return sharedData{h: h, scratch: sr}
+}
 
 func (s sharedData) Get(key string) ([]byte, uint32, error) {
-	v, cas, st := s.h.GetSharedData(key)
+	var v []byte
+	var cas uint32
+	var st abi.Status
+	if s.scratch != nil {
+		v, cas, st = s.scratch.GetSharedDataScratch(key)
+	} else {
+		v, cas, st = s.h.GetSharedData(key)
+	}
 	switch st {
 	case abi.StatusOK:
 		return v, cas, nil

@@ -42,6 +42,8 @@ type Root struct {
 
 	metrics *metricSet
 	streams map[uint32]*Stream
+	// scratch is the host's scratch reads, nil when it has none.
+	scratch abi.ScratchReader
 }
 
 // vm is what every root context of one VM shares. A reload retires a root
@@ -65,11 +67,13 @@ type vmRemote struct {
 
 // NewRoot is the factory the ABI binding calls for each root context.
 func NewRoot(id uint32, h abi.Host) *Root {
+	sr, _ := h.(abi.ScratchReader)
 	return &Root{
 		id:      id,
 		host:    h,
 		metrics: newMetricSet(h),
 		streams: map[uint32]*Stream{},
+		scratch: sr,
 	}
 }
 
@@ -87,7 +91,7 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	for _, w := range warnings {
 		r.host.Log(abi.LogWarn, "tokenbudget: config warning: "+w)
 	}
-	localStore := local.New(sharedData{r.host}, r.host.NowNanos, rt.MaxBuckets)
+	localStore := local.New(newSharedData(r.host), r.host.NowNanos, rt.MaxBuckets)
 	var store sharedstore.Store = localStore
 	r.remote = nil
 	if rt.Storage == config.StorageRedis {

@@ -387,9 +387,7 @@ func (s *Stream) OnResponseBody(bodySize int, endOfStream bool) abi.Action {
 	observe := s.held && !s.failed && !s.cacheHit && !s.encoded
 	var chunk []byte
 	if bodySize > 0 && (observe || s.dropper != nil) {
-		if c, st := s.host().GetBuffer(abi.BufferResponseBody, 0, bodySize); st == abi.StatusOK {
-			chunk = c
-		}
+		chunk = s.responseChunk(bodySize)
 	}
 	if observe && len(chunk) > 0 {
 		s.observe(chunk)
@@ -405,6 +403,24 @@ func (s *Stream) OnResponseBody(bodySize int, endOfStream bool) abi.Action {
 	return abi.ActionContinue
 }
 
+// responseChunk reads the response body chunk the callback announced, nil
+// when the host cannot give it. A streamed chunk is read into the host's
+// scratch buffer when it has one: the event reader and the dropper copy
+// what they keep, and nothing holds the chunk past this callback.
+func (s *Stream) responseChunk(size int) []byte {
+	var c []byte
+	var st abi.Status
+	if sr := s.root.scratch; s.streamed && sr != nil {
+		c, st = sr.GetBufferScratch(abi.BufferResponseBody, 0, size)
+	} else {
+		c, st = s.host().GetBuffer(abi.BufferResponseBody, 0, size)
+	}
+	if st != abi.StatusOK {
+		return nil
+	}
+	return c
+}
+
 // observe reads one response chunk as it passes; the filter never holds the
 // response back.
 func (s *Stream) observe(chunk []byte) {
@@ -417,6 +433,13 @@ func (s *Stream) observe(chunk []byte) {
 	}
 	if len(s.body)+len(chunk) > maxResponseCopy {
 		s.tooLarge, s.body = true, nil
+		return
+	}
+	if s.body == nil {
+		// The host handed this buffer over for good (not a scratch read): a
+		// body in one chunk, the usual case, is kept without a copy. A later
+		// chunk's append copies, as the buffer has no spare capacity.
+		s.body = chunk[:len(chunk):len(chunk)]
 		return
 	}
 	s.body = append(s.body, chunk...)

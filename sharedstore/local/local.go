@@ -16,7 +16,9 @@ import (
 // worker of the vm_id). The filter adapts the host's status codes to
 // ErrNotFound and ErrCasMismatch; any other error is a store failure.
 type SharedData interface {
-	// Get returns the value and its cas, or ErrNotFound.
+	// Get returns the value and its cas, or ErrNotFound. The store reads
+	// the value before its next Get or Set and never keeps it, so an
+	// implementation may return memory it reuses.
 	Get(key string) (value []byte, cas uint32, err error)
 	// Set stores value when cas is 0, the key is missing, or cas matches the
 	// key's current cas; otherwise it returns ErrCasMismatch.

@@ -70,6 +70,7 @@ type Fake struct {
 	metricIDs  map[string]uint32
 	statusCode uint32
 	statusMsg  string
+	scratch    []byte // what the last scratch read returned
 }
 
 var _ abi.Host = (*Fake)(nil)
