@@ -35,25 +35,17 @@ func (a API) String() string {
 // Route reports which API a request path belongs to, so only the seed's
 // estimated and charged routes take a token reservation.
 //
-// The query string and fragment are ignored. The remaining path must match a
-// route exactly (case-sensitive, no prefix or suffix match, so
-// /v1/messages/count_tokens is not a route), except that trailing slashes are
-// ignored: a backend that redirects or tolerates /v1/chat/completions/ must
-// not become a way around the budget, and charging a path the backend then
-// rejects costs nothing, because a response without usage releases its hold.
-// Other normalization (merged slashes, percent-encoding, dot segments) is
-// Envoy's job (normalize_path, merge_slashes) before the filter runs.
+// It matches the path's canonical form (see canonicalPath), not its bytes:
+// Envoy's defaults leave percent-encoding, case, merged slashes, dot
+// segments and ";params" alone, while common backends decode or ignore them
+// (uvicorn decodes %2F, Express routes case-insensitively, Tomcat strips
+// ";params"), so any spelling a backend could serve as a metered route must
+// be metered. Matching a spelling the backend then rejects costs nothing: an
+// answer without usage releases its hold. Outside that, matching is exact
+// (no prefix match: /v1/messages/count_tokens is not a route).
 func Route(path string) (API, bool) {
-	for i := 0; i < len(path); i++ {
-		if path[i] == '?' || path[i] == '#' {
-			path = path[:i]
-			break
-		}
-	}
-	for len(path) > 1 && path[len(path)-1] == '/' {
-		path = path[:len(path)-1]
-	}
-	switch path {
+	var buf [64]byte
+	switch canonicalPath(buf[:0], path) {
 	case "/v1/chat/completions":
 		return OpenAIChat, true
 	case "/v1/completions":
@@ -62,6 +54,94 @@ func Route(path string) (API, bool) {
 		return OpenAIResponses, true
 	case "/v1/messages", "/anthropic/v1/messages":
 		return AnthropicMessages, true
+	}
+	return 0, false
+}
+
+// maxRoutePath bounds the canonical form while it is built (a segment that a
+// later ".." cancels still counts), so a hostile path costs bounded work; a
+// path beyond it is not a route.
+const maxRoutePath = 4096
+
+// canonicalPath appends the path's canonical form to dst: query and fragment
+// cut, every %XX decoded (once), lower-cased, ";params" of each segment
+// dropped, empty and "." segments removed, ".." resolved, no trailing slash.
+// It returns "" for a path whose form would exceed maxRoutePath.
+func canonicalPath(dst []byte, path string) string {
+	for i := 0; i < len(path); i++ {
+		if path[i] == '?' || path[i] == '#' {
+			path = path[:i]
+			break
+		}
+	}
+	segStart := len(dst)
+	inParams := false
+	// flush ends the segment that began at segStart (just after its slash):
+	// an empty or "." segment is removed with its slash, ".." also removes
+	// the segment before it.
+	flush := func() bool {
+		seg := dst[segStart:]
+		dot := len(seg) == 1 && seg[0] == '.'
+		dotdot := len(seg) == 2 && seg[0] == '.' && seg[1] == '.'
+		if len(seg) == 0 || dot || dotdot {
+			dst = dst[:max(segStart-1, 0)]
+			if dotdot {
+				for len(dst) > 0 && dst[len(dst)-1] != '/' {
+					dst = dst[:len(dst)-1]
+				}
+				dst = dst[:max(len(dst)-1, 0)]
+			}
+		}
+		return len(dst) <= maxRoutePath
+	}
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		if c == '%' && i+2 < len(path) {
+			if h, ok := unhex(path[i+1]); ok {
+				if l, ok := unhex(path[i+2]); ok {
+					c = h<<4 | l
+					i += 2
+				}
+			}
+		}
+		switch {
+		case c == '/':
+			if !flush() {
+				return ""
+			}
+			inParams = false
+			dst = append(dst, '/')
+			segStart = len(dst)
+		case inParams:
+		case c == ';':
+			inParams = true
+		default:
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			if len(dst) > maxRoutePath+3 {
+				return ""
+			}
+		}
+	}
+	if !flush() {
+		return ""
+	}
+	for len(dst) > 1 && dst[len(dst)-1] == '/' {
+		dst = dst[:len(dst)-1]
+	}
+	return string(dst)
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
 	}
 	return 0, false
 }

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,7 +28,24 @@ func TestRouteMatchesOnlyTheChargedTextGenerationPaths(t *testing.T) {
 		{"/v1/responses/resp_123", 0, false},
 		{"/v1/responses/resp_123/input_items", 0, false},
 		{"/v1/embeddings", 0, false},
-		{"/V1/chat/completions", 0, false},
+		// Spellings a common backend serves as the same route are metered.
+		{"/V1/CHAT/COMPLETIONS", OpenAIChat, true},
+		{"/v1/chat%2Fcompletions", OpenAIChat, true},
+		{"/v1/%63hat/completions", OpenAIChat, true},
+		{"/%761/messages", AnthropicMessages, true},
+		{"/v1/chat/completions;jsessionid=1", OpenAIChat, true},
+		{"/v1;x/chat;y/completions", OpenAIChat, true},
+		{"//v1//chat/completions", OpenAIChat, true},
+		{"/v1/./chat/completions", OpenAIChat, true},
+		{"/v1/x/../chat/completions", OpenAIChat, true},
+		{"/v1/responses/%2e%2e/responses/compact", OpenAIResponses, true},
+		{"/v1/chat/completions%3Fx", 0, false},
+		{"/v1/chat/completions%", 0, false},
+		{"/v1/chat/completions%zz", 0, false},
+		{"/v1/messages/../../v1/messages/count_tokens", 0, false},
+		{"/" + strings.Repeat("a/", 100) + "../../v1/messages", 0, false},
+		{"/" + strings.Repeat("a", 1000) + "/../v1/messages", AnthropicMessages, true},
+		{"/" + strings.Repeat("a", 5000) + "/../v1/messages", 0, false},
 		{"/v1/chat/completionsx", 0, false},
 		{"v1/chat/completions", 0, false},
 		{"/x/v1/chat/completions", 0, false},
@@ -52,4 +70,15 @@ func TestAPINamesAreDistinctAndTheZeroAPIIsNone(t *testing.T) {
 		seen[a.String()] = true
 	}
 	require.Equal(t, "none", API(0).String())
+}
+
+func FuzzRouteNeverPanics(f *testing.F) {
+	f.Add("/v1/chat%2Fcompletions;x?y#z")
+	f.Add("/%")
+	f.Add("/../..")
+	f.Fuzz(func(t *testing.T, path string) {
+		if api, ok := Route(path); ok {
+			require.NotEqual(t, API(0), api)
+		}
+	})
 }
