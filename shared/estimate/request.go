@@ -51,8 +51,19 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 	var w walker
 	choices := int64(0)
 	w.add(requestBase)
-	doc.ForEach(func(rawKey []byte, v jsonx.Value) bool {
+	// The members are read with the cursor in cursor.go so the messages
+	// array is walked as it is read instead of skipped first.
+	d := doc.Raw
+	for k := firstItem(d, 0); k >= 0; {
+		rawKey, start := memberAt(d, k)
 		key := w.key(rawKey)
+		if string(key) == "messages" && start < len(d) && d[start] == '[' {
+			k = nextItem(d, w.messagesAt(d, start))
+			continue
+		}
+		end := skipValue(d, start)
+		k = nextItem(d, end)
+		v := valueAt(d, start, end)
 		switch string(key) {
 		case "model":
 			if v.Kind == jsonx.String {
@@ -80,8 +91,7 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 		default:
 			w.field(key, v)
 		}
-		return true
-	})
+	}
 	if !r.OutputStated {
 		r.Output = min(max(defaultOutput, 0), MaxOutput)
 	}

@@ -148,28 +148,60 @@ func (w *walker) message(m jsonx.Value) {
 		return
 	}
 	m.ForEach(func(rawKey []byte, f jsonx.Value) bool {
-		k := w.key(rawKey)
-		switch string(k) {
-		case "role":
-			// The floor covers a one-token role.
-			w.add(w.textCost(f) - 1)
-		case "content":
-			w.content(f)
-		case "name":
-			w.add(nameCost)
-			w.stringOrRaw(f)
-		case "type":
-			// "message" in Responses items: framing, covered by the floor.
-		case "tool_call_id", "tool_calls", "function_call":
-			w.stringOrRaw(f)
-		default:
-			if f.Kind != jsonx.Null {
-				w.text(k)
-				w.stringOrRaw(f)
-			}
-		}
+		w.member(w.key(rawKey), f)
 		return true
 	})
+}
+
+// messagesAt is messages for the array that opens at d[i] in the validated
+// document d, read in one pass (see cursor.go); it returns the array's end.
+func (w *walker) messagesAt(d []byte, i int) int {
+	last := i + 1
+	for j := firstItem(d, i); j >= 0; j = nextItem(d, last) {
+		if d[j] == '{' {
+			last = w.messageAt(d, j)
+			continue
+		}
+		last = skipValue(d, j)
+		w.message(valueAt(d, j, last))
+	}
+	return closeAfter(d, last)
+}
+
+// messageAt is message for the object that opens at d[i]; it returns the
+// object's end.
+func (w *walker) messageAt(d []byte, i int) int {
+	w.add(messageFloor)
+	last := i + 1
+	for k := firstItem(d, i); k >= 0; k = nextItem(d, last) {
+		rawKey, v := memberAt(d, k)
+		last = skipValue(d, v)
+		w.member(w.key(rawKey), valueAt(d, v, last))
+	}
+	return closeAfter(d, last)
+}
+
+// member charges one field k (decoded) of a message.
+func (w *walker) member(k []byte, f jsonx.Value) {
+	switch string(k) {
+	case "role":
+		// The floor covers a one-token role.
+		w.add(w.textCost(f) - 1)
+	case "content":
+		w.content(f)
+	case "name":
+		w.add(nameCost)
+		w.stringOrRaw(f)
+	case "type":
+		// "message" in Responses items: framing, covered by the floor.
+	case "tool_call_id", "tool_calls", "function_call":
+		w.stringOrRaw(f)
+	default:
+		if f.Kind != jsonx.Null {
+			w.text(k)
+			w.stringOrRaw(f)
+		}
+	}
 }
 
 // content charges message content: a string, or an array of parts.
