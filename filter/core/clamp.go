@@ -43,13 +43,14 @@ func clampOutput(api usage.API, body []byte, max int64) []byte {
 }
 
 // repeatsOutputField reports a body that names one output-ceiling field
-// twice at the top level.
+// twice at the top level. Names are compared decoded: "max\u005ftokens" is
+// max_tokens to every backend.
 func repeatsOutputField(body []byte) bool {
 	var seen [len(outputFields)]int
 	repeated := false
-	jsonx.Parse(body).ForEach(func(key []byte, _ jsonx.Value) bool {
+	jsonx.Parse(body).Members(func(key string, _ jsonx.Value) bool {
 		for i, f := range outputFields {
-			if string(key) == f {
+			if key == f {
 				seen[i]++
 				repeated = repeated || seen[i] > 1
 			}
