@@ -62,22 +62,51 @@ func APIKey(get func(name string) (string, bool), headers []string) (raw string,
 		return "", false
 	}
 	for _, name := range headers {
-		v, found := get(name)
-		if !found {
-			continue
-		}
-		if strings.EqualFold(name, "authorization") {
-			v = strings.TrimSpace(v)
-			const scheme = "bearer"
-			if len(v) <= len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) || (v[len(scheme)] != ' ' && v[len(scheme)] != '\t') {
-				continue
-			}
-			v = v[len(scheme)+1:]
-		}
-		v = strings.TrimSpace(v)
-		if v != "" {
+		if v, found := keyIn(get, name); found {
 			return v, true
 		}
 	}
 	return "", false
+}
+
+// KeysConflict reports a request whose configured key headers carry two
+// different keys. Which one the backend authenticates with depends on the
+// backend (OpenAI-style reads Authorization, Anthropic-style x-api-key), so
+// a caller could be metered under a throwaway key while served under its
+// real one; such a request is refused rather than guessed.
+func KeysConflict(get func(name string) (string, bool), headers []string) bool {
+	if get == nil {
+		return false
+	}
+	first, seen := "", false
+	for _, name := range headers {
+		v, found := keyIn(get, name)
+		if !found {
+			continue
+		}
+		if seen && v != first {
+			return true
+		}
+		first, seen = v, true
+	}
+	return false
+}
+
+// keyIn reads the key one header carries: Authorization only with the
+// Bearer scheme, any other header as its trimmed value.
+func keyIn(get func(name string) (string, bool), name string) (string, bool) {
+	v, found := get(name)
+	if !found {
+		return "", false
+	}
+	if strings.EqualFold(name, "authorization") {
+		v = strings.TrimSpace(v)
+		const scheme = "bearer"
+		if len(v) <= len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) || (v[len(scheme)] != ' ' && v[len(scheme)] != '\t') {
+			return "", false
+		}
+		v = v[len(scheme)+1:]
+	}
+	v = strings.TrimSpace(v)
+	return v, v != ""
 }

@@ -91,3 +91,21 @@ func FuzzAPIKeyNeverPanics(f *testing.F) {
 		_, _ = Normalize(value)
 	})
 }
+
+func TestTwoDifferentKeysInTheConfiguredHeadersConflict(t *testing.T) {
+	headers := []string{"authorization", "x-api-key"}
+	for _, tc := range []struct {
+		h        map[string]string
+		conflict bool
+	}{
+		{map[string]string{"authorization": "Bearer a", "x-api-key": "a"}, false},
+		{map[string]string{"authorization": "Bearer junk", "x-api-key": "real"}, true},
+		{map[string]string{"authorization": "Basic abc", "x-api-key": "real"}, false},
+		{map[string]string{"x-api-key": "real"}, false},
+		{map[string]string{"authorization": "bearer  a ", "x-api-key": " a"}, false},
+		{map[string]string{}, false},
+	} {
+		get := func(n string) (string, bool) { v, ok := tc.h[n]; return v, ok }
+		require.Equal(t, tc.conflict, KeysConflict(get, headers), "%v", tc.h)
+	}
+}
