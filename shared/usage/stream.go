@@ -46,6 +46,7 @@ type Stream struct {
 	anthropic anthropicUsage
 	completed bool
 	delta     int64
+	lost      bool // an oversize event was dropped unread
 }
 
 // NewStream starts reading a response stream of api. count estimates the
@@ -199,6 +200,9 @@ func (s *Stream) dispatch() {
 	if s.hasData && !s.poisoned {
 		s.handle(s.name, s.data)
 	}
+	if s.poisoned {
+		s.lost = true
+	}
 	s.name = s.name[:0]
 	s.data = s.data[:0]
 	if cap(s.data) > 64<<10 {
@@ -207,6 +211,12 @@ func (s *Stream) dispatch() {
 	s.hasData = false
 	s.poisoned = false
 }
+
+// LostEvents reports that an event larger than the reader's bound was
+// dropped unread. Its content, possibly the final usage or the event that
+// ends the stream (a Responses response.completed carries the whole
+// response), is unknown, so the caller cannot treat the stream as free.
+func (s *Stream) LostEvents() bool { return s.lost || s.dropping }
 
 // Usage is the final usage the backend reported so far; false until a usage
 // block with both an input and an output counter arrived. For Anthropic it

@@ -295,3 +295,15 @@ func TestStreamEventThatLostAnOversizeDataLineIsDroppedWhole(t *testing.T) {
 	mid := len(body) - 100
 	require.Equal(t, streamResult{}, read(OpenAIChat, []byte(body[:mid]), []byte(body[mid:])))
 }
+
+func TestAnOversizeEventIsReportedLost(t *testing.T) {
+	s := NewStream(OpenAIResponses, nil)
+	s.Write([]byte("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"Hi\"}\n\n"))
+	require.False(t, s.LostEvents())
+	big := "data: {\"type\":\"response.completed\",\"response\":{\"output\":\"" + strings.Repeat("x", maxEvent) + "\"}}\n\n"
+	for i := 0; i < len(big); i += 4096 {
+		s.Write([]byte(big[i:min(i+4096, len(big))]))
+	}
+	require.True(t, s.LostEvents())
+	require.False(t, s.Completed())
+}
