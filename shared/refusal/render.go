@@ -113,21 +113,58 @@ func Refusal(r sharedstore.Refusal, levels []sharedstore.OpLevel, nowUnix int64)
 // SuccessHeaders are the x-ratelimit-* headers of an admitted request: the
 // caller's own request-count and token buckets after its reservation.
 func SuccessHeaders(levels []sharedstore.OpLevel) []Header {
-	var headers []Header
+	return AppendSuccessHeaders(nil, levels)
+}
+
+// AppendSuccessHeaders appends SuccessHeaders(levels) to dst, so a caller
+// that reuses dst pays one allocation for all the values (every admitted
+// request carries them: one string per value cost the VM fifteen).
+func AppendSuccessHeaders(dst []Header, levels []sharedstore.OpLevel) []Header {
+	var picked [len(familyNames)]struct {
+		f family
+		l sharedstore.Level
+	}
+	n := 0
 	var done families
 	for _, l := range levels {
 		if l.Dimension != privateDimension {
 			continue
 		}
 		if f, ok := familyOf(l.Kind, l.Budget); ok && !done.has(f) {
-			if headers == nil {
-				headers = make([]Header, 0, 3*len(levels))
-			}
-			headers = f.append(headers, l.Level, 0)
+			picked[n].f, picked[n].l = f, l.Level
+			n++
 			done = done.with(f)
 		}
 	}
-	return headers
+	if n == 0 {
+		return dst
+	}
+	// At most 20 bytes per value ("-9223372036854775808").
+	var buf [len(familyNames) * 3 * 20]byte
+	var ends [len(familyNames) * 3]int
+	b := buf[:0]
+	for i, p := range picked[:n] {
+		b = strconv.AppendInt(b, p.l.Capacity, 10)
+		ends[3*i] = len(b)
+		b = strconv.AppendInt(b, max(p.l.Remaining, 0), 10)
+		ends[3*i+1] = len(b)
+		b = strconv.AppendInt(b, max(p.l.ResetUnix, 0), 10)
+		ends[3*i+2] = len(b)
+	}
+	values := string(b)
+	if dst == nil {
+		dst = make([]Header, 0, 3*n)
+	}
+	start := 0
+	for i, p := range picked[:n] {
+		names := familyNames[p.f]
+		for k := range names {
+			end := ends[3*i+k]
+			dst = append(dst, Header{names[k], values[start:end]})
+			start = end
+		}
+	}
+	return dst
 }
 
 // Unavailable renders the fail-closed answer while the store cannot be

@@ -2,6 +2,7 @@ package refusal
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -182,4 +183,23 @@ func TestInvalidIsAnOpenAIShapedBadRequest(t *testing.T) {
 	require.Equal(t, "messages", m["error"]["param"])
 	require.Contains(t, m["error"]["message"], `~"20"`)
 	require.Equal(t, []Header{{"content-type", "application/json"}}, headers)
+}
+
+func TestAppendSuccessHeadersReusesTheCallersSliceAndMatchesSuccessHeaders(t *testing.T) {
+	levels := append(append([]sharedstore.OpLevel{}, ownRequests...), ownTokens...)
+	levels = append(levels, sharedstore.OpLevel{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "minute",
+		Level: sharedstore.Level{Capacity: 7, Remaining: -3, ResetUnix: -5}})
+	want := SuccessHeaders(levels)
+	dst := make([]Header, 1, 32)
+	dst[0] = Header{"keep", "me"}
+	got := AppendSuccessHeaders(dst, levels)
+	require.Equal(t, append([]Header{{"keep", "me"}}, want...), got)
+	require.Same(t, &dst[:1][0], &got[0], "the values were appended in place")
+	require.Equal(t, dst, AppendSuccessHeaders(dst, nil))
+
+	extreme := []sharedstore.OpLevel{{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
+		Level: sharedstore.Level{Capacity: math.MinInt64, Remaining: math.MaxInt64, ResetUnix: math.MaxInt64}}}
+	require.Equal(t, []Header{{"x-ratelimit-tokens-limit", "-9223372036854775808"},
+		{"x-ratelimit-tokens-remaining", "9223372036854775807"}, {"x-ratelimit-tokens-reset", "9223372036854775807"}},
+		AppendSuccessHeaders(nil, extreme))
 }
