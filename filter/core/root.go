@@ -7,6 +7,7 @@ package core
 import (
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/fallback"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
@@ -44,6 +45,8 @@ type Root struct {
 	streams map[uint32]*Stream
 	// scratch is the host's scratch reads, nil when it has none.
 	scratch abi.ScratchReader
+	// headers is reused for each admitted response's x-ratelimit-* headers.
+	headers []refusal.Header
 }
 
 // vm is what every root context of one VM shares. A reload retires a root

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/netip"
 	"strconv"
+	"unsafe"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
@@ -39,6 +40,7 @@ type Stream struct {
 	addr netip.Addr // the peer, as Envoy reports it
 	req  estimate.Request
 
+	keyConflict    bool // the key headers carry two different keys
 	admitting      bool // inside store.Admit: an answer now is synchronous
 	decided        bool
 	paused         bool
@@ -74,6 +76,10 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 	}
 	s.route, s.api, s.rt, s.store = true, api, rt, s.root.store
 	s.identify()
+	if s.keyConflict {
+		s.invalid("conflicting_api_keys", "authorization", "The request carries two different API keys.")
+		return abi.ActionPause
+	}
 	if rt.Exempt(s.addr, s.who.APIKeyHash) {
 		s.route = false
 		s.root.metrics.request("exempt")
@@ -105,6 +111,7 @@ func (s *Stream) identify() {
 		v, st := h.GetHeader(abi.MapRequestHeaders, name)
 		return v, st == abi.StatusOK && v != ""
 	}
+	s.keyConflict = identity.KeysConflict(get, s.rt.APIKeyHeaders)
 	if raw, ok := identity.APIKey(get, s.rt.APIKeyHeaders); ok {
 		s.who.APIKeyHash = identity.HashKey(raw)
 		s.who.Key = s.rt.Key(s.who.APIKeyHash)
@@ -126,9 +133,7 @@ func (s *Stream) identify() {
 	if v, ok := s.trustedProperty(s.rt.TrustedTeamMetadata); ok {
 		s.who.Team = v
 	}
-	if s.addr = s.clientAddr(); s.addr.IsValid() {
-		s.who.Client = s.addr.String()
-	}
+	s.addr, s.who.Client = s.clientAddr()
 	if n := s.rt.ModelHeader; n != "" {
 		if v, ok := get(n); ok {
 			s.who.Model = v
@@ -153,17 +158,42 @@ func (s *Stream) trustedProperty(path []string) (string, bool) {
 	return string(v), true
 }
 
-// clientAddr is the peer address Envoy reports, without its port.
-func (s *Stream) clientAddr() netip.Addr {
+// clientAddr is the peer address Envoy reports, without its port, and its
+// text form (empty when the address is not valid).
+func (s *Stream) clientAddr() (netip.Addr, string) {
 	v, st := s.host().GetProperty("source", "address")
 	if st != abi.StatusOK {
-		return netip.Addr{}
+		return netip.Addr{}, ""
 	}
-	if ap, err := netip.ParseAddrPort(string(v)); err == nil {
-		return ap.Addr().Unmap()
+	// The host handed v over for good and nothing writes it again, so its
+	// text can be read, and kept, without a copy.
+	text := unsafe.String(unsafe.SliceData(v), len(v))
+	var a netip.Addr
+	if ap, err := netip.ParseAddrPort(text); err == nil {
+		a = ap.Addr().Unmap()
+	} else {
+		a, _ = netip.ParseAddr(text)
+		a = a.Unmap()
 	}
-	a, _ := netip.ParseAddr(string(v))
-	return a.Unmap()
+	if !a.IsValid() {
+		return a, ""
+	}
+	return a, addrText(a, text)
+}
+
+// addrText is a.String(), taken from the text Envoy sent when it already
+// spells the address that way (an IPv4 peer always does: the parser takes
+// only the canonical dotted quad), so the common peer costs no string.
+func addrText(a netip.Addr, text string) string {
+	var buf [64]byte
+	canon := a.AppendTo(buf[:0])
+	if len(text) > 0 && text[0] == '[' {
+		text = text[1:]
+	}
+	if len(text) >= len(canon) && string(canon) == text[:len(canon)] {
+		return text[:len(canon)]
+	}
+	return a.String()
 }
 
 // mayRewriteBody says whether this request's body might be rewritten: the
@@ -256,8 +286,11 @@ func (s *Stream) invalid(code, param, msg string) {
 }
 
 // admit plans and reserves. withTokens is false when the body could not be
-// read: the request is admitted unchanged with no token reservation
-// (fail-open, seed 004), but request-count limits still apply.
+// read or parsed: the request is admitted unchanged with no reservation
+// (seed 004), but it still takes a zero-token hold on its token buckets, so
+// the usage the backend reports is charged at settlement (a body a backend
+// parses but the filter cannot, such as one with a BOM or NaN, must not be
+// free), and request-count limits still apply.
 func (s *Stream) admit(withTokens bool) abi.Action {
 	amount := int64(0)
 	if withTokens {
@@ -266,9 +299,6 @@ func (s *Stream) admit(withTokens bool) abi.Action {
 	plan, skipped := budget.Plan(s.rt, s.who, amount)
 	for _, d := range skipped {
 		s.root.metrics.skipped(d)
-	}
-	if !withTokens {
-		plan.Tokens = nil
 	}
 	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 {
 		s.decided = true
@@ -347,7 +377,9 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 		return abi.ActionContinue
 	}
 	h := s.host()
-	for _, hd := range refusal.SuccessHeaders(s.levels) {
+	r := s.root
+	r.headers = refusal.AppendSuccessHeaders(r.headers[:0], s.levels)
+	for _, hd := range r.headers {
 		h.ReplaceHeader(abi.MapResponseHeaders, hd.Name, hd.Value)
 	}
 	if !s.held {
@@ -471,13 +503,21 @@ func (s *Stream) finish() {
 			s.cut()
 			return
 		}
+		if _, ok := s.sse.Usage(); !ok && s.sse.LostEvents() {
+			s.settle(s.hold.Reserved()) // the usage may have been in what was lost
+			return
+		}
 		if u, ok := s.sse.Usage(); ok {
 			s.settle(u.Total())
 			return
 		}
 		s.settle(s.req.Input + s.sse.DeltaTokens())
+	case s.tooLarge:
+		// Too large to read its usage (logprobs can make an answer huge):
+		// charged what it held, never free.
+		s.settle(s.hold.Reserved())
 	default:
-		if u, ok := usage.FromJSON(s.api, s.body); ok && !s.tooLarge {
+		if u, ok := usage.FromJSON(s.api, s.body); ok {
 			s.settle(u.Total())
 			return
 		}
@@ -488,6 +528,12 @@ func (s *Stream) finish() {
 // cut ends a stream that stopped before its normal end. It never settles,
 // unless the operator chose to charge what was seen (settle_cut_streams).
 func (s *Stream) cut() {
+	if s.sse != nil && s.sse.LostEvents() {
+		// An event too large to read was dropped: it may have been the one
+		// that ends the stream. Charged what it held rather than released.
+		s.settle(s.hold.Reserved())
+		return
+	}
 	if s.rt.SettleCutStreams && s.streamed && s.sse != nil {
 		s.settle(s.req.Input + s.sse.DeltaTokens())
 		return
