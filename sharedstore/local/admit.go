@@ -32,6 +32,7 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 	now := s.now()
 	out := sharedstore.Outcome{Hold: sharedstore.Hold{Backend: sharedstore.BackendLocal}}
 	s.taken = s.taken[:0]
+	s.privateLimits = privateLimits(plan)
 	for i := range plan.Requests {
 		op := &plan.Requests[i]
 		switch res, at, err := s.admitOp(op, now, &out); res {
@@ -175,6 +176,10 @@ func (s *Store) recordLevels(op *sharedstore.Op, states []bucket.State, now int6
 	if !op.Private {
 		return -1
 	}
+	if out.Levels == nil {
+		// One allocation for every level the plan can report.
+		out.Levels = make([]sharedstore.OpLevel, 0, max(s.privateLimits, len(op.Limits)))
+	}
 	at := len(out.Levels)
 	for i, l := range op.Limits {
 		if i >= len(states) {
@@ -185,6 +190,20 @@ func (s *Store) recordLevels(op *sharedstore.Op, states []bucket.State, now int6
 		})
 	}
 	return at
+}
+
+// privateLimits counts the Limits of the plan's private ops: the most
+// levels an admission can report.
+func privateLimits(plan sharedstore.Plan) int {
+	n := 0
+	for _, ops := range [2][]sharedstore.Op{plan.Requests, plan.Tokens} {
+		for i := range ops {
+			if ops[i].Private {
+				n += len(ops[i].Limits)
+			}
+		}
+	}
+	return n
 }
 
 // recordRefusedLevels reports a refused private op's levels (nothing taken),

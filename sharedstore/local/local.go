@@ -57,6 +57,8 @@ type Store struct {
 	buf         []byte
 	taken       []taken
 	sentinelCas uint32
+	// privateLimits sizes the levels of the admission under way.
+	privateLimits int
 }
 
 // taken is an op this admission charged, kept so a later refusal can give
