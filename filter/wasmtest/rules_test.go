@@ -17,7 +17,8 @@ func TestABodyLargerThanThePeekLimitIsAdmittedWithoutAReservation(t *testing.T) 
 	r := x.do(call{key: "sk-a", body: big, chunks: []string{chatResponse(1, 1)}})
 	require.Equal(t, 200, r.status)
 	require.Equal(t, big, string(r.upstreamBody), "the body passes unchanged")
-	require.Empty(t, r.header("x-ratelimit-tokens-limit"), "no token reservation")
+	require.Equal(t, r.header("x-ratelimit-tokens-limit"), r.header("x-ratelimit-tokens-remaining"),
+		"no token reservation: a zero hold, charged the reported usage at settlement")
 	require.Equal(t, "4", r.header("x-ratelimit-requests-minute-remaining"), "request-count limits still apply")
 	require.Equal(t, int64(1), x.metric(metrics.FailOpen, metrics.LabelReason, "body_too_large"))
 }
