@@ -69,10 +69,10 @@ func TextString(s string) int64 {
 // scan is Text's single pass. It is written for Go's wasm backend, where the
 // filter runs: a call costs tens of instructions (arguments travel through
 // linear memory and every call site checks for stack unwinding) and a switch
-// is a chain of comparisons, so the classes are tested most frequent first
-// and the common runs of prose (a word of one piece, one space between
-// words, one punctuation character) are charged here without a call; only
-// the rarer shapes go to the per-run functions in runs.go and runes.go.
+// is a chain of comparisons, so letters are tested first and handed to
+// words (one call per run of words, see words.go), a lone space or
+// punctuation character is charged here without a call, and only the rarer
+// shapes go to the per-run functions in runs.go and runes.go.
 func scan(s []byte) int64 {
 	var u int64
 	n := len(s)
