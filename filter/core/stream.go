@@ -107,9 +107,26 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 // an auth filter in front): a client cannot name another tenant's bucket.
 func (s *Stream) identify() {
 	h := s.host()
+	// The key headers are read twice (for a conflict, then for the key):
+	// each header is asked of the host once.
+	var seen [4]struct {
+		name, v string
+		ok      bool
+	}
+	nseen := 0
 	get := func(name string) (string, bool) {
+		for i := range seen[:nseen] {
+			if seen[i].name == name {
+				return seen[i].v, seen[i].ok
+			}
+		}
 		v, st := h.GetHeader(abi.MapRequestHeaders, name)
-		return v, st == abi.StatusOK && v != ""
+		ok := st == abi.StatusOK && v != ""
+		if nseen < len(seen) {
+			seen[nseen].name, seen[nseen].v, seen[nseen].ok = name, v, ok
+			nseen++
+		}
+		return v, ok
 	}
 	s.keyConflict = identity.KeysConflict(get, s.rt.APIKeyHeaders)
 	if raw, ok := identity.APIKey(get, s.rt.APIKeyHeaders); ok {
