@@ -47,6 +47,28 @@ type Root struct {
 	scratch abi.ScratchReader
 	// headers is reused for each admitted response's x-ratelimit-* headers.
 	headers []refusal.Header
+	// free holds deleted streams nothing can reach any more, for reuse.
+	free []*Stream
+}
+
+// maxFreeStreams bounds the streams kept for reuse: enough for a burst of
+// concurrent requests on one worker, small enough not to matter.
+const maxFreeStreams = 64
+
+// recycle keeps a deleted stream for the next one when nothing can call
+// into it again: a shared-data store answers before Admit returns and
+// keeps no reference, while a fleet store's callout may still deliver an
+// answer to it, so those streams are left to the collector.
+func (r *Root) recycle(s *Stream) {
+	if len(r.free) >= maxFreeStreams {
+		return
+	}
+	if _, local := s.store.(*local.Store); s.store != nil && !local {
+		return
+	}
+	onAdmitted := s.onAdmitted
+	*s = Stream{onAdmitted: onAdmitted}
+	r.free = append(r.free, s)
 }
 
 // vm is what every root context of one VM shares. A reload retires a root
@@ -167,7 +189,15 @@ func (r *Root) OnHTTPCallResponse(token uint32, numHeaders, bodySize, numTrailer
 }
 
 func (r *Root) NewHTTPContext(contextID uint32) abi.HTTPContext {
-	s := &Stream{root: r, id: contextID}
+	var s *Stream
+	if n := len(r.free); n > 0 {
+		s, r.free[n-1] = r.free[n-1], nil
+		r.free = r.free[:n-1]
+	} else {
+		s = &Stream{}
+		s.onAdmitted = s.admitted
+	}
+	s.root, s.id = r, contextID
 	r.streams[contextID] = s
 	return s
 }

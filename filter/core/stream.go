@@ -30,6 +30,9 @@ const unavailableRetryAfter = 5
 type Stream struct {
 	root *Root
 	id   uint32
+	// onAdmitted is s.admitted, bound once: a method value handed to the
+	// store allocates each time it is taken.
+	onAdmitted func(sharedstore.Outcome)
 
 	rt    *config.Runtime // the config this request was admitted under
 	store sharedstore.Store
@@ -323,7 +326,7 @@ func (s *Stream) admit(withTokens bool) abi.Action {
 		return abi.ActionContinue
 	}
 	s.admitting = true
-	s.store.Admit(plan, s.admitted)
+	s.store.Admit(plan, s.onAdmitted)
 	s.admitting = false
 	if !s.decided {
 		s.paused = true // the answer comes through the root's callout response
@@ -597,6 +600,7 @@ func (s *Stream) OnDone() {
 func (s *Stream) OnDelete() {
 	s.done = true
 	delete(s.root.streams, s.id)
+	s.root.recycle(s)
 }
 
 func equalFold(a, b string) bool {
