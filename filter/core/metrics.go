@@ -80,9 +80,25 @@ func (m *metricSet) count(s series, delta int64) {
 	}
 }
 
+// hit adds delta to the series remembered at slot, without building its
+// name; false (slot nil or not yet defined) leaves it to countAt.
+func (m *metricSet) hit(slot *uint32, delta int64) bool {
+	if slot == nil || *slot == 0 {
+		return false
+	}
+	if delta > 0 {
+		m.h.IncrementMetric(*slot-1, delta)
+	}
+	return true
+}
+
 // countAt is count for a series remembered by position: *slot holds its
-// id+1 once defined.
+// id+1 once defined. A nil slot is a series the fast path does not know.
 func (m *metricSet) countAt(slot *uint32, s series, delta int64) {
+	if slot == nil {
+		m.count(s, delta)
+		return
+	}
 	if delta <= 0 {
 		return
 	}
@@ -128,31 +144,36 @@ func (m *metricSet) tokens(e *sharedstore.HoldEntry, outcome string, amount int6
 	}
 	d, o := indexOf(dimNames[:], e.Dimension), indexOf(tokenOutcomes[:], outcome)
 	for _, l := range e.Limits {
-		s := mk(metrics.TokenBudgetPeriodTokens,
-			metrics.LabelDimension, e.Dimension, metrics.LabelBudget, l.Budget, metrics.LabelOutcome, outcome)
+		var slot *uint32
 		if b := indexOf(tokenBudgets[:], l.Budget); d >= 0 && o >= 0 && b >= 0 {
-			m.countAt(&m.period[d][b][o], s, amount)
-		} else {
-			m.count(s, amount)
+			slot = &m.period[d][b][o]
 		}
+		if m.hit(slot, amount) {
+			continue
+		}
+		m.countAt(slot, mk(metrics.TokenBudgetPeriodTokens,
+			metrics.LabelDimension, e.Dimension, metrics.LabelBudget, l.Budget, metrics.LabelOutcome, outcome), amount)
 	}
-	s := mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension, metrics.LabelOutcome, outcome)
 	n := int64(len(e.Limits))
 	if n == 0 {
 		return
 	}
+	var slot *uint32
+	if d >= 0 && o >= 0 {
+		slot = &m.total[d][o]
+	}
 	if amount > math.MaxInt64/n {
 		// The sum would overflow one increment: add it per Limit instead.
+		s := mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension, metrics.LabelOutcome, outcome)
 		for range n {
 			m.count(s, amount)
 		}
 		return
 	}
-	if d >= 0 && o >= 0 {
-		m.countAt(&m.total[d][o], s, amount*n)
-	} else {
-		m.count(s, amount*n)
+	if m.hit(slot, amount*n) {
+		return
 	}
+	m.countAt(slot, mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension, metrics.LabelOutcome, outcome), amount*n)
 }
 
 // refusal records one refusal under its families.
@@ -175,12 +196,13 @@ func (m *metricSet) failOpen(reason string) {
 }
 
 func (m *metricSet) request(outcome string) {
-	s := mk(metrics.Requests, metrics.LabelOutcome, outcome)
 	if outcome == outcomeAdmitted {
-		m.countAt(&m.admitted, s, 1)
+		if !m.hit(&m.admitted, 1) {
+			m.countAt(&m.admitted, mk(metrics.Requests, metrics.LabelOutcome, outcome), 1)
+		}
 		return
 	}
-	m.count(s, 1)
+	m.count(mk(metrics.Requests, metrics.LabelOutcome, outcome), 1)
 }
 
 const outcomeAdmitted = "admitted"

@@ -1,0 +1,71 @@
+package core
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
+	"github.com/tokenbudget/tokenbudget/shared/metrics"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+func entry(dim string, budgets ...string) *sharedstore.HoldEntry {
+	e := &sharedstore.HoldEntry{Kind: sharedstore.KindTokens, Dimension: dim}
+	for _, b := range budgets {
+		e.Limits = append(e.Limits, sharedstore.Limit{Budget: b})
+	}
+	return e
+}
+
+// The remembered series must count exactly what naming each series would:
+// the period series per Limit, the total once per Limit, on known and
+// unknown label values alike, however often they move.
+func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
+	h := abitest.New(nil)
+	m := newMetricSet(h)
+	for range 3 {
+		m.tokens(entry("api_key", "minute", "day"), outcomeReserved, 100)
+		m.tokens(entry("api_key", "minute", "day"), outcomeRefunded, 30)
+		m.tokens(entry("tenant", "minute", "week"), outcomeCharged, 7) // unknown dimension and period
+		m.tokens(entry("global", "minute"), "odd", 5)                  // unknown outcome
+	}
+	m.tokens(entry("api_key", "minute"), outcomeReserved, 0)
+	m.tokens(&sharedstore.HoldEntry{Kind: sharedstore.KindConcurrency, Dimension: "api_key", Limits: []sharedstore.Limit{{Budget: "concurrent"}}}, outcomeReserved, 1)
+	m.request(outcomeAdmitted)
+	m.request(outcomeAdmitted)
+	m.request("refused")
+
+	for _, c := range []struct {
+		want  int64
+		name  string
+		pairs []string
+	}{
+		{300, metrics.TokenBudgetPeriodTokens, []string{metrics.LabelDimension, "api_key", metrics.LabelBudget, "minute", metrics.LabelOutcome, "reserved"}},
+		{300, metrics.TokenBudgetPeriodTokens, []string{metrics.LabelDimension, "api_key", metrics.LabelBudget, "day", metrics.LabelOutcome, "reserved"}},
+		{600, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "api_key", metrics.LabelOutcome, "reserved"}},
+		{180, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "api_key", metrics.LabelOutcome, "refunded"}},
+		{21, metrics.TokenBudgetPeriodTokens, []string{metrics.LabelDimension, "tenant", metrics.LabelBudget, "week", metrics.LabelOutcome, "charged"}},
+		{42, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "tenant", metrics.LabelOutcome, "charged"}},
+		{15, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "global", metrics.LabelOutcome, "odd"}},
+		{2, metrics.Requests, []string{metrics.LabelOutcome, "admitted"}},
+		{1, metrics.Requests, []string{metrics.LabelOutcome, "refused"}},
+	} {
+		got, ok := h.Metric(metrics.Name(c.name, c.pairs...))
+		require.True(t, ok, "%s %v", c.name, c.pairs)
+		require.Equal(t, c.want, got, "%s %v", c.name, c.pairs)
+	}
+	_, ok := h.Metric(metrics.Name(metrics.TokenBudgetTokens, metrics.LabelDimension, "api_key", metrics.LabelOutcome, "charged"))
+	require.False(t, ok, "a series that never moved is never defined")
+}
+
+func TestATotalTooLargeForOneIncrementIsAddedPerPeriod(t *testing.T) {
+	h := abitest.New(nil)
+	m := newMetricSet(h)
+	big := int64(math.MaxInt64/2 + 1)
+	m.tokens(entry("api_key", "minute", "day"), outcomeReserved, big)
+	got, ok := h.Metric(metrics.Name(metrics.TokenBudgetTokens, metrics.LabelDimension, "api_key", metrics.LabelOutcome, "reserved"))
+	require.True(t, ok)
+	require.Equal(t, big+big, got, "two increments of big, wrapping in the fake as they would one by one")
+}
