@@ -1,8 +1,6 @@
 package budget
 
 import (
-	"strings"
-
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
@@ -29,7 +27,7 @@ func anyModel(rt *config.Runtime) config.Rules {
 }
 
 // requestPeriods counts the request-count periods in force.
-func requestPeriods(q config.RequestLimits) int {
+func requestPeriods(q *config.RequestLimits) int {
 	n := 0
 	if q.PerSecond > 0 {
 		n++
@@ -46,7 +44,7 @@ func requestPeriods(q config.RequestLimits) int {
 // appendRequestLimits adds the request-count periods in force: the second
 // bucket holds the burst and refills at the rate; minute and day hold one
 // period of requests and refill it over the period.
-func appendRequestLimits(limits []sharedstore.Limit, q config.RequestLimits) []sharedstore.Limit {
+func appendRequestLimits(limits []sharedstore.Limit, q *config.RequestLimits) []sharedstore.Limit {
 	if q.PerSecond > 0 {
 		burst := q.Burst
 		if burst < 1 {
@@ -64,7 +62,7 @@ func appendRequestLimits(limits []sharedstore.Limit, q config.RequestLimits) []s
 }
 
 // tokenPeriods counts the token periods in force (a zero allowance counts).
-func tokenPeriods(tb config.TokenBudget) int {
+func tokenPeriods(tb *config.TokenBudget) int {
 	n := 0
 	if !tb.Minute.Unlimited {
 		n++
@@ -78,7 +76,7 @@ func tokenPeriods(tb config.TokenBudget) int {
 // appendTokenLimits adds the token periods in force: capacity is one period
 // of the rate (spendable at once), refilled continuously over the period.
 // A zero allowance gets capacity 0 and no refill, so it refuses.
-func appendTokenLimits(limits []sharedstore.Limit, tb config.TokenBudget) []sharedstore.Limit {
+func appendTokenLimits(limits []sharedstore.Limit, tb *config.TokenBudget) []sharedstore.Limit {
 	if !tb.Minute.Unlimited {
 		c := max(tb.Minute.Capacity, 0)
 		limits = append(limits, sharedstore.Limit{Budget: "minute", Capacity: c, RefillPerSec: float64(c) / 60})
@@ -90,14 +88,14 @@ func appendTokenLimits(limits []sharedstore.Limit, tb config.TokenBudget) []shar
 	return limits
 }
 
-func tokensVersion(r config.Rules) string {
+func tokensVersion(r *config.Rules) string {
 	if r.TokensVersion != "" {
 		return r.TokensVersion
 	}
 	return r.Version
 }
 
-func requestsVersion(r config.Rules) string {
+func requestsVersion(r *config.Rules) string {
 	if r.RequestsVersion != "" {
 		return r.RequestsVersion
 	}
@@ -109,17 +107,15 @@ func keyLength(d *dimension, version string) int {
 	return len("tb|x|") + len(d.name) + 1 + len(version) + 1 + len(d.identity)
 }
 
-// writeKey writes "tb|<kind>|<dim>|<version>|<identity>" and returns where
-// it ends. The version makes a parameter change start fresh buckets; the
-// identity is the key hash for api_key, never the raw key.
-func writeKey(b *strings.Builder, kind byte, d *dimension, version string) int {
-	b.WriteString("tb|")
-	b.WriteByte(kind)
-	b.WriteByte('|')
-	b.WriteString(d.name)
-	b.WriteByte('|')
-	b.WriteString(version)
-	b.WriteByte('|')
-	b.WriteString(d.identity)
-	return b.Len()
+// appendKey appends "tb|<kind>|<dim>|<version>|<identity>". The version
+// makes a parameter change start fresh buckets; the identity is the key
+// hash for api_key, never the raw key.
+func appendKey(b []byte, kind byte, d *dimension, version string) []byte {
+	b = append(b, "tb|"...)
+	b = append(b, kind, '|')
+	b = append(b, d.name...)
+	b = append(b, '|')
+	b = append(b, version...)
+	b = append(b, '|')
+	return append(b, d.identity...)
 }

@@ -7,7 +7,7 @@
 package budget
 
 import (
-	"strings"
+	"unsafe"
 
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
@@ -37,12 +37,15 @@ const (
 	DimModel  = "model"
 )
 
-// dimension is one row of the plan being built.
+// dimension is one row of the plan being built. Its rules are kept apart
+// (Plan's rules array) as pointers into the config or at a copy on Plan's
+// stack: read, never copied (six copies of Rules per request were a visible
+// cost in the VM), and not beside the strings the plan keeps, which would
+// send the stack copies to the heap.
 type dimension struct {
 	name     string
 	identity string
 	present  bool // the request has an identity on this dimension
-	rules    config.Rules
 }
 
 // skip names, prebuilt so a skipped dimension costs no concatenation.
@@ -59,7 +62,7 @@ var (
 // skipped names dimensions that would charge but have no identity:
 // "token_budget_<dim>" and "requests_<dim>", for rate_limit_skipped_total.
 //
-// Allocations: one per op slice, one for all Limits, one for all keys.
+// Allocations: one for both op lists, one for all Limits, one for all keys.
 func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan, skipped []string) {
 	if rt == nil {
 		return plan, nil
@@ -72,28 +75,31 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan,
 	if team == "" {
 		team = id.Key.Team
 	}
-	dims := [6]dimension{
-		{name: DimGlobal, present: true, rules: rt.Global},
-		{name: DimClient, identity: id.Client, present: id.Client != "", rules: rt.Client},
-		{name: DimAPIKey, identity: id.APIKeyHash, present: id.APIKeyHash != "", rules: rt.APIKeyRules(id.Key)},
-		{name: DimUser, identity: user, present: user != "", rules: rt.User},
-		{name: DimTeam, identity: team, present: team != "", rules: rt.Team},
-		{name: DimModel, identity: id.Model, present: id.Model != ""},
-	}
+	keyRules := rt.APIKeyRules(id.Key)
+	var modelRules config.Rules
 	if id.Model != "" {
 		if m, ok := rt.Models[id.Model]; ok {
-			dims[5].rules = m.Rules
+			modelRules = m.Rules
 		} else {
-			dims[5].rules = unlimited
+			modelRules = unlimited
 		}
 	} else {
-		dims[5].rules = anyModel(rt)
+		modelRules = anyModel(rt)
 	}
+	dims := [6]dimension{
+		{name: DimGlobal, present: true},
+		{name: DimClient, identity: id.Client, present: id.Client != ""},
+		{name: DimAPIKey, identity: id.APIKeyHash, present: id.APIKeyHash != ""},
+		{name: DimUser, identity: user, present: user != ""},
+		{name: DimTeam, identity: team, present: team != ""},
+		{name: DimModel, identity: id.Model, present: id.Model != ""},
+	}
+	rules := [6]*config.Rules{&rt.Global, &rt.Client, &keyRules, &rt.User, &rt.Team, &modelRules}
 
 	var nReq, nTok, nLimits, keyLen int
 	for i := range dims {
-		d := &dims[i]
-		q, tb := d.rules.Requests, d.rules.Tokens
+		d, r := &dims[i], rules[i]
+		q, tb := &r.Requests, &r.Tokens
 		if !d.present {
 			if tb.Any() {
 				skipped = append(skipped, skipTokens[i])
@@ -106,17 +112,17 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan,
 		if n := requestPeriods(q); n > 0 {
 			nReq++
 			nLimits += n
-			keyLen += keyLength(d, requestsVersion(d.rules))
+			keyLen += keyLength(d, requestsVersion(r))
 		}
 		if q.Concurrent > 0 {
 			nReq++
 			nLimits++
-			keyLen += keyLength(d, requestsVersion(d.rules))
+			keyLen += keyLength(d, requestsVersion(r))
 		}
 		if tb.Any() {
 			nTok++
 			nLimits += tokenPeriods(tb)
-			keyLen += keyLength(d, tokensVersion(d.rules))
+			keyLen += keyLength(d, tokensVersion(r))
 		}
 	}
 	if nReq+nTok == 0 {
@@ -124,16 +130,18 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan,
 	}
 
 	limits := make([]sharedstore.Limit, 0, nLimits)
-	var keys strings.Builder
-	keys.Grow(keyLen)
+	// Both op lists share one array; each is capped at its own length, so
+	// an append to one can never write into the other.
+	ops := make([]sharedstore.Op, 0, nReq+nTok)
 	if nReq > 0 {
-		plan.Requests = make([]sharedstore.Op, 0, nReq)
+		plan.Requests = ops[:0:nReq]
 	}
 	if nTok > 0 {
-		plan.Tokens = make([]sharedstore.Op, 0, nTok)
+		plan.Tokens = ops[nReq : nReq : nReq+nTok]
 	}
-	// Keys are written into one builder and sliced out once it is complete,
+	// Keys are written into one buffer and sliced out once it is complete,
 	// so the plan's keys share a single allocation.
+	keys := make([]byte, 0, keyLen)
 	type keyAt struct {
 		req          bool
 		op, from, to int
@@ -141,38 +149,42 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan,
 	var at [18]keyAt
 	nAt := 0
 	for i := range dims {
-		d := &dims[i]
+		d, r := &dims[i], rules[i]
 		if !d.present {
 			continue
 		}
-		q, tb := d.rules.Requests, d.rules.Tokens
+		q, tb := &r.Requests, &r.Tokens
 		private := d.name == DimAPIKey
 		if requestPeriods(q) > 0 {
-			from := len(limits)
+			from, kFrom := len(limits), len(keys)
 			limits = appendRequestLimits(limits, q)
-			at[nAt] = keyAt{true, len(plan.Requests), keys.Len(), writeKey(&keys, 'r', d, requestsVersion(d.rules))}
+			keys = appendKey(keys, 'r', d, requestsVersion(r))
+			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
 			nAt++
 			plan.Requests = append(plan.Requests, sharedstore.Op{Kind: sharedstore.KindRequests, Dimension: d.name,
 				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
 		}
 		if q.Concurrent > 0 {
-			from := len(limits)
+			from, kFrom := len(limits), len(keys)
 			limits = append(limits, sharedstore.Limit{Budget: "concurrent", Capacity: q.Concurrent})
-			at[nAt] = keyAt{true, len(plan.Requests), keys.Len(), writeKey(&keys, 'c', d, requestsVersion(d.rules))}
+			keys = appendKey(keys, 'c', d, requestsVersion(r))
+			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
 			nAt++
 			plan.Requests = append(plan.Requests, sharedstore.Op{Kind: sharedstore.KindConcurrency, Dimension: d.name,
 				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
 		}
 		if tb.Any() {
-			from := len(limits)
+			from, kFrom := len(limits), len(keys)
 			limits = appendTokenLimits(limits, tb)
-			at[nAt] = keyAt{false, len(plan.Tokens), keys.Len(), writeKey(&keys, 't', d, tokensVersion(d.rules))}
+			keys = appendKey(keys, 't', d, tokensVersion(r))
+			at[nAt] = keyAt{false, len(plan.Tokens), kFrom, len(keys)}
 			nAt++
 			plan.Tokens = append(plan.Tokens, sharedstore.Op{Kind: sharedstore.KindTokens, Dimension: d.name,
 				Limits: limits[from:len(limits):len(limits)], Amount: amount, Private: private})
 		}
 	}
-	all := keys.String()
+	// keys is complete and never written again: its bytes become the keys.
+	all := unsafe.String(unsafe.SliceData(keys), len(keys))
 	for _, k := range at[:nAt] {
 		if k.req {
 			plan.Requests[k.op].Key = all[k.from:k.to]
