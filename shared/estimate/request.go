@@ -51,19 +51,17 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 	var w walker
 	choices := int64(0)
 	w.add(requestBase)
-	// The members are read with the cursor in cursor.go so the messages
-	// array is walked as it is read instead of skipped first.
-	d := doc.Raw
-	for k := firstItem(d, 0); k >= 0; {
-		rawKey, start := memberAt(d, k)
-		key := w.key(rawKey)
-		if string(key) == "messages" && start < len(d) && d[start] == '[' {
-			k = nextItem(d, w.messagesAt(d, start))
+	// The members are read with a jsonx.Cursor so the messages array is
+	// walked as it is read instead of skipped first.
+	c := doc.Cursor()
+	c.Enter(jsonx.Object)
+	for c.Next() {
+		key := w.key(c.Key())
+		if string(key) == "messages" && c.Kind() == jsonx.Array {
+			w.messagesAt(&c)
 			continue
 		}
-		end := skipValue(d, start)
-		k = nextItem(d, end)
-		v := valueAt(d, start, end)
+		v := c.Value()
 		switch string(key) {
 		case "model":
 			if v.Kind == jsonx.String {

@@ -153,32 +153,28 @@ func (w *walker) message(m jsonx.Value) {
 	})
 }
 
-// messagesAt is messages for the array that opens at d[i] in the validated
-// document d, read in one pass (see cursor.go); it returns the array's end.
-func (w *walker) messagesAt(d []byte, i int) int {
-	last := i + 1
-	for j := firstItem(d, i); j >= 0; j = nextItem(d, last) {
-		if d[j] == '{' {
-			last = w.messageAt(d, j)
+// messagesAt is messages for the array at c, read in one pass: ForEach
+// would find the end of every message before handing it over, and the walk
+// of each message's fields would read its bytes again. It consumes the array.
+func (w *walker) messagesAt(c *jsonx.Cursor) {
+	c.Enter(jsonx.Array)
+	for c.Next() {
+		if c.Kind() == jsonx.Object {
+			w.messageAt(c)
 			continue
 		}
-		last = skipValue(d, j)
-		w.message(valueAt(d, j, last))
+		w.message(c.Value())
 	}
-	return closeAfter(d, last)
 }
 
-// messageAt is message for the object that opens at d[i]; it returns the
-// object's end.
-func (w *walker) messageAt(d []byte, i int) int {
+// messageAt is message for the object at c; it consumes the object.
+func (w *walker) messageAt(c *jsonx.Cursor) {
 	w.add(messageFloor)
-	last := i + 1
-	for k := firstItem(d, i); k >= 0; k = nextItem(d, last) {
-		rawKey, v := memberAt(d, k)
-		last = skipValue(d, v)
-		w.member(w.key(rawKey), valueAt(d, v, last))
+	c.Enter(jsonx.Object)
+	for c.Next() {
+		k := w.key(c.Key())
+		w.member(k, c.Value())
 	}
-	return closeAfter(d, last)
 }
 
 // member charges one field k (decoded) of a message.
