@@ -110,29 +110,13 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 // an auth filter in front): a client cannot name another tenant's bucket.
 func (s *Stream) identify() {
 	h := s.host()
-	// The key headers are read twice (for a conflict, then for the key):
-	// each header is asked of the host once.
-	var seen [4]struct {
-		name, v string
-		ok      bool
-	}
-	nseen := 0
 	get := func(name string) (string, bool) {
-		for i := range seen[:nseen] {
-			if seen[i].name == name {
-				return seen[i].v, seen[i].ok
-			}
-		}
 		v, st := h.GetHeader(abi.MapRequestHeaders, name)
-		ok := st == abi.StatusOK && v != ""
-		if nseen < len(seen) {
-			seen[nseen].name, seen[nseen].v, seen[nseen].ok = name, v, ok
-			nseen++
-		}
-		return v, ok
+		return v, st == abi.StatusOK && v != ""
 	}
-	s.keyConflict = identity.KeysConflict(get, s.rt.APIKeyHeaders)
-	if raw, ok := identity.APIKey(get, s.rt.APIKeyHeaders); ok {
+	raw, ok, conflict := identity.Lookup(get, s.rt.APIKeyHeaders)
+	s.keyConflict = conflict
+	if ok {
 		s.who.APIKeyHash = identity.HashKey(raw)
 		s.who.Key = s.rt.Key(s.who.APIKeyHash)
 	}

@@ -58,15 +58,8 @@ func isHex(c byte) bool {
 // schemes; any other header yields its trimmed value. get is the host's
 // header lookup (names are lower-case, as Envoy presents them).
 func APIKey(get func(name string) (string, bool), headers []string) (raw string, ok bool) {
-	if get == nil {
-		return "", false
-	}
-	for _, name := range headers {
-		if v, found := keyIn(get, name); found {
-			return v, true
-		}
-	}
-	return "", false
+	raw, ok, _ = Lookup(get, headers)
+	return raw, ok
 }
 
 // KeysConflict reports a request whose configured key headers carry two
@@ -75,21 +68,31 @@ func APIKey(get func(name string) (string, bool), headers []string) (raw string,
 // a caller could be metered under a throwaway key while served under its
 // real one; such a request is refused rather than guessed.
 func KeysConflict(get func(name string) (string, bool), headers []string) bool {
+	_, _, conflict := Lookup(get, headers)
+	return conflict
+}
+
+// Lookup is APIKey and KeysConflict in one pass, asking get for each
+// header once: the first key found, and whether another configured header
+// carries a different one.
+func Lookup(get func(name string) (string, bool), headers []string) (raw string, ok, conflict bool) {
 	if get == nil {
-		return false
+		return "", false, false
 	}
-	first, seen := "", false
 	for _, name := range headers {
 		v, found := keyIn(get, name)
 		if !found {
 			continue
 		}
-		if seen && v != first {
-			return true
+		if !ok {
+			raw, ok = v, true
+			continue
 		}
-		first, seen = v, true
+		if v != raw {
+			return raw, true, true
+		}
 	}
-	return false
+	return raw, ok, false
 }
 
 // keyIn reads the key one header carries: Authorization only with the
