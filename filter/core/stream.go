@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/netip"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
@@ -394,11 +395,11 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 		s.failed = true
 	}
 	if n := s.rt.CacheHitHeader; n != "" {
-		if v, st := h.GetHeader(abi.MapResponseHeaders, n); st == abi.StatusOK && equalFold(v, s.rt.CacheHitValue) {
+		if v, st := h.GetHeader(abi.MapResponseHeaders, n); st == abi.StatusOK && strings.EqualFold(v, s.rt.CacheHitValue) {
 			s.cacheHit = true
 		}
 	}
-	if ce, st := h.GetHeader(abi.MapResponseHeaders, "content-encoding"); st == abi.StatusOK && ce != "" && !equalFold(ce, "identity") {
+	if ce, st := h.GetHeader(abi.MapResponseHeaders, "content-encoding"); st == abi.StatusOK && ce != "" && !strings.EqualFold(ce, "identity") {
 		s.encoded = true
 	}
 	if ct, _ := h.GetHeader(abi.MapResponseHeaders, "content-type"); hasPrefixFold(ct, "text/event-stream") {
@@ -587,25 +588,7 @@ func (s *Stream) OnDelete() {
 	s.root.recycle(s)
 }
 
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		if lower(a[i]) != lower(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
+// hasPrefixFold is a case-insensitive strings.HasPrefix.
 func hasPrefixFold(s, prefix string) bool {
-	return len(s) >= len(prefix) && equalFold(s[:len(prefix)], prefix)
-}
-
-func lower(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
