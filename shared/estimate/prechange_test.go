@@ -73,10 +73,6 @@ var preByteClass = func() (t [256]uint8) {
 // the most tokens any byte-level BPE can produce, so it cannot overflow.
 func preText(s []byte) int64 { return preScan(s) }
 
-// TextString is Text for a string, so callers holding strings do not copy
-// them.
-func preTextString(s string) int64 { return preScan(s) }
-
 func preScan[T string | []byte](s T) int64 {
 	var u int64
 	n := len(s)
