@@ -39,6 +39,10 @@ func newLedger(t testing.TB, g *gateway.Gateway) *ledger {
 // level is the key's level before the probe; the probe then spends
 // mockllm.InputTokens(probeBody) of it.
 func (l *ledger) level(key string) int64 {
+	// A client can read the last byte before the proxy hands the filter the
+	// end of the stream (Envoy gives no ordering either): wait until every
+	// earlier stream is done, and so settled, before reading the level.
+	require.Eventually(l.t, func() bool { return l.g.Host().OpenStreams() == 0 }, 5*time.Second, time.Millisecond)
 	r := post(l.t, l.g, "/v1/chat/completions", key, probeBody, "x-mock-output-tokens", "0")
 	require.Equal(l.t, 200, r.status, string(r.body))
 	return atoi(l.t, r.header.Get("x-ratelimit-tokens-remaining")) + l.reserve

@@ -25,6 +25,9 @@ var (
 // Host runs one proxy-wasm plugin the way Envoy does: a canary VM per plugin config, one VM per
 // worker, each entry into a VM serialized by that worker's mutex.
 type Host struct {
+	// open counts streams created and not yet Done.
+	open atomic.Int64
+
 	opts     Options
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule

@@ -16,7 +16,9 @@ func TestLifecycleRunsCanaryThenOneRootPerWorkerAndStreamCallbacksInEnvoyOrder(t
 		require.Equal(t, []string{"create 1 0", "vm_start 1", "configure 1 cfg1"}, callbackLog(h, w))
 	}
 
+	require.Zero(t, h.OpenStreams())
 	s := h.NewStream(StreamInfo{Worker: 1, SourceAddress: "10.0.0.1:5555"})
+	require.Equal(t, 1, h.OpenStreams())
 	r := s.RequestHeaders(reqHeaders("none"), false)
 	require.Equal(t, Continue, r.Action)
 	require.NotNil(t, r.Headers)
@@ -31,6 +33,7 @@ func TestLifecycleRunsCanaryThenOneRootPerWorkerAndStreamCallbacksInEnvoyOrder(t
 	require.Equal(t, "out", string(r.Body))
 	s.Done()
 	s.Done() // once only
+	require.Zero(t, h.OpenStreams(), "a stream counts as open until Done, once")
 	require.Equal(t, []string{"create 1 0", "vm_start 1", "configure 1 cfg1",
 		"create 2 1", "request_headers 2", "request_body 2 3 1", "response_headers 2 200", "response_body 2 3 1",
 		"log 2", "done 2", "delete 2"}, callbackLog(h, 1))

@@ -59,6 +59,7 @@ type Stream struct {
 func (h *Host) NewStream(info StreamInfo) *Stream {
 	w := h.pickWorker(info.Worker)
 	s := &Stream{h: h, w: w, info: info, wake: make(chan struct{}, 1), start: h.now()}
+	h.open.Add(1)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.vm == nil || w.vm.failed {
@@ -441,6 +442,7 @@ func (s *Stream) Done() {
 	if s.done {
 		return
 	}
+	defer s.h.open.Add(-1)
 	if s.ctx != nil && !s.v.failed {
 		s.inLog = true
 		s.v.call(s.ctx, s.v.fn.log, uint64(s.ctx.id))
@@ -460,6 +462,13 @@ func (s *Stream) Done() {
 	}
 	s.signal()
 }
+
+// OpenStreams is how many streams were created and are not yet Done. Once
+// it is zero every stream has run on_log, on_done and on_delete, so whatever
+// the filter settles or releases at a stream's end has happened: tests wait
+// for it instead of racing a proxy that finishes the stream after the client
+// read its last byte.
+func (h *Host) OpenStreams() int { return int(h.open.Load()) }
 
 // ContextID is the proxy-wasm context id of the stream (0 before RequestHeaders).
 func (s *Stream) ContextID() uint32 {
