@@ -113,6 +113,23 @@ type HoldEntry struct {
 	Amount    int64
 }
 
+// HoldEntries are the units an admitted plan's hold must give back or
+// settle: concurrency units and token reservations. Request-count units are
+// never returned. The remote store and sharedstore both derive a hold from
+// its plan with this, so the two sides always agree on what a hold owns.
+func (p Plan) HoldEntries() []HoldEntry {
+	var out []HoldEntry
+	for _, group := range [2][]Op{p.Requests, p.Tokens} {
+		for _, op := range group {
+			if op.Kind == KindRequests {
+				continue
+			}
+			out = append(out, HoldEntry{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount})
+		}
+	}
+	return out
+}
+
 // Hold is an admitted request's reservation. Every hold ends exactly once:
 // Settle (normal end with usage) or Release (everything else).
 type Hold struct {

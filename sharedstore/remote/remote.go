@@ -105,7 +105,7 @@ func New(c Caller, cfg Config, now func() int64) *Store {
 // a guess; and when that answer leaves open whether Redis took the hold,
 // the hold is released (see the package doc).
 func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
-	entries := holdEntries(plan)
+	entries := plan.HoldEntries()
 	id := ""
 	if len(entries) > 0 {
 		id = s.cfg.NewHoldID()
@@ -162,21 +162,6 @@ func outcome(entries []sharedstore.HoldEntry, status int, body []byte, err error
 	}
 	o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: r.Hold, Entries: entries}
 	return o, false
-}
-
-// holdEntries mirrors the server: concurrency units and token reservations
-// end with the hold; request-count units never come back.
-func holdEntries(p sharedstore.Plan) []sharedstore.HoldEntry {
-	var out []sharedstore.HoldEntry
-	for _, group := range [2][]sharedstore.Op{p.Requests, p.Tokens} {
-		for _, op := range group {
-			if op.Kind == sharedstore.KindRequests {
-				continue
-			}
-			out = append(out, sharedstore.HoldEntry{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount})
-		}
-	}
-	return out
 }
 
 func entryKeys(h sharedstore.Hold) []string {

@@ -111,7 +111,7 @@ func (s *Store) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outc
 func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, error) {
 	ops := make([]sharedstore.Op, 0, len(p.Requests)+len(p.Tokens))
 	ops = append(append(ops, p.Requests...), p.Tokens...)
-	entries := holdEntries(p)
+	entries := p.HoldEntries()
 	id := ""
 	if len(entries) > 0 {
 		id = holdID
@@ -190,21 +190,6 @@ func (s *Store) endHold(ctx context.Context, id string, opKeys []string, mode st
 
 func (s *Store) endArgs(mode string, actual int64) []any {
 	return []any{mode, actual, s.margin, s.holdTTL, s.tombTTL}
-}
-
-// holdEntries are the units a hold must give back or settle: concurrency
-// units and token reservations. Request-count units are never returned.
-func holdEntries(p sharedstore.Plan) []sharedstore.HoldEntry {
-	var out []sharedstore.HoldEntry
-	for _, group := range [2][]sharedstore.Op{p.Requests, p.Tokens} {
-		for _, op := range group {
-			if op.Kind == sharedstore.KindRequests {
-				continue
-			}
-			out = append(out, sharedstore.HoldEntry{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount})
-		}
-	}
-	return out
 }
 
 // recordJSON is the hold record end.lua reads. Numbers travel as strings so
