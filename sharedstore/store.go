@@ -63,7 +63,26 @@ type Op struct {
 type Plan struct {
 	Requests []Op
 	Tokens   []Op
+	// Overage is how the hold this plan makes settles an overage its
+	// buckets cannot cover; the hold records it, so a reload never changes
+	// how an older hold settles.
+	Overage Overage
 }
+
+// Overage says what a settlement does with usage beyond the reservation
+// that a bucket's level cannot cover.
+type Overage uint8
+
+const (
+	// OverageDebt charges the whole overage: the level may go below zero,
+	// refill repays the debt, and while the level is at or below zero the
+	// bucket admits nothing (a zero-token hold included). The default: a
+	// request must never be cheaper than what it consumed.
+	OverageDebt Overage = iota
+	// OverageSkip consumes nothing from a bucket that cannot cover the
+	// whole overage (the seed's rule, kept behind an option).
+	OverageSkip
+)
 
 // Level is what a caller may learn about its own bucket after admission.
 type Level struct {
@@ -89,6 +108,9 @@ type Refusal struct {
 	// refill this request's own shortfall (its whole cost when the request
 	// is larger than the bucket). At least 1.
 	RetryAfterSec int64
+	// ExceedsCapacity is true when the request is larger than the refusing
+	// bucket's capacity: waiting cannot make it fit.
+	ExceedsCapacity bool
 	// Private is true when the refusing bucket is the caller's own; only then
 	// is Level meaningful and may be shown.
 	Private bool
@@ -136,6 +158,7 @@ type Hold struct {
 	Backend Backend
 	ID      string // the remote store's hold id; empty for local holds
 	Entries []HoldEntry
+	Overage Overage // the admitted plan's overage rule
 }
 
 // Reserved is the token amount the hold took per bucket (the same on every

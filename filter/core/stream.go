@@ -531,7 +531,7 @@ func (s *Stream) finish() {
 }
 
 // cut ends a stream that stopped before its normal end. It never settles,
-// unless the operator chose to charge what was seen (settle_cut_streams).
+// unless the operator chose to charge what was seen (on_cut_stream).
 func (s *Stream) cut() {
 	if s.sse != nil && s.sse.LostEvents() {
 		// An event too large to read was dropped: it may have been the one
@@ -539,7 +539,7 @@ func (s *Stream) cut() {
 		s.settle(s.hold.Reserved())
 		return
 	}
-	if s.rt.SettleCutStreams && s.streamed && s.sse != nil {
+	if !s.rt.ReleaseCutStreams && s.streamed && s.sse != nil {
 		s.settle(s.req.Input + s.sse.DeltaTokens())
 		return
 	}

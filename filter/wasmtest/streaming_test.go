@@ -16,12 +16,18 @@ const streamConfig = `{
     "limits": { "per_api_key": { "tokens_per_minute": 100000 } },
     "budget_division": { "replicas": 1 }
   },
-  "token_budget": { "inject_stream_usage": %INJECT%, "settle_cut_streams": %CUT% }
+  "token_budget": { "inject_stream_usage": %INJECT%, "on_cut_stream": "%CUT%" }
 }`
 
-func streamCfg(inject, cut bool) string {
+// streamCfg is the streaming config; chargeCut selects on_cut_stream
+// "charge_seen" (true) or the seed's "release" (false).
+func streamCfg(inject, chargeCut bool) string {
 	s := strings.Replace(streamConfig, "%INJECT%", strconv.FormatBool(inject), 1)
-	return strings.Replace(s, "%CUT%", strconv.FormatBool(cut), 1)
+	policy := "release"
+	if chargeCut {
+		policy = "charge_seen"
+	}
+	return strings.Replace(s, "%CUT%", policy, 1)
 }
 
 func streamBody(maxTokens int, includeUsage bool) string {
@@ -137,7 +143,7 @@ func TestACutStreamReleasesItsHoldInFull(t *testing.T) {
 	require.Equal(t, int64(100000), x.level(t, "sk-a", probe))
 }
 
-func TestSettleCutStreamsChargesTheEstimatePlusDeltasSeen(t *testing.T) {
+func TestChargeSeenChargesACutStreamTheEstimatePlusDeltasSeen(t *testing.T) {
 	cfg := streamCfg(true, true)
 	probe := probeReserve(t, cfg)
 	x := newHarness(t, cfg)

@@ -11,7 +11,10 @@ const (
 	DefaultCacheHitHeader    = "x-cache"
 	DefaultCacheHitValue     = "HIT"
 	defaultInjectStreamUsage = true
-	defaultSettleCutStreams  = false
+	defaultOnCutStream       = CutStreamChargeSeen
+	defaultOnOverage         = OverageDebt
+	defaultMissingAPIKey     = MissingKeySkip
+	defaultUnknownAPIKeys    = UnknownKeyOwnBudget
 	defaultFallbackToMemory  = true
 	defaultOnMaxTokens       = "refuse"
 	defaultStorage           = StorageMemory
@@ -61,8 +64,17 @@ func (c *Config) applyDefaults() {
 	if tb.InjectStreamUsage == nil {
 		tb.InjectStreamUsage = newBool(defaultInjectStreamUsage)
 	}
-	if tb.SettleCutStreams == nil {
-		tb.SettleCutStreams = newBool(defaultSettleCutStreams)
+	if tb.OnCutStream == "" {
+		tb.OnCutStream = defaultOnCutStream
+	}
+	if tb.OnUncoveredOverage == "" {
+		tb.OnUncoveredOverage = defaultOnOverage
+	}
+	if c.Identity.MissingAPIKey == "" {
+		c.Identity.MissingAPIKey = defaultMissingAPIKey
+	}
+	if c.Identity.UnknownAPIKeys == "" {
+		c.Identity.UnknownAPIKeys = defaultUnknownAPIKeys
 	}
 	if tb.CacheHitHeader == "" {
 		tb.CacheHitHeader = DefaultCacheHitHeader
@@ -75,3 +87,18 @@ func (c *Config) applyDefaults() {
 func newInt(v int64) *Int      { n := Int(v); return &n }
 func newBool(v bool) *bool     { return &v }
 func formatInt(v int64) string { return strconv.FormatInt(v, 10) }
+
+// Values of the policy fields (token_budget.on_cut_stream,
+// token_budget.on_uncovered_overage, identity.missing_api_key,
+// identity.unknown_api_keys). The defaults close the loopholes; the other
+// value of each is the seed's rule, kept for operators who want it.
+const (
+	CutStreamChargeSeen = "charge_seen"
+	CutStreamRelease    = "release"
+	OverageDebt         = "debt"
+	OverageSkip         = "skip"
+	MissingKeySkip      = "skip"
+	MissingKeyRefuse    = "refuse"
+	UnknownKeyOwnBudget = "own_budget"
+	UnknownKeyRefuse    = "refuse"
+)

@@ -67,7 +67,10 @@ func TestEmptyConfigLoadsWithDefaultsAndNoLimits(t *testing.T) {
 		require.Equal(t, int64(1<<20), rt.MaxBodyBytes)
 		require.Equal(t, int64(4096), rt.DefaultOutputTokens)
 		require.True(t, rt.InjectStreamUsage)
-		require.False(t, rt.SettleCutStreams)
+		require.False(t, rt.ReleaseCutStreams)
+		require.False(t, rt.SkipUncoveredOverage)
+		require.False(t, rt.RefuseMissingKeys)
+		require.False(t, rt.RefuseUnknownKeys)
 		require.Equal(t, "x-cache", rt.CacheHitHeader)
 		require.Equal(t, "HIT", rt.CacheHitValue)
 		require.Equal(t, int64(DefaultRedisTimeoutMS), rt.Redis.TimeoutMS)
@@ -91,7 +94,7 @@ func TestExplicitSettingsOverrideDefaultsAndHeadersAreLowerCased(t *testing.T) {
 	rt, _ := mustLoad(t, `{
 		"rate_limiting":{"storage":"redis","max_buckets":"500","redis":{"cluster":"store","token":"t","timeout_ms":20,"fallback_to_memory":false}},
 		"identity":{"api_key_headers":["X-Key"],"trusted_user_header":"X-User","trusted_team_header":"X-Team","model_header":"X-Model"},
-		"token_budget":{"max_body_bytes":2048,"default_output_tokens":100,"inject_stream_usage":false,"settle_cut_streams":true,"cache_hit_header":"X-Cache-Status","cache_hit_value":"hit"}}`)
+		"token_budget":{"max_body_bytes":2048,"default_output_tokens":100,"inject_stream_usage":false,"on_cut_stream":"release","on_uncovered_overage":"skip","cache_hit_header":"X-Cache-Status","cache_hit_value":"hit"}}`)
 	require.Equal(t, StorageRedis, rt.Storage)
 	require.Equal(t, 500, rt.MaxBuckets)
 	require.Equal(t, RedisSettings{Cluster: "store", Authority: "store", Token: "t", TimeoutMS: 20, FallbackToMemory: false}, rt.Redis)
@@ -102,7 +105,8 @@ func TestExplicitSettingsOverrideDefaultsAndHeadersAreLowerCased(t *testing.T) {
 	require.Equal(t, int64(2048), rt.MaxBodyBytes)
 	require.Equal(t, int64(100), rt.DefaultOutputTokens)
 	require.False(t, rt.InjectStreamUsage)
-	require.True(t, rt.SettleCutStreams)
+	require.True(t, rt.ReleaseCutStreams)
+	require.True(t, rt.SkipUncoveredOverage)
 	require.Equal(t, "x-cache-status", rt.CacheHitHeader)
 	require.Equal(t, "hit", rt.CacheHitValue)
 }

@@ -97,10 +97,19 @@ type Runtime struct {
 	// TrustedUserMetadata and TrustedTeamMetadata are property paths, nil = none.
 	TrustedUserMetadata, TrustedTeamMetadata []string
 
-	MaxBodyBytes                        int64
-	DefaultOutputTokens                 int64
-	InjectStreamUsage, SettleCutStreams bool
-	CacheHitHeader, CacheHitValue       string
+	MaxBodyBytes        int64
+	DefaultOutputTokens int64
+	InjectStreamUsage   bool
+	// ReleaseCutStreams is on_cut_stream "release": a cut stream pays
+	// nothing. Otherwise it pays what it delivered.
+	ReleaseCutStreams bool
+	// SkipUncoveredOverage is on_uncovered_overage "skip": an overage a
+	// bucket cannot cover consumes nothing there. Otherwise it is a debt.
+	SkipUncoveredOverage bool
+	// RefuseMissingKeys and RefuseUnknownKeys answer 401 to a request
+	// without a key and to a key api_keys does not list.
+	RefuseMissingKeys, RefuseUnknownKeys bool
+	CacheHitHeader, CacheHitValue        string
 
 	keys        map[string]KeyInfo
 	keyRules    map[string]Rules // keys whose rules differ from APIKeyDefault

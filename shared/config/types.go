@@ -118,6 +118,12 @@ type Identity struct {
 	// trusted header.
 	TrustedUserMetadata []string `json:"trusted_user_metadata,omitempty" desc:"Envoy property path (metadata set by an auth filter in front) naming the user"`
 	TrustedTeamMetadata []string `json:"trusted_team_metadata,omitempty" desc:"Envoy property path (metadata set by an auth filter in front) naming the team"`
+	// MissingAPIKey is what a request without a key gets: "skip" (default)
+	// the per-key dimension, "refuse" a 401.
+	MissingAPIKey string `json:"missing_api_key,omitempty" desc:"skip (default): a request without a key skips the per-key budget; refuse: 401" enum:"skip,refuse"`
+	// UnknownAPIKeys is what a key not in api_keys gets: "own_budget"
+	// (default) a fresh per-key bucket, "refuse" a 401.
+	UnknownAPIKeys string `json:"unknown_api_keys,omitempty" desc:"own_budget (default): a key not in api_keys gets its own per-key budget; refuse: only listed keys pass (401)" enum:"own_budget,refuse"`
 }
 
 // ModelLimits are per-request limits of one client-facing model.
@@ -130,10 +136,17 @@ type ModelLimits struct {
 
 // TokenBudgetSettings tune estimation and reconciliation.
 type TokenBudgetSettings struct {
-	MaxBodyBytes        *Int   `json:"max_body_bytes,omitempty" desc:"largest request body estimated (default 1048576, > 0)"`
-	DefaultOutputTokens *Int   `json:"default_output_tokens,omitempty" desc:"output ceiling reserved when a request states none (default 4096, > 0)"`
-	InjectStreamUsage   *bool  `json:"inject_stream_usage,omitempty" desc:"ask streaming OpenAI requests for a usage chunk (default true)"`
-	SettleCutStreams    *bool  `json:"settle_cut_streams,omitempty" desc:"settle a cut stream on what it reported instead of releasing (default false)"`
-	CacheHitHeader      string `json:"cache_hit_header,omitempty" desc:"response header marking a cache hit (default x-cache)"`
-	CacheHitValue       string `json:"cache_hit_value,omitempty" desc:"value of cache_hit_header meaning a hit (default HIT)"`
+	MaxBodyBytes        *Int  `json:"max_body_bytes,omitempty" desc:"largest request body estimated (default 1048576, > 0)"`
+	DefaultOutputTokens *Int  `json:"default_output_tokens,omitempty" desc:"output ceiling reserved when a request states none (default 4096, > 0)"`
+	InjectStreamUsage   *bool `json:"inject_stream_usage,omitempty" desc:"ask streaming OpenAI requests for a usage chunk (default true)"`
+	// OnCutStream is what a stream that stopped before its normal end is
+	// charged: "charge_seen" (default) the usage it reported, else its input
+	// estimate plus the output deltas it delivered; "release" nothing.
+	OnCutStream string `json:"on_cut_stream,omitempty" desc:"charge_seen (default): a cut stream pays what it delivered; release: it pays nothing" enum:"charge_seen,release"`
+	// OnUncoveredOverage is what an overage the bucket cannot cover does:
+	// "debt" (default) charges all of it, the level going below zero until
+	// refill repays it; "skip" consumes nothing from that bucket.
+	OnUncoveredOverage string `json:"on_uncovered_overage,omitempty" desc:"debt (default): an overage is charged whole, the bucket may go below zero; skip: an overage the bucket cannot cover consumes nothing" enum:"debt,skip"`
+	CacheHitHeader     string `json:"cache_hit_header,omitempty" desc:"response header marking a cache hit (default x-cache)"`
+	CacheHitValue      string `json:"cache_hit_value,omitempty" desc:"value of cache_hit_header meaning a hit (default HIT)"`
 }

@@ -56,6 +56,11 @@ func (c *Config) Validate() error {
 		v.add("rate_limiting.redis.timeout_ms", "must be greater than 0")
 	}
 
+	v.oneOf("token_budget.on_cut_stream", c.TokenBudget.OnCutStream, CutStreamChargeSeen, CutStreamRelease)
+	v.oneOf("token_budget.on_uncovered_overage", c.TokenBudget.OnUncoveredOverage, OverageDebt, OverageSkip)
+	v.oneOf("identity.missing_api_key", c.Identity.MissingAPIKey, MissingKeySkip, MissingKeyRefuse)
+	v.oneOf("identity.unknown_api_keys", c.Identity.UnknownAPIKeys, UnknownKeyOwnBudget, UnknownKeyRefuse)
+
 	c.validateKeys(&v)
 
 	if d := c.DeploymentTokenBudget; d != nil {
@@ -150,6 +155,26 @@ type validator struct {
 }
 
 func (v *validator) add(path, msg string) { v.problems = append(v.problems, problemAt(path, msg)) }
+
+// oneOf checks an enumerated string; empty is the default and passes.
+func (v *validator) oneOf(path, value string, allowed ...string) {
+	if value == "" {
+		return
+	}
+	for _, a := range allowed {
+		if value == a {
+			return
+		}
+	}
+	msg := "must be "
+	for i, a := range allowed {
+		if i > 0 {
+			msg += " or "
+		}
+		msg += "\"" + a + "\""
+	}
+	v.add(path, msg+", not \""+value+"\"")
+}
 
 func (v *validator) nonNegative(path string, p *Int) {
 	if p != nil && *p < 0 {

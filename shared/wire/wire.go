@@ -46,7 +46,13 @@ type AdmitRequest struct {
 	HoldID   string `json:"hold_id,omitempty"`
 	Requests []Op   `json:"requests,omitempty"`
 	Tokens   []Op   `json:"tokens,omitempty"`
+	// Overage is the plan's overage rule, recorded on the hold: "skip", or
+	// absent for "debt" (the default).
+	Overage string `json:"overage,omitempty"`
 }
+
+// Overage values on the wire.
+const OverageSkip = "skip"
 
 // Level is what a caller may learn about its own bucket.
 type Level struct {
@@ -71,8 +77,10 @@ type Refusal struct {
 	Dimension  string           `json:"dimension"`
 	Budget     string           `json:"budget"`
 	RetryAfter int64            `json:"retry_after"`
-	Private    bool             `json:"private,omitempty"`
-	Level      *Level           `json:"level,omitempty"`
+	// ExceedsCapacity: the request is larger than the bucket.
+	ExceedsCapacity bool   `json:"exceeds_capacity,omitempty"`
+	Private         bool   `json:"private,omitempty"`
+	Level           *Level `json:"level,omitempty"`
 }
 
 // AdmitResponse answers POST /v1/admit. Hold is the hold id (the request's
