@@ -58,6 +58,7 @@ type Stream struct {
 	streamed bool
 	injected bool // the filter added include_usage; the client did not ask
 	dropper  *sse.Dropper
+	answered bool // response headers arrived
 	failed   bool // upstream answered an error status
 	encoded  bool // the answer is compressed: its usage cannot be read
 	cacheHit bool
@@ -89,6 +90,12 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 		s.root.metrics.request("exempt")
 		return abi.ActionContinue
 	}
+	if msg, refuse := s.keyRefused(); refuse {
+		s.root.metrics.request("unauthorized")
+		status, body, headers := refusal.Unauthorized(msg)
+		s.reply(status, body, headers)
+		return abi.ActionPause
+	}
 	// The usage block must be readable: ask the backend for an uncompressed
 	// answer (a compressor filter before this one re-compresses for the
 	// client, as in Envoy's usual chain).
@@ -109,28 +116,23 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 // identify resolves who the request is for. User and team come from the
 // API-key table, or from headers only the operator declared trusted (set by
 // an auth filter in front): a client cannot name another tenant's bucket.
+// Every header entry is read in one host call: the key headers must be seen
+// whole (a repeated key header is refused, see identity.Lookup), and the
+// other identity headers are found in the same pairs.
 func (s *Stream) identify() {
-	h := s.host()
-	get := func(name string) (string, bool) {
-		v, st := h.GetHeader(abi.MapRequestHeaders, name)
-		return v, st == abi.StatusOK && v != ""
-	}
-	raw, ok, conflict := identity.Lookup(get, s.rt.APIKeyHeaders)
+	pairs, _ := s.host().GetHeaders(abi.MapRequestHeaders)
+	raw, ok, conflict := identity.Lookup(pairs, s.rt.APIKeyHeaders)
 	s.keyConflict = conflict
 	if ok {
 		s.who.APIKeyHash = identity.HashKey(raw)
 		s.who.Key = s.rt.Key(s.who.APIKeyHash)
 	}
 	s.who.User, s.who.Team = s.who.Key.User, s.who.Key.Team
-	if n := s.rt.TrustedUserHeader; n != "" {
-		if v, ok := get(n); ok {
-			s.who.User = v
-		}
+	if v, ok := firstValue(pairs, s.rt.TrustedUserHeader); ok {
+		s.who.User = v
 	}
-	if n := s.rt.TrustedTeamHeader; n != "" {
-		if v, ok := get(n); ok {
-			s.who.Team = v
-		}
+	if v, ok := firstValue(pairs, s.rt.TrustedTeamHeader); ok {
+		s.who.Team = v
 	}
 	if v, ok := s.trustedProperty(s.rt.TrustedUserMetadata); ok {
 		s.who.User = v
@@ -139,11 +141,38 @@ func (s *Stream) identify() {
 		s.who.Team = v
 	}
 	s.addr, s.who.Client = s.clientAddr()
-	if n := s.rt.ModelHeader; n != "" {
-		if v, ok := get(n); ok {
-			s.who.Model = v
+	if v, ok := firstValue(pairs, s.rt.ModelHeader); ok {
+		s.who.Model = v
+	}
+}
+
+// firstValue is the first non-empty value of header name ("" = none
+// configured) among pairs, as Envoy's own header lookup answers.
+func firstValue(pairs [][2]string, name string) (string, bool) {
+	if name == "" {
+		return "", false
+	}
+	for i := range pairs {
+		if pairs[i][0] == name {
+			return pairs[i][1], pairs[i][1] != ""
 		}
 	}
+	return "", false
+}
+
+// keyRefused applies identity.missing_api_key and identity.unknown_api_keys
+// "refuse": without them a request with no key skips the per-key budget and
+// every unknown key gets a fresh one, so an operator who sells per-key
+// budgets can require keys. Whitelisted clients and bypass keys were let
+// through before this check.
+func (s *Stream) keyRefused() (msg string, refuse bool) {
+	switch {
+	case s.who.APIKeyHash == "" && s.rt.RefuseMissingKeys:
+		return "This gateway requires an API key (Authorization: Bearer <key> or x-api-key).", true
+	case s.who.APIKeyHash != "" && !s.who.Key.Known && s.rt.RefuseUnknownKeys:
+		return "The API key is not known to this gateway.", true
+	}
+	return "", false
 }
 
 // maxIdentityLen bounds an identity read from metadata; a longer value is
@@ -390,6 +419,7 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 	if !s.held {
 		return abi.ActionContinue
 	}
+	s.answered = true
 	status, _ := h.GetHeader(abi.MapResponseHeaders, ":status")
 	if code, err := strconv.Atoi(status); err != nil || code < 200 || code > 299 {
 		s.failed = true
@@ -530,8 +560,11 @@ func (s *Stream) finish() {
 	}
 }
 
-// cut ends a stream that stopped before its normal end. It never settles,
-// unless the operator chose to charge what was seen (on_cut_stream).
+// cut ends a hold whose answer stopped before its normal end: the client
+// or the upstream reset, or the stream ended without its final event. By
+// default (on_cut_stream "charge_seen") it is charged what it delivered, so
+// reading an answer and resetting before its last event buys nothing; the
+// seed's rule ("release") gives everything back.
 func (s *Stream) cut() {
 	if s.sse != nil && s.sse.LostEvents() {
 		// An event too large to read was dropped: it may have been the one
@@ -539,11 +572,40 @@ func (s *Stream) cut() {
 		s.settle(s.hold.Reserved())
 		return
 	}
-	if !s.rt.ReleaseCutStreams && s.streamed && s.sse != nil {
-		s.settle(s.req.Input + s.sse.DeltaTokens())
+	if s.rt.ReleaseCutStreams || s.failed || s.cacheHit {
+		s.release() // an error answer or a cache hit costs nothing, cut or not
 		return
 	}
-	s.release()
+	s.settle(s.delivered())
+}
+
+// delivered is what a cut answer consumed, as far as the filter saw it:
+//   - a stream: the input the backend reported (else the estimate) plus the
+//     larger of the output it reported and the deltas counted, since a usage
+//     block seen mid-stream (Anthropic's message_start) may predate most of
+//     the output;
+//   - a non-streamed answer that had begun: its usage if the body was whole,
+//     else its hold (the backend generates before it sends, and the usage
+//     cannot be read);
+//   - no answer yet: the input estimate, which the backend has read.
+func (s *Stream) delivered() int64 {
+	switch {
+	case s.encoded:
+		return s.hold.Reserved() // unreadable, as at a normal end
+	case s.streamed:
+		input, output := s.req.Input, s.sse.DeltaTokens()
+		if u, ok := s.sse.Usage(); ok {
+			input, output = u.Total()-u.Output, max(u.Output, output)
+		}
+		return input + output
+	case s.answered:
+		if u, ok := usage.FromJSON(s.api, s.body); ok && !s.tooLarge {
+			return u.Total()
+		}
+		return s.hold.Reserved()
+	default:
+		return s.req.Input
+	}
 }
 
 func (s *Stream) settle(actual int64) {

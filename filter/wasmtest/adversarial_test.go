@@ -14,6 +14,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/envoy/host"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 )
@@ -480,7 +481,8 @@ func TestAfterTheAttacksEveryLevelIsExplainedAndNoSharedLevelLeaks(t *testing.T)
 		{body: chatBody("hi", 900000)}, // refused
 		{body: chatBody("hi", 100), respHeaders: host.Headers{{"content-encoding", "identity"}}, chunks: []string{chatResponse(1, 1)}}, // 2
 	}
-	settled = 10 + 25 + 2
+	// The cut stream is charged what it delivered: its input and one delta.
+	settled = 10 + 25 + 2 + inputOf(t, attacks[3].body) + estimate.Text([]byte("a"))
 	for _, c := range attacks {
 		c.key = "sk-a"
 		r := x.do(c)

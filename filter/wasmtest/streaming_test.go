@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
 )
 
 const streamConfig = `{
@@ -66,6 +68,15 @@ func probeReserve(t testing.TB, cfg string) int64 {
 	t.Helper()
 	x := newHarness(t, cfg)
 	return reservedBy(t, x.do(call{key: "sk-probe", body: chatBody("hello", 10), chunks: []string{chatResponse(0, 0)}}))
+}
+
+// inputOf is the input estimate the filter makes of body (the same code,
+// compiled natively), which is what a cut answer with no output is charged.
+func inputOf(t testing.TB, body string) int64 {
+	t.Helper()
+	req, err := estimate.Parse([]byte(body), config.DefaultOutputTokens)
+	require.NoError(t, err)
+	return req.Input
 }
 
 // splitAt cuts b into two chunks at i (the first may be empty).
@@ -228,9 +239,13 @@ func TestNoHoldLeaksAndNoneIsCountedTwice(t *testing.T) {
 			}
 		case 2: // failed upstream
 			x.do(call{key: key, body: chatBody("hello", maxTok), status: 503, chunks: []string{"{}"}})
-		case 3: // cut stream
-			x.do(call{key: key, body: streamBody(maxTok, true), contentType: "text/event-stream",
+		case 3: // cut stream: charged what it delivered
+			body := streamBody(maxTok, true)
+			r = x.do(call{key: key, body: body, contentType: "text/event-stream",
 				chunks: []string{openAIChunk("a")}, cut: true})
+			if r.status == 200 {
+				settled[key] += inputOf(t, body) + estimate.Text([]byte("a"))
+			}
 		case 4: // a request too large for any budget: refused
 			r = x.do(call{key: key, body: chatBody("hello", 40000)})
 			require.Equal(t, 429, r.status)

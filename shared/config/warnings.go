@@ -51,6 +51,10 @@ func (c *Config) Warnings() []string {
 	if shareDay && !daySet {
 		w = append(w, "deployment_token_budget.share_tokens_per_day: no token dimension sets tokens_per_day, so the share has no effect")
 	}
+	if c.onlyKeyTokenBudget() && c.Identity.MissingAPIKey != MissingKeyRefuse {
+		w = append(w, "identity.missing_api_key: per_api_key is the only token budget and a request without a key skips"+
+			" it, so such requests are unlimited; set identity.missing_api_key to \"refuse\" or add a global budget")
+	}
 	if rl.Redis != nil && rl.Storage != StorageRedis {
 		w = append(w, "rate_limiting.redis: ignored while storage is \""+rl.Storage+"\"")
 	}
@@ -105,6 +109,39 @@ func (c *Config) dimensionBudgets() (minute, day bool) {
 		}
 	}
 	return minute, day
+}
+
+// onlyKeyTokenBudget reports whether the per-key dimension (its defaults,
+// tiers or keys' own minute budgets) is the only one with a token budget.
+func (c *Config) onlyKeyTokenBudget() bool {
+	tokens := func(s *RateLimitSettings) bool {
+		return s != nil && (intVal(s.TokensPerMinute) > 0 || intVal(s.TokensPerDay) > 0)
+	}
+	l := &c.RateLimiting.Limits
+	for _, s := range []*RateLimitSettings{l.Global, l.PerClient, l.PerUser, l.PerTeam} {
+		if tokens(s) {
+			return false
+		}
+	}
+	for _, s := range l.PerModel {
+		if tokens(&s) {
+			return false
+		}
+	}
+	if tokens(l.PerAPIKey) {
+		return true
+	}
+	for _, t := range c.RateLimiting.TierOverrides {
+		if tokens(t.PerAPIKey) {
+			return true
+		}
+	}
+	for _, k := range c.APIKeys {
+		if intVal(k.RateLimitTokensPerMinute) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // configured reports whether a dimension sets any nonzero limit.

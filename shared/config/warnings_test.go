@@ -79,3 +79,17 @@ func TestSmallerWarningsPointAtLikelyMistakes(t *testing.T) {
 	requireWarning(t, warningsOf(t, `{"rate_limiting":{"limits":{"per_team":{"requests_per_second":1}}}}`), "rate_limiting.limits.per_team", "trusted_team_header")
 	require.Empty(t, warningsOf(t, `{"rate_limiting":{"limits":{"per_team":{"requests_per_second":1}}},"api_keys":[{"key":"k","team":"t"}]}`))
 }
+
+func TestAKeyOnlyBudgetWarnsThatKeylessRequestsAreUnlimited(t *testing.T) {
+	keyOnly := `"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":100}},"budget_division":{"replicas":1}}`
+	requireWarning(t, warningsOf(t, `{`+keyOnly+`}`), "identity.missing_api_key", "unlimited")
+	for _, cfg := range []string{
+		`{` + keyOnly + `,"identity":{"missing_api_key":"refuse"}}`,
+		`{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":100},"global":{"tokens_per_day":5}},"budget_division":{"replicas":1}}}`,
+		`{"rate_limiting":{"limits":{"per_client":{"tokens_per_minute":100}},"budget_division":{"replicas":1}}}`,
+	} {
+		for _, w := range warningsOf(t, cfg) {
+			require.NotContains(t, w, "identity.missing_api_key", cfg)
+		}
+	}
+}

@@ -52,56 +52,67 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-// APIKey returns the raw key from the first of headers that carries one.
-// "authorization" yields the credentials of a "Bearer <key>" value (scheme
-// case-insensitive, surrounding space trimmed) and is skipped for other
-// schemes; any other header yields its trimmed value. get is the host's
-// header lookup (names are lower-case, as Envoy presents them).
-func APIKey(get func(name string) (string, bool), headers []string) (raw string, ok bool) {
-	raw, ok, _ = Lookup(get, headers)
-	return raw, ok
-}
-
-// KeysConflict reports a request whose configured key headers carry two
-// different keys. Which one the backend authenticates with depends on the
-// backend (OpenAI-style reads Authorization, Anthropic-style x-api-key), so
-// a caller could be metered under a throwaway key while served under its
-// real one; such a request is refused rather than guessed.
-func KeysConflict(get func(name string) (string, bool), headers []string) bool {
-	_, _, conflict := Lookup(get, headers)
-	return conflict
-}
-
-// Lookup is APIKey and KeysConflict in one pass, asking get for each
-// header once: the first key found, and whether another configured header
-// carries a different one.
-func Lookup(get func(name string) (string, bool), headers []string) (raw string, ok, conflict bool) {
-	if get == nil {
-		return "", false, false
-	}
+// Lookup finds the caller's API key among the request's header pairs (every
+// entry, in order, names lower-case as Envoy presents them) and reports a
+// conflict when the configured key headers carry more than one key value:
+//
+//   - a configured header present more than once (Envoy keeps repeated
+//     non-inline headers such as x-api-key as separate entries, while its
+//     header lookup returns only the first);
+//   - a value holding a comma (Envoy joins a repeated inline header such as
+//     authorization into one comma-separated value): "Bearer a,Bearer a",
+//     "Bearer a, junk" and "Bearer a,b" all carry more than one value;
+//   - two configured headers with different keys (OpenAI-style backends read
+//     Authorization, Anthropic-style x-api-key).
+//
+// Which copy a backend authenticates with is the backend's choice, so a
+// caller could be metered under one value while served under another; such
+// a request is refused rather than guessed. raw is the first key found in
+// header order: "authorization" yields the credentials of a "Bearer <key>"
+// value (scheme case-insensitive, surrounding space trimmed) and is skipped
+// for other schemes; any other header yields its trimmed value.
+func Lookup(pairs [][2]string, headers []string) (raw string, ok, conflict bool) {
 	for _, name := range headers {
-		v, found := keyIn(get, name)
+		v, entries := entry(pairs, name)
+		if entries == 0 {
+			continue
+		}
+		if entries > 1 || strings.IndexByte(v, ',') >= 0 {
+			return raw, ok, true
+		}
+		k, found := keyIn(name, v)
 		if !found {
 			continue
 		}
 		if !ok {
-			raw, ok = v, true
+			raw, ok = k, true
 			continue
 		}
-		if v != raw {
+		if k != raw {
 			return raw, true, true
 		}
 	}
 	return raw, ok, false
 }
 
+// entry returns the first value of header name among pairs and how many
+// entries it has.
+func entry(pairs [][2]string, name string) (first string, n int) {
+	for i := range pairs {
+		if !strings.EqualFold(pairs[i][0], name) {
+			continue
+		}
+		if n == 0 {
+			first = pairs[i][1]
+		}
+		n++
+	}
+	return first, n
+}
+
 // keyIn reads the key one header carries: Authorization only with the
 // Bearer scheme, any other header as its trimmed value.
-func keyIn(get func(name string) (string, bool), name string) (string, bool) {
-	v, found := get(name)
-	if !found {
-		return "", false
-	}
+func keyIn(name, v string) (string, bool) {
 	if strings.EqualFold(name, "authorization") {
 		v = strings.TrimSpace(v)
 		const scheme = "bearer"

@@ -47,65 +47,71 @@ func TestNormalizeHashesRawKeysAndAcceptsHashForm(t *testing.T) {
 	}
 }
 
-func headersOf(m map[string]string) func(string) (string, bool) {
-	return func(n string) (string, bool) { v, ok := m[n]; return v, ok }
-}
 
 func TestAPIKeyReadsBearerAndPlainHeadersInOrder(t *testing.T) {
 	order := []string{"authorization", "x-api-key"}
 	tests := []struct {
 		name    string
-		headers map[string]string
+		headers [][2]string
 		want    string
 		ok      bool
 	}{
-		{name: "bearer scheme", headers: map[string]string{"authorization": "Bearer sk-1"}, want: "sk-1", ok: true},
-		{name: "bearer scheme is case-insensitive and trimmed", headers: map[string]string{"authorization": "  bEaReR   sk-1  "}, want: "sk-1", ok: true},
-		{name: "authorization wins over x-api-key by order", headers: map[string]string{"authorization": "Bearer a", "x-api-key": "b"}, want: "a", ok: true},
-		{name: "basic scheme is skipped for the next header", headers: map[string]string{"authorization": "Basic dXNlcg==", "x-api-key": "b"}, want: "b", ok: true},
-		{name: "bearer without credentials is skipped", headers: map[string]string{"authorization": "Bearer   ", "x-api-key": "b"}, want: "b", ok: true},
-		{name: "bearer glued to key is not a bearer", headers: map[string]string{"authorization": "Bearersk-1"}, ok: false},
-		{name: "plain header trimmed", headers: map[string]string{"x-api-key": " k "}, want: "k", ok: true},
-		{name: "empty plain header is no key", headers: map[string]string{"x-api-key": "  "}, ok: false},
-		{name: "no headers", headers: map[string]string{}, ok: false},
+		{name: "bearer scheme", headers: [][2]string{{"authorization", "Bearer sk-1"}}, want: "sk-1", ok: true},
+		{name: "bearer scheme is case-insensitive and trimmed", headers: [][2]string{{"authorization", "  bEaReR   sk-1  "}}, want: "sk-1", ok: true},
+		{name: "authorization wins over x-api-key by order", headers: [][2]string{{"x-api-key", "a"}, {"authorization", "Bearer a"}}, want: "a", ok: true},
+		{name: "basic scheme is skipped for the next header", headers: [][2]string{{"authorization", "Basic dXNlcg=="}, {"x-api-key", "b"}}, want: "b", ok: true},
+		{name: "bearer without credentials is skipped", headers: [][2]string{{"authorization", "Bearer   "}, {"x-api-key", "b"}}, want: "b", ok: true},
+		{name: "bearer glued to key is not a bearer", headers: [][2]string{{"authorization", "Bearersk-1"}}, ok: false},
+		{name: "plain header trimmed", headers: [][2]string{{"x-api-key", " k "}}, want: "k", ok: true},
+		{name: "empty plain header is no key", headers: [][2]string{{"x-api-key", "  "}}, ok: false},
+		{name: "other headers are not keys", headers: [][2]string{{"x-other", "k"}, {":path", "/v1/chat/completions"}}, ok: false},
+		{name: "no headers", ok: false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := APIKey(headersOf(tc.headers), order)
+			got, ok, conflict := Lookup(tc.headers, order)
+			require.False(t, conflict)
 			require.Equal(t, tc.ok, ok)
 			require.Equal(t, tc.want, got)
 		})
 	}
 }
 
-func TestAPIKeyToleratesNilLookup(t *testing.T) {
-	_, ok := APIKey(nil, []string{"x-api-key"})
-	require.False(t, ok)
-}
-
 func FuzzAPIKeyNeverPanics(f *testing.F) {
-	f.Add("authorization", "Bearer x")
-	f.Add("x-api-key", "")
-	f.Fuzz(func(t *testing.T, name, value string) {
-		_, _ = APIKey(headersOf(map[string]string{name: value}), []string{"authorization", name})
-		_, _ = Normalize(value)
+	f.Add("authorization", "Bearer x", "x-api-key", "y")
+	f.Add("x-api-key", "", "x-api-key", "")
+	f.Fuzz(func(t *testing.T, n1, v1, n2, v2 string) {
+		_, _, _ = Lookup([][2]string{{n1, v1}, {n2, v2}}, []string{"authorization", n1})
+		_, _ = Normalize(v1)
 	})
 }
 
-func TestTwoDifferentKeysInTheConfiguredHeadersConflict(t *testing.T) {
+func TestMoreThanOneKeyValueInTheConfiguredHeadersConflicts(t *testing.T) {
 	headers := []string{"authorization", "x-api-key"}
 	for _, tc := range []struct {
-		h        map[string]string
+		name     string
+		h        [][2]string
 		conflict bool
 	}{
-		{map[string]string{"authorization": "Bearer a", "x-api-key": "a"}, false},
-		{map[string]string{"authorization": "Bearer junk", "x-api-key": "real"}, true},
-		{map[string]string{"authorization": "Basic abc", "x-api-key": "real"}, false},
-		{map[string]string{"x-api-key": "real"}, false},
-		{map[string]string{"authorization": "bearer  a ", "x-api-key": " a"}, false},
-		{map[string]string{}, false},
+		{"the same key in both headers", [][2]string{{"authorization", "Bearer a"}, {"x-api-key", "a"}}, false},
+		{"two different keys", [][2]string{{"authorization", "Bearer junk"}, {"x-api-key", "real"}}, true},
+		{"a non-bearer authorization is no key", [][2]string{{"authorization", "Basic abc"}, {"x-api-key", "real"}}, false},
+		{"one key", [][2]string{{"x-api-key", "real"}}, false},
+		{"spacing is not a difference", [][2]string{{"authorization", "bearer  a "}, {"x-api-key", " a"}}, false},
+		{"no key", nil, false},
+		{"authorization twice with the same key, joined by Envoy", [][2]string{{"authorization", "Bearer a,Bearer a"}}, true},
+		{"the key plus a second value", [][2]string{{"authorization", "Bearer a, junk"}}, true},
+		{"two keys joined by a comma", [][2]string{{"authorization", "Bearer a,b"}}, true},
+		{"a basic credential joined to a bearer one", [][2]string{{"authorization", "Basic x,Bearer a"}}, true},
+		{"x-api-key twice with the same key", [][2]string{{"x-api-key", "a"}, {"x-api-key", "a"}}, true},
+		{"x-api-key twice, the second empty", [][2]string{{"x-api-key", "a"}, {"x-api-key", ""}}, true},
+		{"authorization twice as separate entries", [][2]string{{"authorization", "Bearer a"}, {"authorization", "Bearer b"}}, true},
+		{"a comma in x-api-key", [][2]string{{"x-api-key", "a,b"}}, true},
+		{"a header name in another case", [][2]string{{"X-Api-Key", "a"}, {"x-api-key", "a"}}, true},
 	} {
-		get := func(n string) (string, bool) { v, ok := tc.h[n]; return v, ok }
-		require.Equal(t, tc.conflict, KeysConflict(get, headers), "%v", tc.h)
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, conflict := Lookup(tc.h, headers)
+			require.Equal(t, tc.conflict, conflict, "%v", tc.h)
+		})
 	}
 }

@@ -81,6 +81,9 @@ func Refusal(r sharedstore.Refusal, levels []sharedstore.OpLevel, nowUnix int64)
 	}
 	body = append(body, `,"retry_after_seconds":`...)
 	body = strconv.AppendInt(body, retry, 10)
+	if r.ExceedsCapacity {
+		body = append(body, `,"exceeds_capacity":true`...)
+	}
 	if private {
 		body = append(body, `,"capacity":`...)
 		body = strconv.AppendInt(body, r.Level.Capacity, 10)
@@ -91,6 +94,12 @@ func Refusal(r sharedstore.Refusal, levels []sharedstore.OpLevel, nowUnix int64)
 
 	headers = make([]Header, 0, 2+3*(len(levels)+1))
 	headers = append(headers, Header{"content-type", "application/json"}, Header{"retry-after", strconv.FormatInt(retry, 10)})
+	if r.ExceedsCapacity {
+		// The request is larger than the bucket: waiting cannot make it fit.
+		// Retry-After stays size-aware (it says how much budget the request
+		// asks for), and the SDKs that read x-should-retry stop retrying.
+		headers = append(headers, noRetry)
+	}
 	var done families
 	if private {
 		if f, ok := familyOf(r.Kind, r.Budget); ok {
@@ -180,9 +189,21 @@ func Unavailable(retryAfterSec int64) (status int, body []byte, headers []Header
 	return 503, body, []Header{{"content-type", "application/json"}, {"retry-after", retry}}
 }
 
+// noRetry is the header the OpenAI and Anthropic SDKs read before their own
+// retry logic: "false" makes them give up at once. It goes on every refusal
+// that waiting cannot cure.
+var noRetry = Header{"x-should-retry", "false"}
+
 // message is the human sentence naming the dimension and budget.
 func message(r sharedstore.Refusal, limitType string, retry int64) string {
 	after := " Retry after " + strconv.FormatInt(retry, 10) + " seconds."
+	switch {
+	case r.ExceedsCapacity && limitType == LimitTokenBudget:
+		return "This request is larger than the whole " + r.Dimension + " " + r.Budget +
+			" token budget, so it can never be admitted; reduce max_tokens or the input."
+	case r.ExceedsCapacity:
+		return "This request is larger than the whole " + r.Dimension + " " + limitType + " limit, so it can never be admitted."
+	}
 	switch limitType {
 	case LimitTokenBudget:
 		return "Token budget exceeded: the " + r.Dimension + " " + r.Budget + " token budget cannot cover this request." + after
@@ -206,5 +227,17 @@ func Invalid(code, param, msg string) (status int, body []byte, headers []Header
 	body = append(body, `,"message":`...)
 	body = appendJSONString(body, msg)
 	body = append(body, "}}"...)
-	return 400, body, []Header{{"content-type", "application/json"}}
+	return 400, body, []Header{{"content-type", "application/json"}, noRetry}
+}
+
+// Unauthorized renders a 401 shaped like OpenAI's invalid_api_key answer,
+// for a request without a key (identity.missing_api_key "refuse") or with a
+// key the config does not list (identity.unknown_api_keys "refuse"). The key
+// itself is never echoed.
+func Unauthorized(msg string) (status int, body []byte, headers []Header) {
+	body = make([]byte, 0, 112+len(msg))
+	body = append(body, `{"error":{"type":"invalid_request_error","code":"invalid_api_key","param":null,"message":`...)
+	body = appendJSONString(body, msg)
+	body = append(body, "}}"...)
+	return 401, body, []Header{{"content-type", "application/json"}, noRetry}
 }

@@ -3,6 +3,7 @@ package refusal
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -182,7 +183,60 @@ func TestInvalidIsAnOpenAIShapedBadRequest(t *testing.T) {
 	require.Equal(t, "context_length_exceeded", m["error"]["code"])
 	require.Equal(t, "messages", m["error"]["param"])
 	require.Contains(t, m["error"]["message"], `~"20"`)
-	require.Equal(t, []Header{{"content-type", "application/json"}}, headers)
+	require.Equal(t, []Header{{"content-type", "application/json"}, {"x-should-retry", "false"}}, headers,
+		"waiting cannot cure a 400: the SDKs are told not to retry")
+}
+
+func TestARequestLargerThanTheBucketIsToldNotToRetry(t *testing.T) {
+	cases := []struct {
+		name      string
+		refusal   sharedstore.Refusal
+		noRetry   bool
+		inMessage string
+	}{
+		{"larger than the bucket", sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
+			RetryAfterSec: 90, ExceedsCapacity: true, Private: true, Level: sharedstore.Level{Capacity: 20000, Remaining: 20000}},
+			true, "larger"},
+		{"a shared bucket too small", sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "global", Budget: "day",
+			RetryAfterSec: 7, ExceedsCapacity: true}, true, "larger"},
+		{"waiting helps", sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
+			RetryAfterSec: 3, Private: true, Level: sharedstore.Level{Capacity: 20000, Remaining: 100}}, false, "Retry after 3 seconds"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			status, body, headers := Refusal(c.refusal, nil, 0)
+			require.Equal(t, 429, status)
+			var m struct {
+				Error struct {
+					Message string         `json:"message"`
+					Details map[string]any `json:"details"`
+				} `json:"error"`
+			}
+			require.NoError(t, json.Unmarshal(body, &m))
+			require.Contains(t, m.Error.Message, c.inMessage)
+			require.Contains(t, headers, Header{"retry-after", strconv.FormatInt(c.refusal.RetryAfterSec, 10)},
+				"Retry-After stays size-aware")
+			if c.noRetry {
+				require.Equal(t, true, m.Error.Details["exceeds_capacity"])
+				require.Contains(t, headers, Header{"x-should-retry", "false"})
+			} else {
+				require.NotContains(t, m.Error.Details, "exceeds_capacity")
+				require.NotContains(t, headers, Header{"x-should-retry", "false"})
+			}
+		})
+	}
+}
+
+func TestUnauthorizedIsAnOpenAIShapedInvalidAPIKey(t *testing.T) {
+	status, body, headers := Unauthorized("This gateway requires an API key.")
+	require.Equal(t, 401, status)
+	var m map[string]map[string]any
+	require.NoError(t, json.Unmarshal(body, &m))
+	require.Equal(t, "invalid_request_error", m["error"]["type"])
+	require.Equal(t, "invalid_api_key", m["error"]["code"])
+	require.Nil(t, m["error"]["param"])
+	require.Equal(t, "This gateway requires an API key.", m["error"]["message"])
+	require.Contains(t, headers, Header{"x-should-retry", "false"})
 }
 
 func TestAppendSuccessHeadersReusesTheCallersSliceAndMatchesSuccessHeaders(t *testing.T) {
