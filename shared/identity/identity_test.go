@@ -47,7 +47,6 @@ func TestNormalizeHashesRawKeysAndAcceptsHashForm(t *testing.T) {
 	}
 }
 
-
 func TestAPIKeyReadsBearerAndPlainHeadersInOrder(t *testing.T) {
 	order := []string{"authorization", "x-api-key"}
 	tests := []struct {
