@@ -143,6 +143,17 @@ func (v *vm) property(path string) ([]byte, bool) {
 	return nil, false
 }
 
+// FilterState returns what the filter stored under name with
+// proxy_set_property: Envoy keeps it as filter state "wasm.<name>", which an
+// access log prints with %FILTER_STATE(wasm.<name>:PLAIN)%. Read it once the
+// stream is done (the filter may write it as late as on_log).
+func (s *Stream) FilterState(name string) ([]byte, bool) {
+	s.w.mu.Lock()
+	defer s.w.mu.Unlock()
+	v, ok := s.props[name]
+	return v, ok
+}
+
 func hostGetProperty(v *vm, s []uint64) {
 	path, ok := v.readString(uint32(s[0]), uint32(s[1]))
 	if !ok {

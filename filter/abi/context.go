@@ -12,6 +12,10 @@ type Host interface {
 	Log(level LogLevel, msg string)
 	// GetProperty reads an attribute such as ("source", "address").
 	GetProperty(path ...string) ([]byte, Status)
+	// SetFilterState stores value under name on the current stream
+	// (proxy_set_property): Envoy keeps it as filter state "wasm.<name>",
+	// which an access log prints with %FILTER_STATE(wasm.<name>:PLAIN)%.
+	SetFilterState(name string, value []byte) Status
 
 	// GetHeader returns the first value of name in map m.
 	GetHeader(m MapType, name string) (string, Status)

@@ -68,6 +68,10 @@ func (wasmHost) GetProperty(path ...string) ([]byte, Status) {
 	return returned(proxyGetProperty(bytesArg(scratch), &retData, &retSize))
 }
 
+func (wasmHost) SetFilterState(name string, value []byte) Status {
+	return Status(proxySetProperty(name, bytesArg(value)))
+}
+
 func (wasmHost) GetHeader(m MapType, name string) (string, Status) {
 	b, st := returned(proxyGetHeaderMapValue(uint32(m), name, &retData, &retSize))
 	return bytesString(b), st

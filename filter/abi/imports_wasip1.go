@@ -17,6 +17,9 @@ func proxyGetStatus(code *uint32, msgData *uint32, msgSize *uint32) uint32
 //go:wasmimport env proxy_get_property
 func proxyGetProperty(path string, retData *uint32, retSize *uint32) uint32
 
+//go:wasmimport env proxy_set_property
+func proxySetProperty(path string, value string) uint32
+
 //go:wasmimport env proxy_send_local_response
 func proxySendLocalResponse(code uint32, details string, body string, headers string, grpcStatus int32) uint32
 

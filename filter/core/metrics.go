@@ -187,6 +187,10 @@ func (m *metricSet) refusal(r sharedstore.Refusal, limitType string) {
 		metrics.LabelDimension, r.Dimension, metrics.LabelBudget, r.Budget), 1)
 }
 
+func (m *metricSet) shadowRefusal(limitType, dimension string) {
+	m.count(mk(metrics.ShadowRefusals, metrics.LabelDimension, dimension, metrics.LabelLimitType, limitType), 1)
+}
+
 func (m *metricSet) skipped(dimension string) {
 	m.count(mk(metrics.Skipped, metrics.LabelDimension, dimension), 1)
 }

@@ -42,6 +42,7 @@ type Root struct {
 	anyClamp bool
 
 	metrics *metricSet
+	health  storeHealth // the fleet store's reachability, across reloads
 	streams map[uint32]*Stream
 	// scratch is the host's scratch reads, nil when it has none.
 	scratch abi.ScratchReader
@@ -97,6 +98,7 @@ func NewRoot(id uint32, h abi.Host) *Root {
 		id:      id,
 		host:    h,
 		metrics: newMetricSet(h),
+		health:  storeHealth{h: h},
 		streams: map[uint32]*Stream{},
 		scratch: sr,
 	}
@@ -126,7 +128,7 @@ func (r *Root) OnConfigure(raw []byte) bool {
 			TimeoutMs:  uint32(rt.Redis.TimeoutMS),
 			RetryForNs: remoteRetryNs,
 		}, r.host.NowNanos)
-		store = fallback.New(r.remote, localStore, rt.Redis.FallbackToMemory, r.countUnavailable)
+		store = fallback.New(watched{Store: r.remote, health: &r.health}, localStore, rt.Redis.FallbackToMemory, r.countUnavailable)
 		vm.remotes = append(vm.remotes, vmRemote{store: r.remote, owner: r})
 	}
 	if len(vm.remotes) > 0 {

@@ -65,6 +65,9 @@ type Stream struct {
 	sse      *usage.Stream
 	body     []byte
 	tooLarge bool
+
+	plan sharedstore.Plan // what admit asked for, kept for a shadow-mode retry
+	log  decision
 }
 
 func (s *Stream) host() abi.Host { return s.root.host }
@@ -88,10 +91,13 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 	if rt.Exempt(s.addr, s.who.APIKeyHash) {
 		s.route = false
 		s.root.metrics.request("exempt")
+		s.log.outcome = "exempt"
+		s.record()
 		return abi.ActionContinue
 	}
 	if msg, refuse := s.keyRefused(); refuse {
 		s.root.metrics.request("unauthorized")
+		s.log.outcome, s.log.code = "unauthorized", "invalid_api_key"
 		status, body, headers := refusal.Unauthorized(msg)
 		s.reply(status, body, headers)
 		return abi.ActionPause
@@ -107,7 +113,7 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 		s.host().RemoveHeader(abi.MapRequestHeaders, "content-length")
 	}
 	if endOfStream {
-		s.root.metrics.failOpen("no_body")
+		s.failOpen("no_body")
 		return s.admit(false)
 	}
 	return abi.ActionContinue
@@ -241,7 +247,7 @@ func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
 		return abi.ActionContinue
 	}
 	if int64(bodySize) > s.rt.MaxBodyBytes {
-		s.root.metrics.failOpen("body_too_large")
+		s.failOpen("body_too_large")
 		return s.admit(false)
 	}
 	if !endOfStream {
@@ -249,12 +255,12 @@ func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
 	}
 	body, st := s.host().GetBuffer(abi.BufferRequestBody, 0, bodySize)
 	if st != abi.StatusOK {
-		s.root.metrics.failOpen("body_unreadable")
+		s.failOpen("body_unreadable")
 		return s.admit(false)
 	}
 	req, err := estimate.Parse(body, s.rt.DefaultOutputTokens)
 	if err != nil {
-		s.root.metrics.failOpen("not_json")
+		s.failOpen("not_json")
 		return s.admit(false)
 	}
 	s.req = req
@@ -315,6 +321,7 @@ func (s *Stream) applyModelLimits(mr config.ModelRules, body []byte) (out []byte
 
 func (s *Stream) invalid(code, param, msg string) {
 	s.root.metrics.request("invalid")
+	s.log.outcome, s.log.code = "invalid", code
 	status, body, headers := refusal.Invalid(code, param, msg)
 	s.reply(status, body, headers)
 }
@@ -334,11 +341,14 @@ func (s *Stream) admit(withTokens bool) abi.Action {
 	for _, d := range skipped {
 		s.root.metrics.skipped(d)
 	}
+	s.log.skipped = skipped
 	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 {
 		s.decided = true
 		s.root.metrics.request(outcomeAdmitted)
+		s.log.outcome = outcomeAdmitted
 		return abi.ActionContinue
 	}
+	s.plan = plan
 	s.admitting = true
 	s.store.Admit(plan, s.onAdmitted)
 	s.admitting = false
@@ -369,22 +379,38 @@ func (s *Stream) admitted(o sharedstore.Outcome) {
 	}
 	for _, f := range o.Skipped {
 		s.root.metrics.skipped(f)
+		s.log.skipped = append(s.log.skipped, f)
 	}
 	switch {
+	case !o.Admitted && o.Refusal != nil && s.rt.AnyShadow() && s.rt.Shadow(o.Refusal.Dimension, s.who.Model):
+		s.shadowRefused(*o.Refusal)
 	case o.Err != nil:
 		s.root.metrics.request("unavailable")
-		s.host().Log(abi.LogWarn, "tokenbudget: budget store unavailable, failing closed: "+o.Err.Error())
+		s.log.outcome = "unavailable"
 		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
 		s.reply(status, body, headers)
 	case !o.Admitted && o.Refusal != nil:
 		s.root.metrics.request("refused")
-		s.root.metrics.refusal(*o.Refusal, refusal.LimitType(o.Refusal.Kind, o.Refusal.Budget))
-		status, body, headers := refusal.Refusal(*o.Refusal, o.Levels, s.host().NowNanos()/1e9)
+		limitType := refusal.LimitType(o.Refusal.Kind, o.Refusal.Budget)
+		s.root.metrics.refusal(*o.Refusal, limitType)
+		s.log.outcome, s.log.limitType, s.log.dimension = "refused", limitType, o.Refusal.Dimension
+		now := s.host().NowNanos() / 1e9
+		status, body, headers := refusal.Refusal(*o.Refusal, o.Levels, now)
+		if s.rt.OpenAIHeaders || s.rt.IETFHeaders {
+			own := o.Levels
+			if o.Refusal.Private {
+				own = append(own[:len(own):len(own)], sharedstore.OpLevel{Kind: o.Refusal.Kind,
+					Dimension: o.Refusal.Dimension, Budget: o.Refusal.Budget, Level: o.Refusal.Level})
+			}
+			headers = refusal.AppendCompatHeaders(headers, own, s.headerStyles(), now)
+		}
 		s.reply(status, body, headers)
 	default:
 		s.root.metrics.request(outcomeAdmitted)
 		s.hold, s.levels = o.Hold, o.Levels
 		s.held = len(o.Hold.Entries) > 0
+		s.log.outcome, s.log.hold = outcomeAdmitted, o.Hold.Reserved()
+		s.log.fellBack = s.root.remote != nil && o.Hold.Backend == sharedstore.BackendLocal
 		for i := range o.Hold.Entries {
 			e := &o.Hold.Entries[i]
 			s.root.metrics.tokens(e, outcomeReserved, e.Amount)
@@ -413,6 +439,9 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 	h := s.host()
 	r := s.root
 	r.headers = refusal.AppendSuccessHeaders(r.headers[:0], s.levels)
+	if s.rt.OpenAIHeaders || s.rt.IETFHeaders {
+		r.headers = refusal.AppendCompatHeaders(r.headers, s.levels, s.headerStyles(), h.NowNanos()/1e9)
+	}
 	for _, hd := range r.headers {
 		h.ReplaceHeader(abi.MapResponseHeaders, hd.Name, hd.Value)
 	}
@@ -574,9 +603,10 @@ func (s *Stream) cut() {
 	}
 	if s.rt.ReleaseCutStreams || s.failed || s.cacheHit {
 		s.release() // an error answer or a cache hit costs nothing, cut or not
-		return
+	} else {
+		s.settle(s.delivered())
 	}
-	s.settle(s.delivered())
+	s.log.end = endCut
 }
 
 // delivered is what a cut answer consumed, as far as the filter saw it:
@@ -611,6 +641,7 @@ func (s *Stream) delivered() int64 {
 func (s *Stream) settle(actual int64) {
 	s.held = false
 	s.body = nil
+	s.log.end, s.log.usage = endSettled, actual
 	reserved := s.hold.Reserved()
 	for i := range s.hold.Entries {
 		e := &s.hold.Entries[i]
@@ -626,6 +657,7 @@ func (s *Stream) settle(actual int64) {
 func (s *Stream) release() {
 	s.held = false
 	s.body = nil
+	s.log.end, s.log.usage = endReleased, 0
 	for i := range s.hold.Entries {
 		e := &s.hold.Entries[i]
 		s.root.metrics.tokens(e, outcomeRefunded, e.Amount)
@@ -633,7 +665,27 @@ func (s *Stream) release() {
 	s.store.Release(s.hold)
 }
 
-func (s *Stream) OnLog() {}
+// OnLog comes before OnDone: a hold still open here belongs to an answer
+// that never reached its normal end, and ending it now lets the decision
+// (with how the hold ended) reach the access log.
+func (s *Stream) OnLog() {
+	if s.held {
+		s.cut()
+	}
+	if s.route {
+		s.record()
+	}
+}
+
+func (s *Stream) headerStyles() refusal.Styles {
+	return refusal.Styles{OpenAI: s.rt.OpenAIHeaders, IETF: s.rt.IETFHeaders}
+}
+
+// failOpen notes a body admitted without a token reservation.
+func (s *Stream) failOpen(reason string) {
+	s.root.metrics.failOpen(reason)
+	s.log.failOpen = reason
+}
 
 // OnDone is the host's word that the stream is over. A hold still open here
 // belongs to a stream that never reached its normal end.

@@ -100,6 +100,8 @@ type reply struct {
 	// upstreamBody is the request body the filter forwarded upstream.
 	upstreamBody []byte
 	upstreamHdrs host.Headers
+	// decision is the filter state the filter recorded for the access log.
+	decision map[string]any
 }
 
 func (r reply) header(name string) string { v, _ := r.headers.Get(name); return v }
@@ -122,7 +124,16 @@ func (x *harness) do(c call) reply {
 		c.worker = -1
 	}
 	s := x.h.NewStream(host.StreamInfo{Worker: c.worker, SourceAddress: c.source})
-	defer s.Done()
+	out := x.play(s, c)
+	s.Done()
+	if v, ok := s.FilterState("tokenbudget"); ok {
+		require.NoError(x.t, json.Unmarshal(v, &out.decision), string(v))
+	}
+	return out
+}
+
+// play plays one request and its answer on s, which it leaves open.
+func (x *harness) play(s *host.Stream, c call) reply {
 	hs := host.Headers{{":method", "POST"}, {":path", c.path}, {":authority", "llm"}, {":scheme", "http"},
 		{"content-type", "application/json"}, {"content-length", strconv.Itoa(len(c.body))}}
 	if c.key != "" {

@@ -54,6 +54,8 @@ func (c *Config) Compile() (*Runtime, error) {
 		SkipUncoveredOverage: c.TokenBudget.OnUncoveredOverage == OverageSkip,
 		RefuseMissingKeys:    c.Identity.MissingAPIKey == MissingKeyRefuse,
 		RefuseUnknownKeys:    c.Identity.UnknownAPIKeys == UnknownKeyRefuse,
+		OpenAIHeaders:        c.ResponseHeaders.OpenAI,
+		IETFHeaders:          c.ResponseHeaders.IETF,
 		CacheHitHeader:       strings.ToLower(strOr(c.TokenBudget.CacheHitHeader, DefaultCacheHitHeader)),
 		CacheHitValue:        strOr(c.TokenBudget.CacheHitValue, DefaultCacheHitValue),
 		keys:                 make(map[string]KeyInfo, len(c.APIKeys)),
@@ -116,6 +118,7 @@ func (c *Config) Compile() (*Runtime, error) {
 	}
 
 	rt.Models = c.compileModels(d)
+	rt.shadow, rt.shadowModels = c.shadowModes()
 
 	rt.hasTokens, rt.hasRequests = rt.scan()
 	return rt, nil
@@ -238,6 +241,49 @@ func (c *Config) compileModels(d divider) map[string]ModelRules {
 		out[name] = mr
 	}
 	return out
+}
+
+// shadowModes resolves each dimension's mode: its own, else
+// rate_limiting.mode. Only shadowed dimensions are listed (nil when none).
+func (c *Config) shadowModes() (dims, models map[string]bool) {
+	l := &c.RateLimiting.Limits
+	shadow := func(s *RateLimitSettings) bool {
+		if s != nil && s.Mode != "" {
+			return s.Mode == ModeShadow
+		}
+		return c.RateLimiting.Mode == ModeShadow
+	}
+	for _, d := range []struct {
+		name string
+		s    *RateLimitSettings
+	}{{"global", l.Global}, {"client", l.PerClient}, {"api_key", l.PerAPIKey}, {"user", l.PerUser}, {"team", l.PerTeam}} {
+		if shadow(d.s) {
+			if dims == nil {
+				dims = map[string]bool{}
+			}
+			dims[d.name] = true
+		}
+	}
+	names := make(map[string]bool, len(l.PerModel)+len(c.Models))
+	for n := range l.PerModel {
+		names[n] = true
+	}
+	for n := range c.Models {
+		names[n] = true
+	}
+	for n := range names {
+		var s *RateLimitSettings
+		if pm, ok := l.PerModel[n]; ok {
+			s = &pm
+		}
+		if shadow(s) {
+			if models == nil {
+				models = map[string]bool{}
+			}
+			models[n] = true
+		}
+	}
+	return dims, models
 }
 
 // scan finds whether any dimension, tier or key enforces tokens or requests.

@@ -101,4 +101,6 @@ const (
 	MissingKeyRefuse    = "refuse"
 	UnknownKeyOwnBudget = "own_budget"
 	UnknownKeyRefuse    = "refuse"
+	ModeEnforce         = "enforce"
+	ModeShadow          = "shadow"
 )

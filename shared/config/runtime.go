@@ -109,7 +109,14 @@ type Runtime struct {
 	// RefuseMissingKeys and RefuseUnknownKeys answer 401 to a request
 	// without a key and to a key api_keys does not list.
 	RefuseMissingKeys, RefuseUnknownKeys bool
-	CacheHitHeader, CacheHitValue        string
+	// OpenAIHeaders and IETFHeaders are response_headers.openai / .ietf.
+	OpenAIHeaders, IETFHeaders    bool
+	CacheHitHeader, CacheHitValue string
+
+	// shadow marks the fixed dimensions in shadow mode, by dimension name;
+	// shadowModels the per-model ones.
+	shadow       map[string]bool
+	shadowModels map[string]bool
 
 	keys        map[string]KeyInfo
 	keyRules    map[string]Rules // keys whose rules differ from APIKeyDefault
@@ -164,6 +171,19 @@ func (r *Runtime) Exempt(client netip.Addr, keyHash string) bool {
 	}
 	return false
 }
+
+// Shadow reports whether a refusal by dimension (global, client, api_key,
+// user, team, model; model names the request's model) is only counted and
+// logged, the request admitted anyway.
+func (r *Runtime) Shadow(dimension, model string) bool {
+	if dimension == "model" {
+		return r.shadowModels[model]
+	}
+	return r.shadow[dimension]
+}
+
+// AnyShadow reports whether some dimension is in shadow mode.
+func (r *Runtime) AnyShadow() bool { return len(r.shadow)+len(r.shadowModels) > 0 }
 
 // HasTokenBudget reports whether any dimension, tier or key enforces a token
 // period, so the filter can skip body buffering and estimation otherwise.

@@ -11,6 +11,14 @@ type Config struct {
 	Identity              Identity               `json:"identity"`
 	Models                map[string]ModelLimits `json:"models,omitempty"`
 	TokenBudget           TokenBudgetSettings    `json:"token_budget"`
+	ResponseHeaders       ResponseHeaders        `json:"response_headers"`
+}
+
+// ResponseHeaders adds client-compatible names for the caller's own
+// buckets beside the seed's x-ratelimit-* headers.
+type ResponseHeaders struct {
+	OpenAI bool `json:"openai,omitempty" desc:"add OpenAI's x-ratelimit-{limit,remaining,reset}-{tokens,requests} (reset as a duration such as 6m0s)"`
+	IETF   bool `json:"ietf,omitempty" desc:"add the IETF RateLimit-Policy and RateLimit fields"`
 }
 
 // RateLimiting holds every admission-time limit and how they are stored.
@@ -18,7 +26,10 @@ type RateLimiting struct {
 	// Storage is "memory" (per-Envoy shared data) or "redis" (fleet-wide via
 	// the sharedstore service). Default "memory".
 	Storage string `json:"storage,omitempty" desc:"memory (per-Envoy shared data, default) or redis (fleet-wide buckets via the sharedstore service)" enum:"memory,redis"`
-	Limits  Limits `json:"limits"`
+	// Mode "shadow" evaluates every limit and counts and logs what it would
+	// refuse, but admits the request: how a budget is rolled out.
+	Mode   string `json:"mode,omitempty" desc:"enforce (default) or shadow: count and log would-be refusals but admit" enum:"enforce,shadow"`
+	Limits Limits `json:"limits"`
 	// Whitelist exempts client addresses (CIDRs; a bare address is one host)
 	// from every limiter dimension.
 	Whitelist []string `json:"whitelist,omitempty" desc:"client CIDRs exempt from every limit (a bare address means one host)"`
@@ -54,6 +65,9 @@ type RateLimitSettings struct {
 	TokensPerMinute    *Int   `json:"tokens_per_minute,omitempty" desc:"minute token budget (capacity one minute of the rate); 0 = unlimited"`
 	TokensPerDay       *Int   `json:"tokens_per_day,omitempty" desc:"day token budget (leaky bucket, no midnight reset); 0 = unlimited"`
 	ConcurrentRequests *Int   `json:"concurrent_requests,omitempty" desc:"requests in flight; 0 = unlimited"`
+	// Mode "shadow" makes this dimension count and log would-be refusals
+	// instead of refusing; absent follows rate_limiting.mode.
+	Mode string `json:"mode,omitempty" desc:"enforce or shadow for this dimension (default: rate_limiting.mode)" enum:"enforce,shadow"`
 }
 
 // BudgetDivision is the in-memory deployment's hint of how many replicas

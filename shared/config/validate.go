@@ -56,6 +56,13 @@ func (c *Config) Validate() error {
 		v.add("rate_limiting.redis.timeout_ms", "must be greater than 0")
 	}
 
+	v.oneOf("rate_limiting.mode", rl.Mode, ModeEnforce, ModeShadow)
+	for _, tier := range sortedMapKeys(rl.TierOverrides) {
+		if t := rl.TierOverrides[tier].PerAPIKey; t != nil && t.Mode != "" {
+			v.add(joinPath(mapPath("rate_limiting.tier_overrides", tier), "per_api_key.mode"),
+				"is set per dimension (rate_limiting.limits.per_api_key.mode), not per tier")
+		}
+	}
 	v.oneOf("token_budget.on_cut_stream", c.TokenBudget.OnCutStream, CutStreamChargeSeen, CutStreamRelease)
 	v.oneOf("token_budget.on_uncovered_overage", c.TokenBudget.OnUncoveredOverage, OverageDebt, OverageSkip)
 	v.oneOf("identity.missing_api_key", c.Identity.MissingAPIKey, MissingKeySkip, MissingKeyRefuse)
@@ -192,6 +199,7 @@ func (v *validator) settings(path string, s *RateLimitSettings) {
 	if s == nil {
 		return
 	}
+	v.oneOf(joinPath(path, "mode"), s.Mode, ModeEnforce, ModeShadow)
 	v.nonNegativeFloat(path+".requests_per_second", s.RequestsPerSecond)
 	v.nonNegative(path+".burst_capacity", s.BurstCapacity)
 	v.nonNegative(path+".requests_per_minute", s.RequestsPerMinute)

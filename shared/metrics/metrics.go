@@ -15,11 +15,17 @@ const (
 	Exceeded                 = "rate_limit_exceeded_total"                     // {limit_type}
 	Skipped                  = "rate_limit_skipped_total"                      // {dimension}
 	RedisUnavailable         = "rate_limit_redis_unavailable_total"            // {dimension,action}
+	// ShadowRefusals counts the refusals a dimension in shadow mode would
+	// have made; the request was admitted.
+	ShadowRefusals = "rate_limit_shadow_refusals_total" // {dimension,limit_type}
+	// StoreReachable is a gauge: 1 while the fleet store answers, 0 from
+	// its first failed admission until one succeeds again.
+	StoreReachable = "rate_limit_store_reachable"
 	// FailOpen counts requests admitted with no token reservation because
 	// the body could not be read (reason=body_too_large, not_json, no_body).
 	FailOpen = "rate_limit_token_budget_fail_open_total" // {reason}
 	// Requests counts requests on the text-generation routes by outcome
-	// (admitted, refused, exempt, unavailable).
+	// (admitted, refused, exempt, unavailable, invalid, unauthorized).
 	Requests = "rate_limit_requests_total" // {outcome}
 )
 

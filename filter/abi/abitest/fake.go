@@ -167,6 +167,26 @@ func (f *Fake) SetProperty(value []byte, path ...string) {
 	f.properties[strings.Join(path, "\x00")] = append([]byte(nil), value...)
 }
 
+// SetFilterState implements abi.Host: the value reads back as property
+// name, as in Envoy (and FilterState returns it).
+func (f *Fake) SetFilterState(name string, value []byte) abi.Status {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if st, ok := f.failed("SetFilterState"); ok {
+		return st
+	}
+	f.properties[name] = append([]byte(nil), value...)
+	return abi.StatusOK
+}
+
+// FilterState is what the filter stored under name, if anything.
+func (f *Fake) FilterState(name string) ([]byte, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.properties[name]
+	return v, ok
+}
+
 // GetProperty implements abi.Host; an unset path is StatusNotFound.
 func (f *Fake) GetProperty(path ...string) ([]byte, abi.Status) {
 	f.mu.Lock()

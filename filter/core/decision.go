@@ -1,0 +1,117 @@
+package core
+
+import (
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+)
+
+// FilterStateName is the filter-state name the decision of each metered
+// request is stored under: Envoy keeps it as "wasm.tokenbudget", which an
+// access log prints with %FILTER_STATE(wasm.tokenbudget:PLAIN)%.
+const FilterStateName = "tokenbudget"
+
+// holdEnd says how a request's hold ended.
+type holdEnd uint8
+
+const (
+	endOpen holdEnd = iota // no hold, or not ended yet
+	endSettled
+	endReleased
+	endCut // the answer stopped before its normal end; charged or released per on_cut_stream
+)
+
+var holdEndNames = [...]string{endOpen: "", endSettled: "settled", endReleased: "released", endCut: "cut"}
+
+// decision is what the filter decided for one request, written once as
+// filter state when the stream is logged: the outcome, the refusing limit,
+// the would-be refusals of shadow mode, the hold, what it settled on and how
+// it ended. The key appears as its config id or its hash, never raw.
+type decision struct {
+	outcome   string // admitted, refused, invalid, unauthorized, exempt, unavailable
+	code      string // the error code of an invalid or unauthorized request
+	limitType string // the refusing limit
+	dimension string
+	failOpen  string // why the body went unreserved: not_json, body_too_large, ...
+	shadow    []shadowRefusal
+	skipped   []string
+	hold      int64
+	usage     int64 // tokens charged at the end
+	end       holdEnd
+	fellBack  bool // admitted on the replica-local buckets during a store outage
+	keyID     string
+	keyHash   string
+	recorded  bool
+}
+
+// shadowRefusal is one refusal a shadow-mode dimension counted instead of
+// enforcing.
+type shadowRefusal struct{ limitType, dimension string }
+
+// appendJSON renders d as one JSON object (the access log's field).
+func (d *decision) appendJSON(b []byte) []byte {
+	b = append(b, `{"outcome":`...)
+	b = jsonx.AppendString(b, d.outcome)
+	str := func(name, v string) {
+		if v != "" {
+			b = append(b, ',')
+			b = jsonx.AppendString(b, name)
+			b = append(b, ':')
+			b = jsonx.AppendString(b, v)
+		}
+	}
+	str("code", d.code)
+	str("limit_type", d.limitType)
+	str("dimension", d.dimension)
+	str("failed_open", d.failOpen)
+	if len(d.shadow) > 0 {
+		b = append(b, `,"shadow_refusals":[`...)
+		for i, s := range d.shadow {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"limit_type":`...)
+			b = jsonx.AppendString(b, s.limitType)
+			b = append(b, `,"dimension":`...)
+			b = jsonx.AppendString(b, s.dimension)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(d.skipped) > 0 {
+		b = append(b, `,"skipped":[`...)
+		for i, s := range d.skipped {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonx.AppendString(b, s)
+		}
+		b = append(b, ']')
+	}
+	if d.fellBack {
+		b = append(b, `,"fallback":true`...)
+	}
+	if d.outcome == outcomeAdmitted {
+		b = append(b, `,"hold":`...)
+		b = jsonx.AppendInt(b, d.hold)
+	}
+	if d.end != endOpen {
+		str("end", holdEndNames[d.end])
+		b = append(b, `,"usage":`...)
+		b = jsonx.AppendInt(b, d.usage)
+	}
+	str("key_id", d.keyID)
+	if d.keyID == "" {
+		str("key_hash", d.keyHash)
+	}
+	return append(b, '}')
+}
+
+// record writes the decision as filter state, once per stream.
+func (s *Stream) record() {
+	d := &s.log
+	if d.recorded || d.outcome == "" {
+		return
+	}
+	d.recorded = true
+	d.keyID, d.keyHash = s.who.Key.ID, s.who.APIKeyHash
+	s.host().SetFilterState(FilterStateName, d.appendJSON(make([]byte, 0, 192)))
+}

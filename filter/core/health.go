@@ -1,0 +1,57 @@
+package core
+
+import (
+	"github.com/tokenbudget/tokenbudget/filter/abi"
+	"github.com/tokenbudget/tokenbudget/shared/metrics"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// storeHealth watches the fleet store's admissions so an outage is logged
+// once when it starts and once when it ends, not once per request, and the
+// rate_limit_store_reachable gauge says which state it is in.
+type storeHealth struct {
+	h     abi.Host
+	down  bool
+	gauge uint32 // id+1 of the gauge, 0 until defined
+}
+
+// report records the outcome of one remote admission.
+func (sh *storeHealth) report(err error) {
+	switch {
+	case err != nil && !sh.down:
+		sh.down = true
+		sh.h.Log(abi.LogWarn, "tokenbudget: the budget store is unreachable ("+err.Error()+
+			"); requests fall back or are refused as configured until it answers again")
+		sh.set(0)
+	case err == nil && sh.down:
+		sh.down = false
+		sh.h.Log(abi.LogInfo, "tokenbudget: the budget store answers again")
+		sh.set(1)
+	case err == nil && sh.gauge == 0:
+		sh.set(1)
+	}
+}
+
+func (sh *storeHealth) set(v uint64) {
+	if sh.gauge == 0 {
+		id, st := sh.h.DefineMetric(abi.MetricGauge, metrics.StoreReachable)
+		if st != abi.StatusOK {
+			return
+		}
+		sh.gauge = id + 1
+	}
+	sh.h.RecordMetric(sh.gauge-1, v)
+}
+
+// watched is a fleet store whose admissions report to a storeHealth.
+type watched struct {
+	sharedstore.Store
+	health *storeHealth
+}
+
+func (w watched) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
+	w.Store.Admit(plan, func(o sharedstore.Outcome) {
+		w.health.report(o.Err)
+		done(o)
+	})
+}
