@@ -56,8 +56,10 @@ type RateLimitSettings struct {
 	ConcurrentRequests *Int   `json:"concurrent_requests,omitempty" desc:"requests in flight; 0 = unlimited"`
 }
 
-// BudgetDivision is the in-memory deployment's hint of how many replicas
-// share each configured token budget.
+// BudgetDivision is the hint of how many replicas share each configured
+// token budget. An in-memory deployment divides its buckets by it; under
+// storage "redis" it divides only the fallback buckets a replica admits on
+// while the store is unreachable.
 type BudgetDivision struct {
 	Replicas *Int `json:"replicas" desc:"token budgets are divided by this count (integer floor); >= 1"`
 }
