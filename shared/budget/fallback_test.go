@@ -93,3 +93,23 @@ func TestAPlanWhoseKeysDoNotReadBackIsKeptAsIs(t *testing.T) {
 	}
 	require.Equal(t, sharedstore.Plan{}, budget.FallbackPlan(nil, sharedstore.Plan{}))
 }
+
+// FuzzFallbackPlanReadsBackAnyIdentity: whatever the identities (bars,
+// empty strings, bytes that are not UTF-8), the fallback plan of a plan is
+// the plan Plan makes on the fallback rules, and a plan with arbitrary keys
+// never panics.
+func FuzzFallbackPlanReadsBackAnyIdentity(f *testing.F) {
+	f.Add("10.0.0.1", "alice", "team|x", "gpt-4o", int64(700), "tb|t|global|v|")
+	f.Add("", "", "", "", int64(0), "")
+	f.Add("|", "||", "a|b|c", "|gpt", int64(1<<40), "tb|x|api_key||")
+	rt := load(f, strings.Replace(fleetEverything, `"api_keys"`, `"identity": { "trusted_user_header": "x-user", "trusted_team_header": "x-team" }, "api_keys"`, 1))
+	f.Fuzz(func(t *testing.T, client, user, team, model string, amount int64, key string) {
+		id := budget.Identity{Client: client, User: user, Team: team, Model: model}
+		fleet, _ := budget.Plan(rt, id, amount)
+		want, _ := budget.Plan(rt.Fallback(), id, amount)
+		require.Equal(t, want, budget.FallbackPlan(rt, fleet))
+
+		odd := sharedstore.Plan{Tokens: []sharedstore.Op{{Key: key, Kind: sharedstore.KindTokens, Dimension: "global", Amount: amount}}}
+		_ = budget.FallbackPlan(rt, odd)
+	})
+}
