@@ -33,6 +33,7 @@ FUZZ_TARGETS := \
 	./shared/refusal:FuzzJSONStringIsValidJSONAndRoundTrips \
 	./shared/sse:FuzzDropperKeepsOrderAndNeverPanics \
 	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
+	./shared/budget:FuzzFallbackPlanReadsBackAnyIdentity \
 	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
 	./filter/abi:FuzzDecodePairsNeverPanics
 

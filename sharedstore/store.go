@@ -198,9 +198,10 @@ type Outcome struct {
 type Store interface {
 	Admit(plan Plan, done func(Outcome))
 	// Settle replaces the token reservation with actual usage: less refunds
-	// the difference, more charges the overage, and an overage a bucket
-	// cannot cover consumes nothing from that bucket. Concurrency entries are
-	// released.
+	// the difference (capped at capacity), more charges the overage by the
+	// hold's Overage rule: OverageDebt charges it whole (the level may go
+	// below zero), OverageSkip consumes nothing from a bucket that cannot
+	// cover it. Concurrency entries are released.
 	Settle(h Hold, actual int64)
 	// Release gives back every token and concurrency unit of the hold.
 	Release(h Hold)

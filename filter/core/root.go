@@ -6,6 +6,7 @@ package core
 
 import (
 	"github.com/tokenbudget/tokenbudget/filter/abi"
+	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
@@ -128,7 +129,13 @@ func (r *Root) OnConfigure(raw []byte) bool {
 			TimeoutMs:  uint32(rt.Redis.TimeoutMS),
 			RetryForNs: remoteRetryNs,
 		}, r.host.NowNanos)
-		store = fallback.New(watched{Store: r.remote, health: &r.health}, localStore, rt.Redis.FallbackToMemory, r.countUnavailable)
+		// While the store is down a replica admits on its own buckets, sized
+		// to its share of the fleet budget when a division source says so.
+		var localPlan func(sharedstore.Plan) sharedstore.Plan
+		if rt.Fallback() != nil {
+			localPlan = func(p sharedstore.Plan) sharedstore.Plan { return budget.FallbackPlan(rt, p) }
+		}
+		store = fallback.New(watched{Store: r.remote, health: &r.health}, localStore, rt.Redis.FallbackToMemory, r.countUnavailable, localPlan)
 		vm.remotes = append(vm.remotes, vmRemote{store: r.remote, owner: r})
 	}
 	if len(vm.remotes) > 0 {

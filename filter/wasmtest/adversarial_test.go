@@ -394,12 +394,24 @@ func TestUnreadableUsageCountersReleaseAndHugeOnesCharge(t *testing.T) {
 	// Numeric strings are counts.
 	x.do(call{key: "sk-str", body: chatBody("hi", 1000), chunks: []string{`{"usage":{"prompt_tokens":"30","completion_tokens":12}}`}})
 	require.Equal(t, int64(100000-42), x.level(t, "sk-str", probe))
-	// A usage far beyond the bucket is an overage it cannot cover: the hold
-	// stays charged and the overage consumes nothing (seed 004); it never
-	// wraps into a refund.
-	r := x.do(call{key: "sk-huge", body: chatBody("hi", 1000), chunks: []string{`{"usage":{"prompt_tokens":1e30,"completion_tokens":99999999999999999999}}`}})
-	require.Equal(t, 100000-reservedBy(t, r), x.level(t, "sk-huge", probe))
+	// A usage far beyond the bucket is an overage it cannot cover; it never
+	// wraps into a refund. Under on_uncovered_overage "debt" (the default)
+	// it is charged, so the key is refused; under "skip" the hold stays
+	// charged and the overage consumes nothing (the seed's rule).
+	huge := call{key: "sk-huge", body: chatBody("hi", 1000), chunks: []string{`{"usage":{"prompt_tokens":1e30,"completion_tokens":99999999999999999999}}`}}
+	require.Equal(t, 200, x.do(huge).status)
+	r := x.do(call{key: "sk-huge", body: chatBody("hello", 10), chunks: []string{chatResponse(0, 0)}})
+	require.Equal(t, 429, r.status, "the debt refuses the key")
+	require.Equal(t, "0", r.header("x-ratelimit-tokens-remaining"))
 	require.Empty(t, x.h.Traps())
+
+	skip := strings.Replace(cfg, `"token_budget": {`, `"token_budget": { "on_uncovered_overage": "skip",`, 1)
+	require.NotEqual(t, cfg, skip)
+	xs := newHarness(t, skip) // same vm_id, so the same shared data: another key
+	huge.key = "sk-huge-skip"
+	r = xs.do(huge)
+	require.Equal(t, 100000-reservedBy(t, r), xs.level(t, "sk-huge-skip", probe))
+	require.Empty(t, xs.h.Traps())
 }
 
 // A second usage block in a stream replaces the first (servers that report

@@ -55,9 +55,13 @@ func (s *State) add(l sharedstore.Limit, units float64) {
 
 // Take admits amount against every Limit of one Op at once: it refills them
 // all, then takes amount from all of them when each can cover it, or from
-// none. It returns the index of the first Limit that could not cover the
-// amount, or -1 when admitted. Checking every period before touching any is
-// what keeps a minute refusal from draining the day budget.
+// none. It returns the index of the first Limit that refused, or -1 when
+// admitted. Checking every period before touching any is what keeps a
+// minute refusal from draining the day budget.
+//
+// A Limit refuses when its level is below amount or at or below zero (see
+// Admits), so a zero amount (a hold the filter could not size) never rides
+// on a spent or indebted bucket.
 func Take(states []State, limits []sharedstore.Limit, amount int64, now int64) int {
 	if amount < 0 {
 		amount = 0
@@ -67,7 +71,7 @@ func Take(states []State, limits []sharedstore.Limit, amount int64, now int64) i
 	refused := -1
 	for i := 0; i < n; i++ {
 		states[i].Refill(limits[i], now)
-		if refused < 0 && states[i].Level < a {
+		if refused < 0 && !admits(states[i].Level, a) {
 			refused = i
 		}
 	}
@@ -79,6 +83,16 @@ func Take(states []State, limits []sharedstore.Limit, amount int64, now int64) i
 	}
 	return -1
 }
+
+// Admits is the admission rule of one period: the level covers amount and
+// is above zero. The second half only matters for a zero amount: a request
+// whose size is unknown is charged its usage afterwards, so letting it in on
+// an empty or indebted bucket would make that bucket's refusal optional.
+// Request-count and concurrency ops take one unit, for which the rule is
+// the plain "level covers amount".
+func Admits(level float64, amount int64) bool { return admits(level, float64(max(amount, 0))) }
+
+func admits(level, amount float64) bool { return level >= amount && level > 0 }
 
 // Give returns amount to every Limit (a refusal undoing an earlier
 // dimension, a release, a concurrency unit coming back), capped at capacity.
@@ -94,12 +108,22 @@ func Give(states []State, limits []sharedstore.Limit, amount int64, now int64) {
 }
 
 // Settle replaces a reservation of reserved units with the actual usage on
-// every Limit: less refunds the difference, more charges the overage only
-// where the bucket can cover all of it (a partial drain would punish the
-// bucket for an estimate it had no part in).
-func Settle(states []State, limits []sharedstore.Limit, reserved, actual int64, now int64) {
+// every Limit. Less usage refunds the difference, capped at capacity. More
+// usage depends on overage:
+//
+//   - OverageDebt charges the whole overage on every Limit: the level may go
+//     below zero, refill repays the debt at the normal rate, and the bucket
+//     admits nothing until its level is above zero again. A request is never
+//     cheaper than what it consumed.
+//   - OverageSkip charges the overage only where the bucket can cover all of
+//     it, and consumes nothing elsewhere (a partial drain would punish the
+//     bucket for an estimate it had no part in).
+func Settle(states []State, limits []sharedstore.Limit, reserved, actual int64, now int64, overage sharedstore.Overage) {
 	if actual < 0 {
 		actual = 0
+	}
+	if reserved < 0 {
+		reserved = 0
 	}
 	n := min(len(states), len(limits))
 	for i := 0; i < n; i++ {
@@ -108,7 +132,8 @@ func Settle(states []State, limits []sharedstore.Limit, reserved, actual int64, 
 		case actual < reserved:
 			states[i].add(limits[i], float64(reserved-actual))
 		case actual > reserved:
-			if d := float64(actual - reserved); states[i].Level >= d {
+			d := float64(actual - reserved)
+			if overage != sharedstore.OverageSkip || states[i].Level >= d {
 				states[i].Level -= d
 			}
 		}
@@ -129,23 +154,36 @@ func PeriodSeconds(budget string) int64 {
 }
 
 // RetryAfterSec is size-aware: the seconds the refused Limit needs to refill
-// this request's own shortfall, or its whole cost when it is larger than the
-// bucket (waiting cannot make it fit, but the caller still learns how much
-// budget it asks for). At least 1. s must already be refilled to now.
+// this request's own shortfall (amount - level, so a debt makes the wait
+// longer); for a zero amount refused at a level at or below zero, the time
+// until the level is above zero. A request larger than the bucket gets its
+// whole cost (waiting cannot make it fit, see ExceedsCapacity, but the caller
+// still learns how much budget it asks for). At least 1. s must already be
+// refilled to now.
 func RetryAfterSec(l sharedstore.Limit, s State, amount int64) int64 {
 	if l.RefillPerSec <= 0 || math.IsNaN(l.RefillPerSec) {
 		return PeriodSeconds(l.Budget)
 	}
-	need := float64(amount) - s.Level
+	amount = max(amount, 0)
 	if amount > l.Capacity {
-		need = float64(amount)
+		return clampSeconds(math.Ceil(float64(amount)/l.RefillPerSec), 1)
 	}
-	return clampSeconds(math.Ceil(need/l.RefillPerSec), 1)
+	if amount == 0 {
+		// The level must rise strictly above zero: the first whole second
+		// after it reaches zero.
+		return clampSeconds(math.Floor(-s.Level/l.RefillPerSec)+1, 1)
+	}
+	return clampSeconds(math.Ceil((float64(amount)-s.Level)/l.RefillPerSec), 1)
 }
 
+// ExceedsCapacity reports that amount is larger than the Limit's capacity:
+// no wait can make the request fit, so a caller must not retry it as is.
+func ExceedsCapacity(l sharedstore.Limit, amount int64) bool { return amount > l.Capacity }
+
 // LevelOf is what a caller may learn about its own bucket: the whole units
-// left and the Unix second at which the bucket is whole again. s must
-// already be refilled to now.
+// left, never below zero (a debt is not shown as a negative balance), and
+// the Unix second at which the bucket is whole again, which includes
+// repaying any debt. s must already be refilled to now.
 func LevelOf(l sharedstore.Limit, s State, now int64) sharedstore.Level {
 	nowSec := float64(now) / 1e9
 	reset := nowSec

@@ -14,6 +14,8 @@ import (
 //	byte 1      n, the number of Limits
 //	n × 16      level (float64 bits, little endian), last (int64 ns, little endian)
 //
+// A level may be negative: a bucket in debt (an overage charged whole) keeps
+// its debt, so a finite negative level decodes like any other.
 // The version byte lets a later layout refuse to misread an older one.
 const (
 	encodingVersion = 1

@@ -16,6 +16,13 @@ func TestEncodingRoundTripsEveryLimit(t *testing.T) {
 	require.Equal(t, in, out)
 }
 
+func TestAnIndebtedBucketKeepsItsDebtThroughTheEncoding(t *testing.T) {
+	in := []State{{Level: -99_970.25, Last: 7}, {Level: -1e15, Last: 8}}
+	out := make([]State, 2)
+	require.NoError(t, Decode(AppendEncoded(nil, in), out))
+	require.Equal(t, in, out, "a negative level is a debt, not a corrupt value")
+}
+
 func TestDecodeRefusesWhatIsNotOurs(t *testing.T) {
 	good := AppendEncoded(nil, []State{{Level: 1, Last: 2}})
 	nan := AppendEncoded(nil, []State{{Level: math.NaN(), Last: 2}})

@@ -59,6 +59,8 @@ var (
 // day: the configured ones), a concurrency op when concurrent is set, and a
 // token op for amount with its minute and day periods. Unlimited periods
 // are absent; a zero allowance is a period of capacity 0 that refuses.
+// The plan carries on_uncovered_overage (debt unless "skip"), which its hold
+// records.
 // skipped names dimensions that would charge but have no identity:
 // "token_budget_<dim>" and "requests_<dim>", for rate_limit_skipped_total.
 //
@@ -127,6 +129,9 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan,
 	}
 	if nReq+nTok == 0 {
 		return plan, skipped
+	}
+	if rt.SkipUncoveredOverage {
+		plan.Overage = sharedstore.OverageSkip
 	}
 
 	limits := make([]sharedstore.Limit, 0, nLimits)

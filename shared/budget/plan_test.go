@@ -226,3 +226,26 @@ func BenchmarkPlanSixDimensions(b *testing.B) {
 		budget.Plan(rt, id, 100)
 	}
 }
+
+func TestThePlanCarriesOnUncoveredOverage(t *testing.T) {
+	cases := []struct {
+		name    string
+		setting string
+		want    sharedstore.Overage
+	}{
+		{"absent is debt", ``, sharedstore.OverageDebt},
+		{"debt", `,"token_budget":{"on_uncovered_overage":"debt"}`, sharedstore.OverageDebt},
+		{"skip", `,"token_budget":{"on_uncovered_overage":"skip"}`, sharedstore.OverageSkip},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rt := load(t, `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":1000}}}`+c.setting+`}`)
+			plan, _ := budget.Plan(rt, budget.Identity{}, 700)
+			require.Equal(t, c.want, plan.Overage)
+
+			out := admitOnce(t, plan)
+			require.True(t, out.Admitted)
+			require.Equal(t, c.want, out.Hold.Overage, "the hold records the rule it settles by")
+		})
+	}
+}

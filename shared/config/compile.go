@@ -100,6 +100,19 @@ func (c *Config) Compile() (*Runtime, error) {
 		rt.bypass[h] = struct{}{}
 	}
 
+	// The fallback rules share everything but the divided budgets: the
+	// same keys, exemptions and policies, compiled once more only when the
+	// fallback division differs, and read only when the store is down.
+	fd, divideFallback := fallbackDivider(c)
+	var fb *Runtime
+	if divideFallback {
+		fb = new(Runtime)
+		*fb = *rt
+		fb.Global, fb.Client, fb.User, fb.Team = fd.rules(l.Global), fd.rules(l.PerClient), fd.rules(l.PerUser), fd.rules(l.PerTeam)
+		fb.APIKeyDefault = fd.rules(l.PerAPIKey)
+		fb.keyRules = make(map[string]Rules)
+	}
+
 	for i := range c.APIKeys {
 		k := &c.APIKeys[i]
 		h, err := identity.Normalize(k.Key)
@@ -115,12 +128,22 @@ func (c *Config) Compile() (*Runtime, error) {
 		if r := d.keyRules(l.PerAPIKey, tier, k); r.Version != rt.APIKeyDefault.Version {
 			rt.keyRules[h] = r
 		}
+		if fb != nil {
+			if r := fd.keyRules(l.PerAPIKey, tier, k); r.Version != fb.APIKeyDefault.Version {
+				fb.keyRules[h] = r
+			}
+		}
 	}
 
 	rt.Models = c.compileModels(d)
 	rt.shadow, rt.shadowModels = c.shadowModes()
 
 	rt.hasTokens, rt.hasRequests = rt.scan()
+	if fb != nil {
+		fb.Models = c.compileModels(fd)
+		fb.hasTokens, fb.hasRequests = fb.scan()
+		rt.fallback = fb
+	}
 	return rt, nil
 }
 

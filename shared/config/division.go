@@ -9,7 +9,9 @@ package config
 //     dimension whose configured budget for the period is nonzero (a share
 //     of 0 is an authoritative zero allowance that refuses);
 //  3. the budget_division.replicas hint: floor(configured / replicas), which
-//     may be a zero allowance; inert while storage is "redis";
+//     may be a zero allowance. While storage is "redis" the fleet buckets
+//     carry the deployment total, so the hint does not divide them; it sizes
+//     the replica-local fallback buckets instead (see fallbackDivider);
 //  4. otherwise the configured value.
 //
 // The two periods are independent: a share for one leaves the other on the
@@ -20,9 +22,31 @@ type divider struct {
 }
 
 func newDivider(c *Config) divider {
+	return c.divider(c.RateLimiting.Storage != StorageRedis)
+}
+
+// fallbackDivider is the division of the replica-local buckets a replica
+// admits on while the fleet store is unreachable (storage "redis" with
+// fallback_to_memory): the division an in-memory deployment applies, so an
+// outage admits about the configured total across the fleet rather than
+// that total on every replica. ok is false when it would divide nothing the
+// fleet division does not (no hint above one replica, or no fallback), so
+// no second rule set is compiled.
+func fallbackDivider(c *Config) (d divider, ok bool) {
+	rl := &c.RateLimiting
+	if rl.Storage != StorageRedis || rl.Redis == nil || !boolOr(rl.Redis.FallbackToMemory, defaultFallbackToMemory) {
+		return divider{}, false
+	}
+	d = c.divider(true)
+	return d, d.replicas > 1
+}
+
+// divider resolves the division sources; withHint says whether the
+// replicas hint is in effect.
+func (c *Config) divider(withHint bool) divider {
 	var d divider
 	rl := &c.RateLimiting
-	if rl.BudgetDivision != nil && rl.BudgetDivision.Replicas != nil && rl.Storage != StorageRedis {
+	if withHint && rl.BudgetDivision != nil && rl.BudgetDivision.Replicas != nil {
 		if r := int64(*rl.BudgetDivision.Replicas); r >= 1 {
 			d.replicas = r
 		}

@@ -134,6 +134,52 @@ func TestReplicasHintIsInertUnderRedisButAShareStillApplies(t *testing.T) {
 	require.Equal(t, limited(77), rt.Global.Tokens.Day)
 }
 
+func TestUnderRedisTheHintDividesOnlyTheFallbackBuckets(t *testing.T) {
+	rt, _ := mustLoad(t, `{"rate_limiting":{"storage":"redis","redis":{"cluster":"store"},
+		"limits":{"global":{"tokens_per_minute":900,"tokens_per_day":9000,"requests_per_minute":60},
+		          "per_api_key":{"tokens_per_minute":600,"tokens_per_day":6000},
+		          "per_model":{"m":{"tokens_per_minute":300}}},
+		"budget_division":{"replicas":3},
+		"tier_overrides":{"pro":{"per_api_key":{"tokens_per_minute":450,"tokens_per_day":4500}}}},
+		"deployment_token_budget":{"share_tokens_per_day":77},
+		"api_keys":[{"key":"own","rate_limit_tokens_per_minute":5000},{"key":"tiered","tier":"pro"},{"key":"plain"}]}`)
+	fb := rt.Fallback()
+	require.NotNil(t, fb)
+	require.Nil(t, fb.Fallback())
+
+	require.Equal(t, limited(900), rt.Global.Tokens.Minute, "the fleet store keeps the deployment total")
+	require.Equal(t, limited(300), fb.Global.Tokens.Minute, "the fallback bucket is one replica's share")
+	require.Equal(t, limited(77), rt.Global.Tokens.Day, "a share applies to the fleet store")
+	require.Equal(t, limited(77), fb.Global.Tokens.Day, "and to the fallback")
+	require.Equal(t, rt.Global.Requests, fb.Global.Requests, "request limits are never divided")
+	require.NotEqual(t, rt.Global.TokensVersion, fb.Global.TokensVersion, "the fallback buckets are their own")
+	require.Equal(t, rt.Global.RequestsVersion, fb.Global.RequestsVersion)
+
+	require.Equal(t, limited(200), fb.APIKeyDefault.Tokens.Minute)
+	require.Equal(t, limited(100), fb.Models["m"].Tokens.Minute)
+	own := fb.APIKeyRules(fb.Key(sha("own")))
+	require.Equal(t, limited(5000), own.Tokens.Minute, "a key's minute override keeps the written value, as in memory mode")
+	tiered := fb.APIKeyRules(fb.Key(sha("tiered")))
+	require.Equal(t, limited(450), tiered.Tokens.Minute, "a tier minute override keeps the written value")
+	require.Equal(t, limited(77), tiered.Tokens.Day, "the day share replaces the tier's day budget")
+	require.Equal(t, limited(450), rt.APIKeyRules(rt.Key(sha("tiered"))).Tokens.Minute)
+	require.Equal(t, fb.APIKeyDefault, fb.APIKeyRules(fb.Key(sha("plain"))))
+	require.True(t, fb.Key(sha("plain")).Known, "the fallback knows the same keys")
+}
+
+func TestNoFallbackRulesWhenNothingWouldDivideThem(t *testing.T) {
+	for name, raw := range map[string]string{
+		"memory storage divides the only buckets": `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":900}},"budget_division":{"replicas":3}}}`,
+		"no hint":             `{"rate_limiting":{"storage":"redis","redis":{"cluster":"s"},"limits":{"global":{"tokens_per_minute":900}}}}`,
+		"a share alone":       `{"rate_limiting":{"storage":"redis","redis":{"cluster":"s"},"limits":{"global":{"tokens_per_minute":900}}},"deployment_token_budget":{"share_tokens_per_minute":5}}`,
+		"one replica":         `{"rate_limiting":{"storage":"redis","redis":{"cluster":"s"},"limits":{"global":{"tokens_per_minute":900}},"budget_division":{"replicas":1}}}`,
+		"no fallback to take": `{"rate_limiting":{"storage":"redis","redis":{"cluster":"s","fallback_to_memory":false},"limits":{"global":{"tokens_per_minute":900}},"budget_division":{"replicas":3}}}`,
+	} {
+		rt, _ := mustLoad(t, raw)
+		require.Nil(t, rt.Fallback(), name)
+	}
+}
+
 func TestRequestLimitsAreNeverDivided(t *testing.T) {
 	rt, _ := mustLoad(t, `{"rate_limiting":{"limits":{"global":{"requests_per_second":10,"burst_capacity":20,"requests_per_minute":600,"requests_per_day":9000,"concurrent_requests":8}},
 		"budget_division":{"replicas":4}},"deployment_token_budget":{"share_tokens_per_minute":1}}`)

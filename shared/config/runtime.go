@@ -118,6 +118,10 @@ type Runtime struct {
 	shadow       map[string]bool
 	shadowModels map[string]bool
 
+	// fallback is the rule set of the replica-local buckets used while the
+	// fleet store is down, nil when it equals this one (see Fallback).
+	fallback *Runtime
+
 	keys        map[string]KeyInfo
 	keyRules    map[string]Rules // keys whose rules differ from APIKeyDefault
 	whitelist   []netip.Prefix
@@ -125,6 +129,15 @@ type Runtime struct {
 	hasTokens   bool
 	hasRequests bool
 }
+
+// Fallback is the rule set a replica enforces on its own buckets while the
+// fleet store is unreachable (storage "redis", fallback_to_memory): the
+// token budgets divided as an in-memory deployment divides them
+// (budget_division.replicas, a pushed share), while the fleet store keeps
+// the deployment total. Nil when no division source changes anything, and
+// then the fallback buckets enforce this Runtime's rules. Everything but
+// the budgets (keys, exemptions, policies) is the same.
+func (r *Runtime) Fallback() *Runtime { return r.fallback }
 
 // Key returns what api_keys says about a key hash; Known is false (and only
 // Hash is set) for a key the config does not list.

@@ -70,8 +70,10 @@ type RateLimitSettings struct {
 	Mode string `json:"mode,omitempty" desc:"enforce or shadow for this dimension (default: rate_limiting.mode)" enum:"enforce,shadow"`
 }
 
-// BudgetDivision is the in-memory deployment's hint of how many replicas
-// share each configured token budget.
+// BudgetDivision is the hint of how many replicas share each configured
+// token budget. An in-memory deployment divides its buckets by it; under
+// storage "redis" it divides only the fallback buckets a replica admits on
+// while the store is unreachable.
 type BudgetDivision struct {
 	Replicas *Int `json:"replicas" desc:"token budgets are divided by this count (integer floor); >= 1"`
 }

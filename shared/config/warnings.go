@@ -42,8 +42,16 @@ func (c *Config) Warnings() []string {
 		}
 	}
 	if hint && rl.Storage == StorageRedis {
-		w = append(w, "rate_limiting.budget_division: inert while storage is \"redis\" (the shared buckets already carry"+
-			" the deployment total); a deployment_token_budget share still applies")
+		if _, sizesFallback := fallbackDivider(c); sizesFallback {
+			w = append(w, "rate_limiting.budget_division: under storage \"redis\" the shared buckets carry the deployment"+
+				" total, so the hint does not divide them; it sizes the replica-local buckets a replica admits on while"+
+				" the store is unreachable (fallback_to_memory), so an outage admits about the configured total across"+
+				" the fleet instead of that total on every replica; a deployment_token_budget share still applies to both")
+		} else {
+			w = append(w, "rate_limiting.budget_division: inert while storage is \"redis\" (the shared buckets already carry"+
+				" the deployment total, and with fallback_to_memory false or replicas 1 no replica-local bucket is"+
+				" divided); a deployment_token_budget share still applies")
+		}
 	}
 	if shareMin && !minuteSet {
 		w = append(w, "deployment_token_budget.share_tokens_per_minute: no token dimension sets tokens_per_minute, so the share has no effect")

@@ -63,9 +63,11 @@ func TestInMemoryTokenBudgetWithoutDivisionNamesBothAlternatives(t *testing.T) {
 	}
 }
 
-func TestDivisionHintWithRedisWarnsItIsInert(t *testing.T) {
+func TestDivisionHintWithRedisSaysItSizesTheFallbackBuckets(t *testing.T) {
 	w := warningsOf(t, `{"rate_limiting":{"storage":"redis","redis":{"cluster":"c"},"budget_division":{"replicas":3}}}`)
-	requireWarning(t, w, "rate_limiting.budget_division", "inert", "redis")
+	requireWarning(t, w, "rate_limiting.budget_division", "redis", "sizes the replica-local buckets", "fallback_to_memory")
+	w = warningsOf(t, `{"rate_limiting":{"storage":"redis","redis":{"cluster":"c","fallback_to_memory":false},"budget_division":{"replicas":3}}}`)
+	requireWarning(t, w, "rate_limiting.budget_division", "inert", "redis", "fallback_to_memory false")
 }
 
 func TestSmallerWarningsPointAtLikelyMistakes(t *testing.T) {

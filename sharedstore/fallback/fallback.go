@@ -20,6 +20,7 @@ type store struct {
 	remote, local    sharedstore.Store
 	fallbackToMemory bool
 	onUnavailable    func(dimension, action string)
+	localPlan        func(sharedstore.Plan) sharedstore.Plan
 }
 
 // New wraps a remote and a local store. onUnavailable (may be nil) is called
@@ -27,8 +28,15 @@ type store struct {
 // first occurrence order) each time the remote store fails an admission: the
 // metric counts which budgets went unenforced fleet-wide, and a dimension
 // with both a request-count and a token op is one budget owner, not two.
-func New(remote, local sharedstore.Store, fallbackToMemory bool, onUnavailable func(dimension, action string)) sharedstore.Store {
-	return &store{remote: remote, local: local, fallbackToMemory: fallbackToMemory, onUnavailable: onUnavailable}
+//
+// localPlan (may be nil: the plan as it is) turns the fleet plan into the
+// one the local buckets enforce, the token budgets divided to this replica's
+// share: without it, every replica in fallback admits the whole fleet
+// budget, so an outage multiplies the budget by the number of replicas. It
+// runs only when the remote store failed, so the normal path pays nothing.
+func New(remote, local sharedstore.Store, fallbackToMemory bool, onUnavailable func(dimension, action string),
+	localPlan func(sharedstore.Plan) sharedstore.Plan) sharedstore.Store {
+	return &store{remote: remote, local: local, fallbackToMemory: fallbackToMemory, onUnavailable: onUnavailable, localPlan: localPlan}
 }
 
 func (s *store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
@@ -45,6 +53,9 @@ func (s *store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 		if !s.fallbackToMemory {
 			done(sharedstore.Outcome{Err: o.Err})
 			return
+		}
+		if s.localPlan != nil {
+			plan = s.localPlan(plan)
 		}
 		s.local.Admit(plan, done)
 	})

@@ -15,10 +15,12 @@ type fakeStore struct {
 	admits   int
 	settled  []int64
 	released int
+	plans    []sharedstore.Plan
 }
 
-func (f *fakeStore) Admit(_ sharedstore.Plan, done func(sharedstore.Outcome)) {
+func (f *fakeStore) Admit(p sharedstore.Plan, done func(sharedstore.Outcome)) {
 	f.admits++
+	f.plans = append(f.plans, p)
 	if f.err != nil {
 		done(sharedstore.Outcome{Err: f.err})
 		return
@@ -49,7 +51,7 @@ func TestRemoteFailureFollowsFallbackToMemory(t *testing.T) {
 			remote := &fakeStore{backend: sharedstore.BackendRemote, err: errors.New("timeout")}
 			local := &fakeStore{backend: sharedstore.BackendLocal}
 			var events [][2]string
-			s := New(remote, local, tt.fallback, func(d, a string) { events = append(events, [2]string{d, a}) })
+			s := New(remote, local, tt.fallback, func(d, a string) { events = append(events, [2]string{d, a}) }, nil)
 			var got sharedstore.Outcome
 			s.Admit(plan, func(o sharedstore.Outcome) { got = o })
 			require.Equal(t, tt.wantErr, got.Err != nil)
@@ -69,7 +71,7 @@ func TestRemoteAnswerIsUsedAsIsAndReportsNothing(t *testing.T) {
 	remote := &fakeStore{backend: sharedstore.BackendRemote}
 	local := &fakeStore{backend: sharedstore.BackendLocal}
 	called := false
-	s := New(remote, local, true, func(string, string) { called = true })
+	s := New(remote, local, true, func(string, string) { called = true }, nil)
 	var got sharedstore.Outcome
 	s.Admit(plan, func(o sharedstore.Outcome) { got = o })
 	require.True(t, got.Admitted)
@@ -81,7 +83,7 @@ func TestRemoteAnswerIsUsedAsIsAndReportsNothing(t *testing.T) {
 func TestHoldsEndOnTheStoreThatMadeThem(t *testing.T) {
 	remote := &fakeStore{}
 	local := &fakeStore{}
-	s := New(remote, local, true, nil)
+	s := New(remote, local, true, nil, nil)
 	s.Settle(sharedstore.Hold{Backend: sharedstore.BackendLocal}, 5)
 	s.Release(sharedstore.Hold{Backend: sharedstore.BackendLocal})
 	s.Settle(sharedstore.Hold{Backend: sharedstore.BackendRemote}, 7)
@@ -91,4 +93,38 @@ func TestHoldsEndOnTheStoreThatMadeThem(t *testing.T) {
 	require.Equal(t, []int64{7}, remote.settled)
 	require.Equal(t, 1, local.released)
 	require.Equal(t, 1, remote.released)
+}
+
+func TestAFallbackAdmitsTheLocalPlanOnlyWhenTheRemoteFails(t *testing.T) {
+	divided := sharedstore.Plan{Tokens: []sharedstore.Op{{Dimension: "api_key", Kind: sharedstore.KindTokens, Key: "divided"}}}
+	for _, remoteErr := range []error{nil, errors.New("down")} {
+		remote := &fakeStore{backend: sharedstore.BackendRemote, err: remoteErr}
+		local := &fakeStore{backend: sharedstore.BackendLocal}
+		built := 0
+		s := New(remote, local, true, nil, func(p sharedstore.Plan) sharedstore.Plan {
+			built++
+			require.Equal(t, plan, p, "built from the fleet plan")
+			return divided
+		})
+		s.Admit(plan, func(sharedstore.Outcome) {})
+		require.Equal(t, []sharedstore.Plan{plan}, remote.plans, "the fleet store gets the undivided plan")
+		if remoteErr == nil {
+			require.Zero(t, built, "the normal path never builds the local plan")
+			require.Empty(t, local.plans)
+		} else {
+			require.Equal(t, 1, built)
+			require.Equal(t, []sharedstore.Plan{divided}, local.plans, "the local buckets get the divided plan")
+		}
+	}
+}
+
+func TestFailClosedNeverBuildsTheLocalPlan(t *testing.T) {
+	remote := &fakeStore{backend: sharedstore.BackendRemote, err: errors.New("down")}
+	s := New(remote, &fakeStore{}, false, nil, func(sharedstore.Plan) sharedstore.Plan {
+		t.Fatal("built a plan nobody admits")
+		return sharedstore.Plan{}
+	})
+	var got sharedstore.Outcome
+	s.Admit(plan, func(o sharedstore.Outcome) { got = o })
+	require.Error(t, got.Err)
 }

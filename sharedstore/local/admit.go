@@ -30,7 +30,7 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 
 func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 	now := s.now()
-	out := sharedstore.Outcome{Hold: sharedstore.Hold{Backend: sharedstore.BackendLocal}}
+	out := sharedstore.Outcome{Hold: sharedstore.Hold{Backend: sharedstore.BackendLocal, Overage: plan.Overage}}
 	s.taken = s.taken[:0]
 	s.privateLimits = privateLimits(plan)
 	for i := range plan.Requests {
@@ -138,11 +138,12 @@ func (s *Store) refusal(op *sharedstore.Op, at int, now int64) *sharedstore.Refu
 	}
 	l, st := op.Limits[at], s.states[at]
 	r := &sharedstore.Refusal{
-		Kind:          op.Kind,
-		Dimension:     op.Dimension,
-		Budget:        l.Budget,
-		RetryAfterSec: bucket.RetryAfterSec(l, st, units(op)),
-		Private:       op.Private,
+		Kind:            op.Kind,
+		Dimension:       op.Dimension,
+		Budget:          l.Budget,
+		RetryAfterSec:   bucket.RetryAfterSec(l, st, units(op)),
+		ExceedsCapacity: bucket.ExceedsCapacity(l, units(op)),
+		Private:         op.Private,
 	}
 	if op.Private {
 		r.Level = bucket.LevelOf(l, st, now)
@@ -159,7 +160,7 @@ func (s *Store) undo(ops []taken, now int64, out *sharedstore.Outcome, onlyConcu
 		if onlyConcurrency && t.op.Kind != sharedstore.KindConcurrency {
 			continue
 		}
-		states, ok := s.change(t.op.Key, t.op.Limits, changeGive, units(t.op), 0, now)
+		states, ok := s.change(t.op.Key, t.op.Limits, changeGive, units(t.op), 0, 0, now)
 		if ok && out != nil && t.levelsAt >= 0 {
 			for i, l := range t.op.Limits {
 				if j := t.levelsAt + i; j < len(out.Levels) && i < len(states) {

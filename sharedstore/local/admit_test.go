@@ -87,6 +87,31 @@ func TestARequestLargerThanTheWholeBudgetIsRefusedAtOnceWithSizeAwareRetryAfter(
 	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{small}}).Admitted)
 	out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{small}})
 	require.Equal(t, int64(30), out.Refusal.RetryAfterSec, "Retry-After is the request's own shortfall at the refill rate")
+	require.False(t, out.Refusal.ExceedsCapacity, "a request that fits once the bucket refills does not exceed it")
+}
+
+func TestARequestLargerThanTheBucketSaysSo(t *testing.T) {
+	cases := []struct {
+		name    string
+		limits  []sharedstore.Limit
+		amount  int64
+		budget  string
+		exceeds bool
+	}{
+		{"larger than the minute", []sharedstore.Limit{minute(600), day(100000)}, 1500, "minute", true},
+		{"larger than the day, the minute fits", []sharedstore.Limit{minute(6000), day(1000)}, 1500, "day", true},
+		{"larger than a zero allowance", []sharedstore.Limit{{Budget: "minute"}}, 1, "minute", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(0)
+			key := tokens("api_key", "h1", c.amount, c.limits...)
+			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			require.False(t, out.Admitted)
+			require.Equal(t, c.budget, out.Refusal.Budget)
+			require.Equal(t, c.exceeds, out.Refusal.ExceedsCapacity)
+		})
+	}
 }
 
 func TestRequestCountUnitsStayConsumedOnATokenRefusal(t *testing.T) {

@@ -20,7 +20,7 @@ const (
 // nothing was changed: a missing key has nothing to give back, a value that
 // is not ours is left alone, and contention past endAttempts drops the
 // change (the bucket then recovers by refill, as a lost settle would).
-func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, amount, actual int64, now int64) ([]bucket.State, bool) {
+func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, amount, actual int64, overage sharedstore.Overage, now int64) ([]bucket.State, bool) {
 	n := len(limits)
 	if n == 0 || n > bucket.MaxLimits {
 		return nil, false
@@ -38,7 +38,7 @@ func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, 
 		case changeGive:
 			bucket.Give(states, limits, amount, now)
 		case changeSettle:
-			bucket.Settle(states, limits, amount, actual, now)
+			bucket.Settle(states, limits, amount, actual, now, overage)
 		}
 		s.buf = bucket.AppendEncoded(s.buf[:0], states)
 		err = s.sd.Set(key, s.buf, cas)
@@ -53,9 +53,10 @@ func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, 
 }
 
 // Settle ends an admitted hold with the reported usage: each token entry
-// trades its reservation for actual (refund, or an overage charged only
-// where it fits) on the parameters recorded in the hold, never the live
-// config; each concurrency unit comes back. A hold of another backend is
+// trades its reservation for actual (a refund, or an overage charged by the
+// hold's overage rule: whole, as a debt, or only where it fits) on the
+// parameters and rule recorded in the hold, never the live config; each
+// concurrency unit comes back. A hold of another backend is
 // not this store's to end.
 func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	if h.Backend != sharedstore.BackendLocal {
@@ -66,9 +67,9 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 		e := &h.Entries[i]
 		switch e.Kind {
 		case sharedstore.KindTokens:
-			s.change(e.Key, e.Limits, changeSettle, e.Amount, actual, now)
+			s.change(e.Key, e.Limits, changeSettle, e.Amount, actual, h.Overage, now)
 		case sharedstore.KindConcurrency:
-			s.change(e.Key, e.Limits, changeGive, 1, 0, now)
+			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, now)
 		}
 	}
 }
@@ -84,9 +85,9 @@ func (s *Store) Release(h sharedstore.Hold) {
 		e := &h.Entries[i]
 		switch e.Kind {
 		case sharedstore.KindTokens:
-			s.change(e.Key, e.Limits, changeGive, e.Amount, 0, now)
+			s.change(e.Key, e.Limits, changeGive, e.Amount, 0, 0, now)
 		case sharedstore.KindConcurrency:
-			s.change(e.Key, e.Limits, changeGive, 1, 0, now)
+			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, now)
 		}
 	}
 }

@@ -99,102 +99,111 @@ func TestConcurrentWorkersNeverAdmitMoreThanCapacityNorLoseAnUpdate(t *testing.T
 // TestBucketLevelsAreExplainedBySettledUsageAlone runs a random mix of
 // admissions, settlements, releases and refusals on a frozen clock, then
 // ends every hold: each bucket must hold its capacity minus exactly what
-// was settled on it.
+// was settled on it. It runs under both overage rules: with debt every
+// settlement is charged whole (levels may go below zero); with skip an
+// overage a bucket cannot cover consumes nothing there.
 func TestBucketLevelsAreExplainedBySettledUsageAlone(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 99))
-		f := newFixture(0)
-		ids := []string{"a", "b", "c"}
-		type live struct {
-			hold   sharedstore.Hold
-			ops    []sharedstore.Op
-			amount int64
+	for _, overage := range []sharedstore.Overage{sharedstore.OverageDebt, sharedstore.OverageSkip} {
+		for seed := uint64(1); seed <= 20; seed++ {
+			levelsExplainedBySettledUsage(t, overage, seed)
 		}
-		var holds []live
-		charged := map[string]float64{} // key|period index → tokens settled
-		model := map[string]float64{}   // key|period index → expected level
-		limitsOf := map[string][]sharedstore.Limit{}
-		planFor := func(id string, amount int64) []sharedstore.Op {
-			return []sharedstore.Op{
-				tokens("global", "", amount, minute(3000), day(4000)),
-				tokens("api_key", id, amount, minute(900), day(1500)),
-				tokens("team", "t", amount, minute(2000)),
-			}
+	}
+}
+
+func levelsExplainedBySettledUsage(t *testing.T, overage sharedstore.Overage, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	f := newFixture(0)
+	ids := []string{"a", "b", "c"}
+	type live struct {
+		hold   sharedstore.Hold
+		ops    []sharedstore.Op
+		amount int64
+	}
+	var holds []live
+	charged := map[string]float64{} // key|period index → tokens settled
+	model := map[string]float64{}   // key|period index → expected level
+	limitsOf := map[string][]sharedstore.Limit{}
+	planFor := func(id string, amount int64) []sharedstore.Op {
+		return []sharedstore.Op{
+			tokens("global", "", amount, minute(3000), day(4000)),
+			tokens("api_key", id, amount, minute(900), day(1500)),
+			tokens("team", "t", amount, minute(2000)),
 		}
-		lvl := func(op sharedstore.Op, i int) string { return op.Key + "|" + string(rune('0'+i)) }
-		for step := 0; step < 300; step++ {
-			if len(holds) > 0 && rng.IntN(2) == 0 {
-				i := rng.IntN(len(holds))
-				h := holds[i]
-				holds = append(holds[:i], holds[i+1:]...)
-				if rng.IntN(3) == 0 {
-					f.store.Release(h.hold)
-					for _, op := range h.ops {
-						for j := range op.Limits {
-							model[lvl(op, j)] += float64(h.amount)
-						}
-					}
-					continue
-				}
-				actual := rng.Int64N(2*h.amount + 1)
-				f.store.Settle(h.hold, actual)
+	}
+	lvl := func(op sharedstore.Op, i int) string { return op.Key + "|" + string(rune('0'+i)) }
+	for step := 0; step < 300; step++ {
+		if len(holds) > 0 && rng.IntN(2) == 0 {
+			i := rng.IntN(len(holds))
+			h := holds[i]
+			holds = append(holds[:i], holds[i+1:]...)
+			if rng.IntN(3) == 0 {
+				f.store.Release(h.hold)
 				for _, op := range h.ops {
 					for j := range op.Limits {
-						k := lvl(op, j)
-						switch d := float64(actual - h.amount); {
-						case d <= 0:
-							model[k] -= d
-							charged[k] += float64(actual)
-						case model[k] >= d:
-							model[k] -= d
-							charged[k] += float64(actual)
-						default: // the overage this bucket cannot cover consumes nothing
-							charged[k] += float64(h.amount)
-						}
+						model[lvl(op, j)] += float64(h.amount)
 					}
 				}
 				continue
 			}
-			amount := 1 + rng.Int64N(400)
-			ops := planFor(ids[rng.IntN(len(ids))], amount)
-			for _, op := range ops {
-				limitsOf[op.Key] = op.Limits
-				for j, l := range op.Limits {
-					if _, ok := model[lvl(op, j)]; !ok {
-						model[lvl(op, j)] = float64(l.Capacity)
+			actual := rng.Int64N(2*h.amount + 1)
+			f.store.Settle(h.hold, actual)
+			for _, op := range h.ops {
+				for j := range op.Limits {
+					k := lvl(op, j)
+					switch d := float64(actual - h.amount); {
+					case d <= 0, overage == sharedstore.OverageDebt:
+						model[k] -= d
+						charged[k] += float64(actual)
+					case model[k] >= d:
+						model[k] -= d
+						charged[k] += float64(actual)
+					default: // the overage this bucket cannot cover consumes nothing
+						charged[k] += float64(h.amount)
 					}
 				}
 			}
-			fits := true
+			continue
+		}
+		amount := 1 + rng.Int64N(400)
+		ops := planFor(ids[rng.IntN(len(ids))], amount)
+		for _, op := range ops {
+			limitsOf[op.Key] = op.Limits
+			for j, l := range op.Limits {
+				if _, ok := model[lvl(op, j)]; !ok {
+					model[lvl(op, j)] = float64(l.Capacity)
+				}
+			}
+		}
+		fits := true
+		for _, op := range ops {
+			for j := range op.Limits {
+				fits = fits && model[lvl(op, j)] >= float64(amount) && model[lvl(op, j)] > 0
+			}
+		}
+		out := admit(t, f.store, sharedstore.Plan{Tokens: ops, Overage: overage})
+		require.NoError(t, out.Err)
+		require.Equal(t, fits, out.Admitted, "overage %d seed %d step %d", overage, seed, step)
+		require.Equal(t, overage, out.Hold.Overage, "the hold records the plan's rule")
+		if out.Admitted {
 			for _, op := range ops {
 				for j := range op.Limits {
-					fits = fits && model[lvl(op, j)] >= float64(amount)
+					model[lvl(op, j)] -= float64(amount)
 				}
 			}
-			out := admit(t, f.store, sharedstore.Plan{Tokens: ops})
-			require.NoError(t, out.Err)
-			require.Equal(t, fits, out.Admitted, "seed %d step %d", seed, step)
-			if out.Admitted {
-				for _, op := range ops {
-					for j := range op.Limits {
-						model[lvl(op, j)] -= float64(amount)
-					}
-				}
-				holds = append(holds, live{hold: out.Hold, ops: ops, amount: amount})
-			}
+			holds = append(holds, live{hold: out.Hold, ops: ops, amount: amount})
 		}
-		for _, h := range holds {
-			f.store.Release(h.hold)
+	}
+	for _, h := range holds {
+		f.store.Release(h.hold)
+	}
+	for key, limits := range limitsOf {
+		got := levels(t, f.sd, sharedstore.Op{Key: key, Limits: limits})
+		if got == nil {
+			continue // never admitted anything, never created
 		}
-		for key, limits := range limitsOf {
-			got := levels(t, f.sd, sharedstore.Op{Key: key, Limits: limits})
-			if got == nil {
-				continue // never admitted anything, never created
-			}
-			for j, l := range limits {
-				k := key + "|" + string(rune('0'+j))
-				require.InDelta(t, float64(l.Capacity)-charged[k], got[j], 1e-6, "seed %d bucket %s", seed, k)
-			}
+		for j, l := range limits {
+			k := key + "|" + string(rune('0'+j))
+			require.InDelta(t, float64(l.Capacity)-charged[k], got[j], 1e-6, "overage %d seed %d bucket %s", overage, seed, k)
 		}
 	}
 }

@@ -29,15 +29,89 @@ func TestSettleRefundsUnusedAndChargesOverage(t *testing.T) {
 	}
 }
 
-func TestAnOverageTheBucketCannotCoverConsumesNothing(t *testing.T) {
+func TestSkipConsumesNothingFromABucketThatCannotCoverTheOverage(t *testing.T) {
 	f := newFixture(0)
 	key := tokens("api_key", "h1", 500, minute(600), day(100000))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}, Overage: sharedstore.OverageSkip})
 	require.True(t, out.Admitted)
+	require.Equal(t, sharedstore.OverageSkip, out.Hold.Overage)
 
 	f.store.Settle(out.Hold, 700) // overage 200: the minute has 100, the day has plenty
 	require.Equal(t, []float64{100, 99300}, levels(t, f.sd, key),
 		"the minute keeps its 100 rather than draining partially; the day is charged in full")
+}
+
+func TestADebtIsChargedWholeAndRefillRepaysIt(t *testing.T) {
+	f := newFixture(0)
+	key := tokens("api_key", "h1", 500, minute(600), day(100000)) // the minute refills 10 a second
+	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+	require.True(t, out.Admitted)
+	require.Equal(t, sharedstore.OverageDebt, out.Hold.Overage, "debt is the zero value, the default")
+
+	f.store.Settle(out.Hold, 1500) // overage 1000 on a minute level of 100
+	require.Equal(t, []float64{-900, 98500}, levels(t, f.sd, key), "every period is charged the whole overage")
+
+	probe := tokens("api_key", "h1", 100, minute(600), day(100000))
+	out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}})
+	require.False(t, out.Admitted)
+	require.Equal(t, "minute", out.Refusal.Budget)
+	require.Equal(t, int64(100), out.Refusal.RetryAfterSec, "the wait repays the debt and then the request: (100+900)/10")
+	require.False(t, out.Refusal.ExceedsCapacity)
+	require.Equal(t, int64(0), out.Refusal.Level.Remaining, "a debt is shown as nothing left, never negative")
+	require.Equal(t, f.clock.t/sec+150, out.Refusal.Level.ResetUnix, "whole again once the debt and the gap are refilled")
+
+	f.clock.t += 99 * sec
+	require.False(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}}).Admitted, "99 s is not enough")
+	f.clock.t += sec
+	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}}).Admitted, "100 s is")
+}
+
+func TestAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
+	cases := []struct {
+		name     string
+		used     int64 // settled on a 600 reservation before the zero hold
+		admitted bool
+		retry    int64
+	}{
+		{"tokens left admit a zero hold", 599, true, 0},
+		{"an empty bucket refuses a zero hold", 600, false, 1},
+		{"an indebted bucket refuses a zero hold until it is above zero", 1000, false, 41},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(0)
+			key := tokens("api_key", "h1", 600, minute(600))
+			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			require.True(t, out.Admitted)
+			f.store.Settle(out.Hold, c.used)
+
+			zeroHold := tokens("api_key", "h1", 0, minute(600))
+			out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{zeroHold}})
+			require.Equal(t, c.admitted, out.Admitted)
+			if !c.admitted {
+				require.Equal(t, c.retry, out.Refusal.RetryAfterSec)
+				require.False(t, out.Refusal.ExceedsCapacity, "waiting cures it")
+			}
+		})
+	}
+}
+
+func TestAHoldSettlesByTheRuleItWasAdmittedUnder(t *testing.T) {
+	for _, overage := range []sharedstore.Overage{sharedstore.OverageDebt, sharedstore.OverageSkip} {
+		f := newFixture(0)
+		key := tokens("api_key", "h1", 500, minute(600))
+		out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}, Overage: overage})
+		require.True(t, out.Admitted)
+
+		// A later plan under the other rule (a reload) changes nothing for
+		// this hold: the rule travels on the hold, the store keeps none.
+		other := sharedstore.OverageSkip - overage
+		later := tokens("api_key", "h2", 10, minute(600))
+		require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{later}, Overage: other}).Admitted)
+		f.store.Settle(out.Hold, 800)
+		want := map[sharedstore.Overage]float64{sharedstore.OverageDebt: -200, sharedstore.OverageSkip: 100}[overage]
+		require.Equal(t, []float64{want}, levels(t, f.sd, key), "overage %d", overage)
+	}
 }
 
 func TestReleaseGivesBackTheWholeHold(t *testing.T) {

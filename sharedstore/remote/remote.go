@@ -20,6 +20,7 @@ import (
 	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
@@ -111,14 +112,14 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 		id = s.cfg.NewHoldID()
 	}
 	answered := false
-	err := s.c.Call(s.hAdmit, wire.AppendAdmitHold(nil, plan, id), s.cfg.TimeoutMs, func(status int, body []byte, err error) {
+	err := s.c.Call(s.hAdmit, admitBody(plan, id), s.cfg.TimeoutMs, func(status int, body []byte, err error) {
 		if answered {
 			return
 		}
 		answered = true
-		o, unsure := outcome(entries, status, body, err)
+		o, unsure := outcome(entries, plan.Overage, status, body, err)
 		if unsure && id != "" {
-			s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries})
+			s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: plan.Overage})
 		}
 		done(o)
 	})
@@ -129,12 +130,41 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 	}
 }
 
+// overageSkip is the admit request's overage member for OverageSkip.
+var overageSkip = []byte(`"` + wire.OverageSkip + `"`)
+
+// admitBody is the admission request: the plan, its hold id, and its
+// overage rule, which the service records on the hold so a settlement
+// follows the rule the request was admitted under. Debt, the default, is
+// the member's absence; skip is written as "overage":"skip" (set, not
+// appended, so an encoder that already writes it is not contradicted).
+func admitBody(plan sharedstore.Plan, id string) []byte {
+	body := wire.AppendAdmitHold(nil, plan, id)
+	if plan.Overage == sharedstore.OverageSkip {
+		if withRule, ok := jsonx.SetMember(body, "overage", overageSkip); ok {
+			body = withRule
+		}
+	}
+	return body
+}
+
+// exceedsCapacity reads refusal.exceeds_capacity from an admission answer:
+// the service sets it when the request is larger than the refusing bucket,
+// which the filter tells the caller (no retry can succeed).
+func exceedsCapacity(r *wire.Refusal, body []byte) bool {
+	if r != nil && r.ExceedsCapacity {
+		return true
+	}
+	v, ok := jsonx.Parse(body).Path("refusal", "exceeds_capacity").Bool()
+	return ok && v
+}
+
 // outcome reads an admission's answer. unsure reports that the answer does
 // not rule out a reservation standing in Redis under the request's hold id:
 // a transport failure or timeout, a 5xx, 408 or 429, or a 2xx it cannot
 // use. Any other 4xx (bad request, wrong token) committed nothing, nor did
 // a refusal or an aborted admission.
-func outcome(entries []sharedstore.HoldEntry, status int, body []byte, err error) (o sharedstore.Outcome, unsure bool) {
+func outcome(entries []sharedstore.HoldEntry, overage sharedstore.Overage, status int, body []byte, err error) (o sharedstore.Outcome, unsure bool) {
 	if err != nil {
 		return sharedstore.Outcome{Err: errs.Wrap("sharedstore admit", err)}, true
 	}
@@ -154,13 +184,14 @@ func outcome(entries []sharedstore.HoldEntry, status int, body []byte, err error
 		if o.Refusal == nil {
 			return sharedstore.Outcome{Err: errs.New("sharedstore admit: refusal without a reason")}, true
 		}
+		o.Refusal.ExceedsCapacity = exceedsCapacity(r.Refusal, body)
 		o.Hold = sharedstore.Hold{}
 		return o, false
 	}
 	if len(entries) > 0 && !wire.ValidHoldID(r.Hold) {
 		return sharedstore.Outcome{Err: errs.New("sharedstore admit: admitted without a hold id")}, true
 	}
-	o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: r.Hold, Entries: entries}
+	o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: r.Hold, Entries: entries, Overage: overage}
 	return o, false
 }
 
