@@ -224,6 +224,14 @@ func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
 		return s.admit(false)
 	}
 	req, err := estimate.Parse(body, s.rt.DefaultOutputTokens)
+	if dup, ok := err.(estimate.DuplicateFieldError); ok {
+		// Backends disagree on which copy they read (Python and Go keep
+		// the last, others the first): the model, ceiling or stream mode
+		// being metered would be a guess. Refused in every mode.
+		s.invalid("duplicate_field", dup.Field, "The request names \""+dup.Field+
+			"\" more than once; send each of model, the output ceiling, n, best_of, stream and stream_options once.")
+		return abi.ActionPause
+	}
 	if err != nil {
 		s.root.metrics.failOpen("not_json")
 		return s.admit(false)
@@ -268,11 +276,6 @@ func (s *Stream) applyModelLimits(mr config.ModelRules, body []byte) (out []byte
 		return body, false, false
 	}
 	switch {
-	case mr.Clamp && repeatsOutputField(body):
-		// Backends read the last copy of a repeated member, the clamp would
-		// rewrite the first: an ambiguous ceiling is refused, not guessed.
-		s.invalid("duplicate_field", "max_tokens", "The request states its output ceiling more than once.")
-		return body, false, true
 	case mr.Clamp:
 		body, clamped = clampOutput(s.api, body, max), true
 	case s.req.OutputStated:

@@ -13,6 +13,13 @@ import (
 // burst) instead of falling back to the small default.
 const MaxOutput int64 = 10_000_000
 
+// CeilingFields are the top-level request members that state an output
+// ceiling in the APIs the estimator reads: max_tokens (chat completions,
+// completions, Anthropic messages), max_completion_tokens (chat
+// completions) and max_output_tokens (Responses). Parse reads every one of
+// them and refuses a repeated copy; a clamp rewrites every one of them.
+var CeilingFields = [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"}
+
 // OutputCeiling reads one ceiling field (max_tokens and its siblings) the
 // way pydantic-based upstreams coerce it, because they generate up to the
 // coerced value: a JSON integer, an integral or fractional float (rounded
