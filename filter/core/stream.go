@@ -262,9 +262,14 @@ func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
 }
 
 // applyModelLimits enforces the model's per-request limits (seed 003). An
-// input above max_context_length can never fit: 400. An output ceiling
-// above max_tokens_per_request is refused (400) or, with on_max_tokens
-// "clamp", rewritten to the limit; an unstated ceiling reserves the limit.
+// input above max_context_length can never fit: 400. A stated output
+// ceiling above max_tokens_per_request is refused (400), or, with
+// on_max_tokens "clamp", the forwarded body is made to carry ceilings no
+// larger than the limit (see clampOutput): also when the request states
+// none, or states 0 or less (not a ceiling: backends read it as "no
+// limit"), because the backend would otherwise generate freely. Under
+// clamp an unstated ceiling reserves the limit; under refuse it reserves
+// the default, at most the limit.
 func (s *Stream) applyModelLimits(mr config.ModelRules, body []byte) (out []byte, clamped, refused bool) {
 	if mr.MaxContextLength > 0 && s.req.Input > mr.MaxContextLength {
 		s.invalid("context_length_exceeded", "messages", "This request's input (about "+itoa64(s.req.Input)+
@@ -272,19 +277,26 @@ func (s *Stream) applyModelLimits(mr config.ModelRules, body []byte) (out []byte
 		return body, false, true
 	}
 	max := mr.MaxTokensPerRequest
-	if max <= 0 || s.req.Output <= max {
+	if max <= 0 {
 		return body, false, false
 	}
-	switch {
-	case mr.Clamp:
-		body, clamped = clampOutput(s.api, body, max), true
-	case s.req.OutputStated:
+	if mr.Clamp {
+		body, clamped = clampOutput(s.api, body, max)
+		if clamped || !s.req.OutputStated {
+			s.req.Output = max
+		}
+		return body, clamped, false
+	}
+	if s.req.Output <= max {
+		return body, false, false
+	}
+	if s.req.OutputStated {
 		s.invalid("max_tokens_exceeded", "max_tokens", "The requested output ceiling ("+itoa64(s.req.Output)+
 			" tokens) exceeds the "+itoa64(max)+"-token limit of model "+s.who.Model+".")
 		return body, false, true
 	}
 	s.req.Output = max
-	return body, clamped, false
+	return body, false, false
 }
 
 func (s *Stream) invalid(code, param, msg string) {

@@ -223,8 +223,9 @@ func TestHostileKeysAreHashedEverywhere(t *testing.T) {
 func TestOutputCeilingSpellingsReserveWhatTheBackendWillGenerate(t *testing.T) {
 	cfg := streamCfg(false, false) // 100000 per minute, default output 4096
 	x := newHarness(t, cfg)
-	base := reservedBy(t, x.do(call{key: "sk-base", body: `{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}],"max_tokens":0}`,
-		chunks: []string{chatResponse(0, 0)}}))
+	// The input estimate: what a one-token ceiling reserves, less the token.
+	base := reservedBy(t, x.do(call{key: "sk-base", body: `{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}],"max_tokens":1}`,
+		chunks: []string{chatResponse(0, 0)}})) - 1
 	rt, _, err := config.Load([]byte(cfg))
 	require.NoError(t, err)
 	def := rt.DefaultOutputTokens
@@ -234,7 +235,7 @@ func TestOutputCeilingSpellingsReserveWhatTheBackendWillGenerate(t *testing.T) {
 	}{
 		{`5000`, 5000}, {`"5000"`, 5000}, {`" 5000 "`, 5000}, {`5e3`, 5000}, {`5000.0`, 5000}, {`4999.2`, 5000},
 		{`"5_000"`, 5000}, {`0.5e4`, 5000},
-		{`null`, def}, {`-1`, def}, {`"abc"`, def}, {`true`, def}, {`[5000]`, def}, {`{"v":5000}`, def},
+		{`null`, def}, {`-1`, def}, {`0`, def}, {`"0"`, def}, {`"abc"`, def}, {`true`, def}, {`[5000]`, def}, {`{"v":5000}`, def},
 	}
 	for i, c := range cases {
 		body := `{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}],"max_tokens":` + c.field + `}`

@@ -31,6 +31,9 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
+		if r.OutputStated && r.Output <= 0 {
+			t.Fatalf("a stated ceiling is positive: %+v", r)
+		}
 		if r.Input < 0 || r.Input > MaxInput {
 			t.Fatalf("input %d out of range", r.Input)
 		}

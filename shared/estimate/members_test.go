@@ -1,9 +1,11 @@
 package estimate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // The members whose value decides what a request is metered as or limited
@@ -82,4 +84,49 @@ func TestAnEscapedMemberNameReadsAsItsDecodedName(t *testing.T) {
 	require.Equal(t, int64(70), r.Output)
 	require.True(t, r.OutputStated)
 	require.True(t, r.Stream)
+}
+
+// Backends read max_tokens 0 as "no limit" (or reject it): a ceiling at or
+// below zero is no ceiling, so it reserves the default, and the other
+// fields still count.
+func TestAZeroOrNegativeCeilingReservesLikeAnAbsentOne(t *testing.T) {
+	for _, tc := range []struct {
+		body   string
+		stated bool
+		want   int64
+	}{
+		{`{"max_tokens":0}`, false, 4096},
+		{`{"max_tokens":0.0}`, false, 4096},
+		{`{"max_tokens":-0}`, false, 4096},
+		{`{"max_tokens":"0"}`, false, 4096},
+		{`{"max_tokens":" -0 "}`, false, 4096},
+		{`{"max_tokens":0e10}`, false, 4096},
+		{`{"max_tokens":-1}`, false, 4096},
+		{`{"max_tokens":-1e400}`, false, 4096},
+		{`{"max_completion_tokens":0}`, false, 4096},
+		{`{"max_output_tokens":"-5"}`, false, 4096},
+		{`{"max_tokens":0,"max_completion_tokens":0,"max_output_tokens":0}`, false, 4096},
+		{`{"max_tokens":0,"max_completion_tokens":50}`, true, 50},
+		{`{"max_tokens":70,"max_output_tokens":-1}`, true, 70},
+		{`{"max_tokens":0.0001}`, true, 1},
+	} {
+		r, err := Parse([]byte(tc.body), 4096)
+		require.NoError(t, err, tc.body)
+		require.Equal(t, tc.stated, r.OutputStated, tc.body)
+		require.Equal(t, tc.want, r.Output, tc.body)
+		require.Equal(t, tc.want, r.Hold()-r.Input, tc.body)
+	}
+}
+
+func TestStatedCeilingIsAPositiveOutputCeiling(t *testing.T) {
+	for raw, want := range map[string]int64{`1`: 1, `"32_000"`: 32000, `0.5`: 1, `1e400`: MaxOutput} {
+		n, ok := StatedCeiling(jsonx.Parse([]byte(raw)))
+		require.True(t, ok, raw)
+		require.Equal(t, want, n, raw)
+	}
+	for _, raw := range []string{`0`, `-0`, `"0"`, `0.0`, `-1`, `"-1"`, `null`, `"abc"`, `true`, strings.Repeat("9", 70)} {
+		n, ok := StatedCeiling(jsonx.Parse([]byte(raw)))
+		require.False(t, ok, raw)
+		require.Zero(t, n, raw)
+	}
 }

@@ -742,7 +742,8 @@ func preParse(body []byte, defaultOutput int64) (Request, error) {
 		case "stream_options":
 			r.StreamIncludeUsage = v.Get("include_usage").Kind == jsonx.True
 		case "max_tokens", "max_completion_tokens", "max_output_tokens":
-			if n, ok := preOutputCeiling(v); ok {
+			// Deliberate change (zero ceilings): 0 states no ceiling.
+			if n, ok := preOutputCeiling(v); ok && n > 0 {
 				if !r.OutputStated || n > r.Output {
 					r.Output = n
 				}

@@ -63,7 +63,7 @@ func decisive(key []byte) int {
 type Request struct {
 	Input              int64  // estimated input tokens; an over-count by construction
 	Output             int64  // output ceiling per choice: the largest stated, else the default
-	OutputStated       bool   // a ceiling was stated in the body
+	OutputStated       bool   // a positive ceiling was stated in the body (0 and below are none)
 	Choices            int64  // completions generated when above 1: the largest of n and best_of
 	Model              string // top-level "model" when a string
 	Stream             bool   // top-level "stream" is true
@@ -82,8 +82,9 @@ func (r Request) Hold() int64 {
 // messages) in one pass over the top-level object. The reservation is the
 // input estimate plus Output with no further margin, so Input walks every
 // field the backend renders into the prompt; see walk.go. defaultOutput is
-// the ceiling when the body states none; it is clamped to [0, MaxOutput].
-// Distinct ceiling fields may each be stated: Output is the largest.
+// the ceiling when the body states none (no ceiling field, or only ones
+// that hold no positive number); it is clamped to [0, MaxOutput]. Distinct
+// ceiling fields may each be stated: Output is the largest.
 //
 // The body is validated once by jsonx.Parse (so a body nested deeper than
 // jsonx.MaxDepth is ErrNotJSON) and is only read, never kept: Model is a
@@ -126,7 +127,7 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 		case "stream_options":
 			r.StreamIncludeUsage = v.Get("include_usage").Kind == jsonx.True
 		case "max_tokens", "max_completion_tokens", "max_output_tokens":
-			if n, ok := OutputCeiling(v); ok {
+			if n, ok := StatedCeiling(v); ok {
 				if !r.OutputStated || n > r.Output {
 					r.Output = n
 				}
