@@ -3,61 +3,55 @@ package core
 import (
 	"strconv"
 
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 )
 
-// outputFields are the request fields that state an output ceiling.
-var outputFields = [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"}
-
-// clampOutput rewrites every stated output ceiling above max to max, or,
-// when none is stated, adds the route's own field so the backend cannot
-// generate past the limit the reservation assumed.
-func clampOutput(api usage.API, body []byte, max int64) []byte {
+// clampOutput makes every output ceiling the backend will read a plain
+// JSON integer in (0, max]: any other value of a ceiling field is rewritten
+// to max (one above max; zero or below, which backends read as "no limit"
+// or reject; and every other spelling, a string or fraction some backend
+// ignores or reads differently), and when the body names no ceiling field
+// the route's own field is added with max, so the backend cannot generate
+// past the limit the reservation assumed. wrote reports that some field now
+// holds max: the reservation is then max. Parse refused repeated ceiling
+// fields, so each field's first copy is its only one.
+func clampOutput(api usage.API, body []byte, max int64) (out []byte, wrote bool) {
 	limit := jsonx.AppendInt(nil, max)
-	stated := false
-	for _, f := range outputFields {
-		v := jsonx.Parse(body).Get(f)
+	named := false
+	doc := jsonx.Parse(body)
+	for _, f := range estimate.CeilingFields {
+		v := doc.Get(f)
 		if !v.Exists() {
 			continue
 		}
-		stated = true
-		if n, ok := v.Float(); ok && n <= float64(max) {
+		named = true
+		if n, ok := v.Int(); ok && v.Kind == jsonx.Number && n > 0 && n <= max {
 			continue
 		}
 		if nb, ok := jsonx.SetMember(body, f, limit); ok {
-			body = nb
+			body, wrote = nb, true
 		}
 	}
-	if stated {
-		return body
+	if named {
+		return body, wrote
 	}
-	field := "max_tokens"
-	if api == usage.OpenAIResponses {
-		field = "max_output_tokens"
+	if nb, ok := jsonx.SetMember(body, ceilingField(api), limit); ok {
+		return nb, true
 	}
-	if nb, ok := jsonx.SetMember(body, field, limit); ok {
-		return nb
-	}
-	return body
+	return body, false
 }
 
-// repeatsOutputField reports a body that names one output-ceiling field
-// twice at the top level. Names are compared decoded: "max\u005ftokens" is
-// max_tokens to every backend.
-func repeatsOutputField(body []byte) bool {
-	var seen [len(outputFields)]int
-	repeated := false
-	jsonx.Parse(body).Members(func(key string, _ jsonx.Value) bool {
-		for i, f := range outputFields {
-			if key == f {
-				seen[i]++
-				repeated = repeated || seen[i] > 1
-			}
-		}
-		return !repeated
-	})
-	return repeated
+// ceilingField is the output-ceiling member a route's API documents:
+// max_output_tokens for Responses, max_tokens for the others (chat
+// completions accept it beside max_completion_tokens, and OpenAI-compatible
+// servers read it).
+func ceilingField(api usage.API) string {
+	if api == usage.OpenAIResponses {
+		return "max_output_tokens"
+	}
+	return "max_tokens"
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -259,6 +259,14 @@ func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
 		return s.admit(false)
 	}
 	req, err := estimate.Parse(body, s.rt.DefaultOutputTokens)
+	if dup, ok := err.(estimate.DuplicateFieldError); ok {
+		// Backends disagree on which copy they read (Python and Go keep
+		// the last, others the first): the model, ceiling or stream mode
+		// being metered would be a guess. Refused in every mode.
+		s.invalid("duplicate_field", dup.Field, "The request names \""+dup.Field+
+			"\" more than once; send each of model, the output ceiling, n, best_of, stream and stream_options once.")
+		return abi.ActionPause
+	}
 	if err != nil {
 		s.failOpen("not_json")
 		return s.admit(false)
@@ -289,9 +297,14 @@ func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
 }
 
 // applyModelLimits enforces the model's per-request limits (seed 003). An
-// input above max_context_length can never fit: 400. An output ceiling
-// above max_tokens_per_request is refused (400) or, with on_max_tokens
-// "clamp", rewritten to the limit; an unstated ceiling reserves the limit.
+// input above max_context_length can never fit: 400. A stated output
+// ceiling above max_tokens_per_request is refused (400), or, with
+// on_max_tokens "clamp", the forwarded body is made to carry ceilings no
+// larger than the limit (see clampOutput): also when the request states
+// none, or states 0 or less (not a ceiling: backends read it as "no
+// limit"), because the backend would otherwise generate freely. Under
+// clamp an unstated ceiling reserves the limit; under refuse it reserves
+// the default, at most the limit.
 func (s *Stream) applyModelLimits(mr config.ModelRules, body []byte) (out []byte, clamped, refused bool) {
 	if mr.MaxContextLength > 0 && s.req.Input > mr.MaxContextLength {
 		s.invalid("context_length_exceeded", "messages", "This request's input (about "+itoa64(s.req.Input)+
@@ -299,24 +312,26 @@ func (s *Stream) applyModelLimits(mr config.ModelRules, body []byte) (out []byte
 		return body, false, true
 	}
 	max := mr.MaxTokensPerRequest
-	if max <= 0 || s.req.Output <= max {
+	if max <= 0 {
 		return body, false, false
 	}
-	switch {
-	case mr.Clamp && repeatsOutputField(body):
-		// Backends read the last copy of a repeated member, the clamp would
-		// rewrite the first: an ambiguous ceiling is refused, not guessed.
-		s.invalid("duplicate_field", "max_tokens", "The request states its output ceiling more than once.")
-		return body, false, true
-	case mr.Clamp:
-		body, clamped = clampOutput(s.api, body, max), true
-	case s.req.OutputStated:
+	if mr.Clamp {
+		body, clamped = clampOutput(s.api, body, max)
+		if clamped || !s.req.OutputStated {
+			s.req.Output = max
+		}
+		return body, clamped, false
+	}
+	if s.req.Output <= max {
+		return body, false, false
+	}
+	if s.req.OutputStated {
 		s.invalid("max_tokens_exceeded", "max_tokens", "The requested output ceiling ("+itoa64(s.req.Output)+
 			" tokens) exceeds the "+itoa64(max)+"-token limit of model "+s.who.Model+".")
 		return body, false, true
 	}
 	s.req.Output = max
-	return body, clamped, false
+	return body, false, false
 }
 
 func (s *Stream) invalid(code, param, msg string) {

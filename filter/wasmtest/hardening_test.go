@@ -61,10 +61,9 @@ func TestABodyABackendParsesIsStillMetered(t *testing.T) {
 	}
 }
 
-// The clamp rewrites the first max_tokens it finds by decoded name, while
-// the duplicate check compares raw names: an escaped second copy is not
-// seen as a duplicate, the clamp leaves the first (small) copy alone, and
-// the backend reads the last (huge) copy.
+// Repeated members are compared by decoded name: were an escaped second
+// copy not seen as a repeat, the clamp would leave the first (small) copy
+// alone and a last-wins backend would read the huge one.
 func TestAnEscapedDuplicateCeilingCannotSlipPastTheClamp(t *testing.T) {
 	cfg := `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":100000}},"budget_division":{"replicas":1}},
 	  "token_budget":{"default_output_tokens":500},
@@ -73,6 +72,7 @@ func TestAnEscapedDuplicateCeilingCannotSlipPastTheClamp(t *testing.T) {
 	body := `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"max_tokens":10,"max\u005ftokens":99999}`
 	r := x.do(call{key: "sk-a", body: body, chunks: []string{chatResponse(1, 1)}})
 	require.Equal(t, 400, r.status, "a repeated ceiling, escaped or not, is refused under clamp: %s", r.upstreamBody)
+	require.Equal(t, "max_tokens", r.json(t)["error"].(map[string]any)["param"])
 }
 
 // logprobs / top_logprobs make a non-streamed answer large; past 8 MiB the

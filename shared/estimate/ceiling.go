@@ -13,13 +13,22 @@ import (
 // burst) instead of falling back to the small default.
 const MaxOutput int64 = 10_000_000
 
+// CeilingFields are the top-level request members that state an output
+// ceiling in the APIs the estimator reads: max_tokens (chat completions,
+// completions, Anthropic messages), max_completion_tokens (chat
+// completions) and max_output_tokens (Responses). Parse reads every one of
+// them and refuses a repeated copy; a clamp rewrites every one of them.
+var CeilingFields = [...]string{"max_tokens", "max_completion_tokens", "max_output_tokens"}
+
 // OutputCeiling reads one ceiling field (max_tokens and its siblings) the
 // way pydantic-based upstreams coerce it, because they generate up to the
 // coerced value: a JSON integer, an integral or fractional float (rounded
 // up), or a string holding such a number, surrounded by ASCII whitespace and
 // with underscores between digits allowed. A negative number, NaN, an
 // infinity spelt out, a non-number or an unparsable string is no ceiling
-// (false). Values above MaxOutput read as MaxOutput.
+// (false). Values above MaxOutput read as MaxOutput. Zero reads as 0 with
+// true: it is a number the backend coerces, but Parse does not take it as a
+// stated ceiling (see StatedCeiling).
 func OutputCeiling(v jsonx.Value) (int64, bool) {
 	switch v.Kind {
 	case jsonx.Number:
@@ -29,6 +38,18 @@ func OutputCeiling(v jsonx.Value) (int64, bool) {
 		return parseCeiling(trimSpace(v.StrBytes()))
 	}
 	return 0, false
+}
+
+// StatedCeiling reads a ceiling field as Parse and the clamp take it: a
+// positive ceiling (true), or none (false). Zero and negative values state
+// no ceiling, because backends read them as "no limit" or reject them; a
+// request that carries one reserves what an absent ceiling reserves.
+func StatedCeiling(v jsonx.Value) (int64, bool) {
+	n, ok := OutputCeiling(v)
+	if !ok || n <= 0 {
+		return 0, false
+	}
+	return n, true
 }
 
 func trimSpace(s []byte) []byte {

@@ -14,6 +14,8 @@ var fuzzSeeds = []string{
 	`{"model":"m","stream":true,"stream_options":{"include_usage":true}}`,
 	"{\"messages\":[{\"content\":\"\xff\xfe\xe4\xb8\"}]}",
 	`{"messages":"not an array","input":{"role":"user"},"system":7}`,
+	`{"model":"a","m\u006fdel":"b","max_tokens":0,"stream_options":{"include_usage":true,"include_usage":false}}`,
+	`{"messages":[{"model":"a","model":"b"}],"max_tokens":-3,"max_output_tokens":"0","n":1,"n":2}`,
 }
 
 func FuzzParse(f *testing.F) {
@@ -23,10 +25,14 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, def int64) {
 		r, err := Parse(body, def)
 		if err != nil {
-			if !errors.Is(err, ErrNotJSON) {
+			var dup DuplicateFieldError
+			if !errors.Is(err, ErrNotJSON) && !(errors.As(err, &dup) && decisive([]byte(dup.Field)) >= 0) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return
+		}
+		if r.OutputStated && r.Output <= 0 {
+			t.Fatalf("a stated ceiling is positive: %+v", r)
 		}
 		if r.Input < 0 || r.Input > MaxInput {
 			t.Fatalf("input %d out of range", r.Input)

@@ -709,6 +709,23 @@ func preParse(body []byte, defaultOutput int64) (Request, error) {
 	if doc.Kind != jsonx.Object {
 		return Request{}, ErrNotJSON
 	}
+	// Deliberate change (repeated members): a repeated decisive member is
+	// refused, found here by a second, independent reading of the names.
+	seen := map[string]bool{}
+	var dup error
+	doc.Members(func(key string, _ jsonx.Value) bool {
+		for _, f := range [...]string{"model", "max_tokens", "max_completion_tokens", "max_output_tokens", "n", "best_of", "stream", "stream_options"} {
+			if key == f && seen[f] {
+				dup = DuplicateFieldError{Field: f}
+				return false
+			}
+		}
+		seen[key] = true
+		return true
+	})
+	if dup != nil {
+		return Request{}, dup
+	}
 	var r Request
 	var w preWalker
 	choices := int64(0)
@@ -725,7 +742,8 @@ func preParse(body []byte, defaultOutput int64) (Request, error) {
 		case "stream_options":
 			r.StreamIncludeUsage = v.Get("include_usage").Kind == jsonx.True
 		case "max_tokens", "max_completion_tokens", "max_output_tokens":
-			if n, ok := preOutputCeiling(v); ok {
+			// Deliberate change (zero ceilings): 0 states no ceiling.
+			if n, ok := preOutputCeiling(v); ok && n > 0 {
 				if !r.OutputStated || n > r.Output {
 					r.Output = n
 				}

@@ -14,11 +14,56 @@ var ErrNotJSON = errors.New("estimate: request body is not a JSON object")
 // cannot overflow int64, far above any body an Envoy buffer holds.
 const MaxInput int64 = 1 << 32
 
+// DuplicateFieldError reports a top-level member that decides metering or
+// limits (see DecisiveMembers) named twice. Backends disagree on which copy
+// they read (Python and Go keep the last, others the first), so the filter
+// cannot know which model, ceiling or stream mode it is metering: the
+// request is refused, never guessed. Names are compared decoded, so
+// "m\u006fdel" repeats "model".
+type DuplicateFieldError struct {
+	Field string // the member's decoded name, one of DecisiveMembers
+}
+
+func (e DuplicateFieldError) Error() string {
+	return "estimate: request member \"" + e.Field + "\" is repeated"
+}
+
+// DecisiveMembers are the top-level members that decide what a request is
+// metered as or limited by: the model, every output ceiling, the number of
+// choices, and the stream mode (with its usage option). A repeated one is a
+// DuplicateFieldError.
+var DecisiveMembers = [...]string{
+	"model", CeilingFields[0], CeilingFields[1], CeilingFields[2], "n", "best_of", "stream", "stream_options",
+}
+
+// decisive is the index of key (decoded) in DecisiveMembers, or -1.
+func decisive(key []byte) int {
+	switch string(key) {
+	case "model":
+		return 0
+	case "max_tokens":
+		return 1
+	case "max_completion_tokens":
+		return 2
+	case "max_output_tokens":
+		return 3
+	case "n":
+		return 4
+	case "best_of":
+		return 5
+	case "stream":
+		return 6
+	case "stream_options":
+		return 7
+	}
+	return -1
+}
+
 // Request is what admission needs from a request body.
 type Request struct {
 	Input              int64  // estimated input tokens; an over-count by construction
 	Output             int64  // output ceiling per choice: the largest stated, else the default
-	OutputStated       bool   // a ceiling was stated in the body
+	OutputStated       bool   // a positive ceiling was stated in the body (0 and below are none)
 	Choices            int64  // completions generated when above 1: the largest of n and best_of
 	Model              string // top-level "model" when a string
 	Stream             bool   // top-level "stream" is true
@@ -37,11 +82,14 @@ func (r Request) Hold() int64 {
 // messages) in one pass over the top-level object. The reservation is the
 // input estimate plus Output with no further margin, so Input walks every
 // field the backend renders into the prompt; see walk.go. defaultOutput is
-// the ceiling when the body states none; it is clamped to [0, MaxOutput].
+// the ceiling when the body states none (no ceiling field, or only ones
+// that hold no positive number); it is clamped to [0, MaxOutput]. Distinct
+// ceiling fields may each be stated: Output is the largest.
 //
 // The body is validated once by jsonx.Parse (so a body nested deeper than
 // jsonx.MaxDepth is ErrNotJSON) and is only read, never kept: Model is a
-// copy.
+// copy. A repeated decisive member is a DuplicateFieldError, found in the
+// same pass; members nested below the top level are not compared.
 func Parse(body []byte, defaultOutput int64) (Request, error) {
 	doc := jsonx.Parse(body)
 	if doc.Kind != jsonx.Object {
@@ -49,6 +97,7 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 	}
 	var r Request
 	var w walker
+	var seen uint8 // bit i: DecisiveMembers[i] was read
 	choices := int64(0)
 	w.add(requestBase)
 	// The members are read with a jsonx.Cursor so the messages array is
@@ -61,6 +110,12 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 			w.messagesAt(&c)
 			continue
 		}
+		if i := decisive(key); i >= 0 {
+			if seen&(1<<i) != 0 {
+				return Request{}, DuplicateFieldError{Field: DecisiveMembers[i]}
+			}
+			seen |= 1 << i
+		}
 		v := c.Value()
 		switch string(key) {
 		case "model":
@@ -72,7 +127,7 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 		case "stream_options":
 			r.StreamIncludeUsage = v.Get("include_usage").Kind == jsonx.True
 		case "max_tokens", "max_completion_tokens", "max_output_tokens":
-			if n, ok := OutputCeiling(v); ok {
+			if n, ok := StatedCeiling(v); ok {
 				if !r.OutputStated || n > r.Output {
 					r.Output = n
 				}

@@ -1,0 +1,132 @@
+package estimate
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+)
+
+// The members whose value decides what a request is metered as or limited
+// by, spelt out here independently of the code under test.
+var wantDecisive = []string{"model", "max_tokens", "max_completion_tokens", "max_output_tokens", "n", "best_of", "stream", "stream_options"}
+
+func TestTheDecisiveMembersAreTheModelEveryCeilingTheChoicesAndTheStreamMode(t *testing.T) {
+	require.Equal(t, wantDecisive, DecisiveMembers[:])
+	for _, f := range CeilingFields {
+		require.Contains(t, wantDecisive, f, "every ceiling field is decisive")
+	}
+	for i, f := range DecisiveMembers {
+		require.Equal(t, i, decisive([]byte(f)), f)
+	}
+	for _, f := range []string{"messages", "temperature", "Model", "MAX_TOKENS", "model ", "", "metadata"} {
+		require.Equal(t, -1, decisive([]byte(f)), f)
+	}
+}
+
+// escapeFirst spells name's first letter as a \u escape.
+func escapeFirst(name string) string {
+	const hex = "0123456789abcdef"
+	c := name[0]
+	return `\u00` + string(hex[c>>4]) + string(hex[c&15]) + name[1:]
+}
+
+func TestARepeatedDecisiveMemberIsADuplicateFieldErrorNamingIt(t *testing.T) {
+	for _, f := range wantDecisive {
+		for name, body := range map[string]string{
+			"plain":          `{"` + f + `":1,"messages":[{"role":"user","content":"hi"}],"` + f + `":2}`,
+			"adjacent":       `{"` + f + `":null,"` + f + `":null}`,
+			"escaped second": `{"` + f + `":"a","` + escapeFirst(f) + `":"b"}`,
+			"escaped first":  `{"` + escapeFirst(f) + `":true,"` + f + `":false}`,
+			"both escaped":   `{"` + escapeFirst(f) + `":{},"` + escapeFirst(f) + `":[]}`,
+			"three copies":   `{"` + f + `":1,"` + f + `":2,"` + f + `":3}`,
+			"after junk":     `{"tools":[{"` + f + `":1}],"` + f + `":1,"temperature":0,"` + f + `":4096}`,
+		} {
+			_, err := Parse([]byte(body), 4096)
+			require.Equal(t, DuplicateFieldError{Field: f}, err, "%s: %s", name, body)
+			require.Contains(t, err.Error(), `"`+f+`"`)
+		}
+	}
+}
+
+func TestTheFirstRepeatedMemberIsTheOneNamed(t *testing.T) {
+	_, err := Parse([]byte(`{"stream":true,"model":"a","model":"b","stream":false}`), 1)
+	require.Equal(t, DuplicateFieldError{Field: "model"}, err)
+}
+
+// Only the top-level members are compared: a repeated name inside a
+// message, a tool schema or stream_options decides nothing about metering
+// (and a JSON schema may legitimately say "model" at any depth).
+func TestRepeatedNamesBelowTheTopLevelOrOfOtherMembersAreNoDuplicate(t *testing.T) {
+	for _, body := range []string{
+		`{"messages":[{"role":"user","model":"a","model":"b","content":"hi"}]}`,
+		`{"messages":[{"role":"user","content":"hi","max_tokens":1,"max_tokens":2}]}`,
+		`{"stream_options":{"include_usage":true,"include_usage":true}}`,
+		`{"metadata":{"max_tokens":1,"max_tokens":2,"n":1,"n":2}}`,
+		`{"tools":[{"type":"function","function":{"parameters":{"stream":1,"stream":2}}}]}`,
+		`{"input":[{"role":"user","content":"x","best_of":1,"best_of":2}]}`,
+		`{"response_format":{"json_schema":{"model":{},"model":{}}}}`,
+		`{"temperature":1,"temperature":0,"user":"u","user":"v"}`,
+		`{"messages":[],"messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"a","Model":"b","MODEL":"c","max_tokens":1,"max_tokens ":2}`,
+		`{"model":"a","max_tokens":1,"max_completion_tokens":2,"max_output_tokens":3,"n":2,"best_of":3,"stream":true,"stream_options":{}}`,
+	} {
+		_, err := Parse([]byte(body), 4096)
+		require.NoError(t, err, body)
+	}
+}
+
+func TestAnEscapedMemberNameReadsAsItsDecodedName(t *testing.T) {
+	r, err := Parse([]byte(`{"m\u006fdel":"gpt-4o","max\u005ftokens":70,"str\u0065am":true}`), 4096)
+	require.NoError(t, err)
+	require.Equal(t, "gpt-4o", r.Model)
+	require.Equal(t, int64(70), r.Output)
+	require.True(t, r.OutputStated)
+	require.True(t, r.Stream)
+}
+
+// Backends read max_tokens 0 as "no limit" (or reject it): a ceiling at or
+// below zero is no ceiling, so it reserves the default, and the other
+// fields still count.
+func TestAZeroOrNegativeCeilingReservesLikeAnAbsentOne(t *testing.T) {
+	for _, tc := range []struct {
+		body   string
+		stated bool
+		want   int64
+	}{
+		{`{"max_tokens":0}`, false, 4096},
+		{`{"max_tokens":0.0}`, false, 4096},
+		{`{"max_tokens":-0}`, false, 4096},
+		{`{"max_tokens":"0"}`, false, 4096},
+		{`{"max_tokens":" -0 "}`, false, 4096},
+		{`{"max_tokens":0e10}`, false, 4096},
+		{`{"max_tokens":-1}`, false, 4096},
+		{`{"max_tokens":-1e400}`, false, 4096},
+		{`{"max_completion_tokens":0}`, false, 4096},
+		{`{"max_output_tokens":"-5"}`, false, 4096},
+		{`{"max_tokens":0,"max_completion_tokens":0,"max_output_tokens":0}`, false, 4096},
+		{`{"max_tokens":0,"max_completion_tokens":50}`, true, 50},
+		{`{"max_tokens":70,"max_output_tokens":-1}`, true, 70},
+		{`{"max_tokens":0.0001}`, true, 1},
+	} {
+		r, err := Parse([]byte(tc.body), 4096)
+		require.NoError(t, err, tc.body)
+		require.Equal(t, tc.stated, r.OutputStated, tc.body)
+		require.Equal(t, tc.want, r.Output, tc.body)
+		require.Equal(t, tc.want, r.Hold()-r.Input, tc.body)
+	}
+}
+
+func TestStatedCeilingIsAPositiveOutputCeiling(t *testing.T) {
+	for raw, want := range map[string]int64{`1`: 1, `"32_000"`: 32000, `0.5`: 1, `1e400`: MaxOutput} {
+		n, ok := StatedCeiling(jsonx.Parse([]byte(raw)))
+		require.True(t, ok, raw)
+		require.Equal(t, want, n, raw)
+	}
+	for _, raw := range []string{`0`, `-0`, `"0"`, `0.0`, `-1`, `"-1"`, `null`, `"abc"`, `true`, strings.Repeat("9", 70)} {
+		n, ok := StatedCeiling(jsonx.Parse([]byte(raw)))
+		require.False(t, ok, raw)
+		require.Zero(t, n, raw)
+	}
+}
