@@ -146,7 +146,7 @@ func New(ctx context.Context, o Options) (*Host, error) {
 	if !hasMalloc && !hasAlloc {
 		return fail(errors.New("envoy/host: wasm exports neither malloc nor proxy_on_memory_allocate"))
 	}
-	fns := hostFunctions(h.abi, o.Profile)
+	fns := append(hostFunctions(h.abi, o.Profile), o.extraHostFns...)
 	if err := checkImports(h.compiled, fns); err != nil {
 		return fail(err)
 	}

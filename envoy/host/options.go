@@ -192,6 +192,10 @@ type Options struct {
 	AllowStdioInit bool
 	// MaxLogs bounds Host.Logs (oldest dropped); default 10000.
 	MaxLogs int
+
+	// extraHostFns are added to the profile's imports; tests use them to reach host paths no
+	// Envoy host call reaches from a guest (an allocation while _initialize is restricted).
+	extraHostFns []hostFn
 }
 
 // StreamInfo describes the downstream connection and request attributes of one stream.
