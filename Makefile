@@ -34,7 +34,8 @@ FUZZ_TARGETS := \
 	./shared/sse:FuzzDropperKeepsOrderAndNeverPanics \
 	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
 	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
-	./filter/abi:FuzzDecodePairsNeverPanics
+	./filter/abi:FuzzDecodePairsNeverPanics \
+	./envoy/host:FuzzDecodePairsNeverPanicsAndRoundTrips
 
 .PHONY: all build test test-profiles run bench fuzz fuzz-smoke vet validate clean
 

@@ -55,7 +55,7 @@ func decodePairs(b []byte) Headers {
 		return nil
 	}
 	n := uint64(binary.LittleEndian.Uint32(b))
-	if n > maxPairsCount || 4+8*n > uint64(len(b)) {
+	if n == 0 || n > maxPairsCount || 4+8*n > uint64(len(b)) {
 		return nil
 	}
 	out := make(Headers, 0, n)
