@@ -51,6 +51,10 @@ func (v *vm) buffer(typ uint32) (data []byte, body *[]byte, ok bool) {
 }
 
 func hostGetBufferStatus(v *vm, s []uint64) {
+	if uint32(s[0]) > maxBufferType {
+		s[0] = uint64(statusBadArgument)
+		return
+	}
 	data, _, ok := v.buffer(uint32(s[0]))
 	if !ok {
 		s[0] = uint64(statusNotFound)
@@ -85,6 +89,10 @@ func hostGetBufferBytes(v *vm, s []uint64) {
 }
 
 func hostSetBufferBytes(v *vm, s []uint64) {
+	if uint32(s[0]) > maxBufferType {
+		s[0] = uint64(statusBadArgument)
+		return
+	}
 	_, body, ok := v.buffer(uint32(s[0]))
 	if !ok || body == nil {
 		s[0] = uint64(statusNotFound)
