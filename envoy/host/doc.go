@@ -38,8 +38,8 @@
 //     functions, and a standard-Go module (its runtime imports sched_yield and poll_oneoff) fails
 //     to load there at all. A module that starts on legacy meets the start-up rules of every
 //     Envoy a Go module loads in.
-//   - ProfileEnvoy2025 ("envoy-2025"): cpp-host c4d7bb0, which Envoy pinned from early 2025 until
-//     mid-2026: _initialize may also call fd_fdstat_get and fd_fdstat_set_flags.
+//   - ProfileEnvoy2025 ("envoy-2025"): cpp-host c4d7bb0, the generation Envoy embedded from 2025
+//     until PR #45756: _initialize may also call fd_fdstat_get and fd_fdstat_set_flags.
 //   - ProfileCurrent ("current"): cpp-host after 94091cd (PR #533, in Envoy since PR #45756,
 //     2026-06-22): 45 WASI functions with cpp-host's signatures (path_link and path_symlink take
 //     one argument fewer than WASI's, so a module importing WASI's gets "import type mismatch");

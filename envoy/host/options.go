@@ -22,9 +22,9 @@ const (
 	// before any start-up rule applies; this profile holds a module to both generations' rules
 	// at once, which no single build did.
 	ProfileLegacy Profile = iota
-	// ProfileEnvoy2025 is cpp-host c4d7bb0 as Envoy pinned it from early 2025 until mid-2026:
-	// the same 18 WASI functions, and _initialize may also call fd_fdstat_get and
-	// fd_fdstat_set_flags (Go's syscall and os package init).
+	// ProfileEnvoy2025 is cpp-host c4d7bb0, the generation Envoy embedded from 2025 until PR
+	// #45756 (2026-06-22): the same 18 WASI functions, and _initialize may also call
+	// fd_fdstat_get and fd_fdstat_set_flags (Go's syscall and os package init).
 	ProfileEnvoy2025
 	// ProfileCurrent is cpp-host after commit 94091cd (PR #533, 2026-04-06; in Envoy through PR
 	// #45756, merged 2026-06-22): 45 WASI functions, poll_oneoff answers 0 with no events, and
