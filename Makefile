@@ -35,9 +35,10 @@ FUZZ_TARGETS := \
 	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
 	./shared/budget:FuzzFallbackPlanReadsBackAnyIdentity \
 	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
-	./filter/abi:FuzzDecodePairsNeverPanics
+	./filter/abi:FuzzDecodePairsNeverPanics \
+	./envoy/host:FuzzDecodePairsNeverPanicsAndRoundTrips
 
-.PHONY: all build test run bench fuzz fuzz-smoke vet validate clean
+.PHONY: all build test test-profiles run bench fuzz fuzz-smoke vet validate clean
 
 all: build
 
@@ -58,7 +59,25 @@ FORCE:
 test: build vet
 	TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
 		$(GO) test -count=1 -timeout 25m ./...
+	$(MAKE) --no-print-directory test-profiles
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(SMOKETIME)
+
+# The whole suite above runs on the legacy host profile, the strictest. Each newer cpp-host
+# generation (TOKENBUDGET_HOST_PROFILE) then gets every gateway test and a smoke of the compiled
+# filter: start-up, config refusal and reload, admission, refusal, settlement, streams, a cut
+# stream, two workers, the fleet store through callouts, and the official SDKs. It tests the
+# modules `make build` wrote.
+HOST_PROFILES := envoy-2025 current
+PROFILE_SMOKE := ^(TestAdmittedResponsesCarryTheAPIKeyTokenHeaders|TestTheKeyIsRefusedOnceItsMinuteBudgetIsSpent|TestSettleRefundsUnusedAndChargesOverage|TestConcurrentReservationsFromTwoWorkersNeverExceedTheBudget|TestABadConfigIsRefusedWithAClearLogLine|TestReloadResetsBucketsExactlyWhenABudgetChanged|TestAStreamSettlesItsLastUsageBlock|TestACutStreamReleasesItsHoldInFull|TestNoHoldLeaksAndNoneIsCountedTwice|TestRequestRateRefusesPastTheBurstWithTheCallersOwnHeaders|TestE2EAdmittedUntilTheKeyBudgetIsSpentThenRetryAfterAdmitsAgain|TestE2EOfficialSDKsSettleExactlyWhatTheBackendReported|TestFleetKeyBudgetSpentThroughOneGatewayIsRefusedOnTheOther)$$
+
+test-profiles:
+	@set -e; for p in $(HOST_PROFILES); do \
+		echo "host profile $$p"; \
+		TOKENBUDGET_HOST_PROFILE=$$p TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+			$(GO) test -count=1 ./envoy/gateway; \
+		TOKENBUDGET_HOST_PROFILE=$$p TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+			$(GO) test -count=1 -run '$(PROFILE_SMOKE)' ./filter/wasmtest ./e2e; \
+	done
 
 fuzz-smoke fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/gateway"
+	"github.com/tokenbudget/tokenbudget/envoy/host"
 	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
 )
 
@@ -32,7 +33,10 @@ func withClock(c *frozenClock) gwOpt { return func(g *gateway.Config) { g.Now = 
 
 func startGateway(t testing.TB, pluginConfig string, opts ...gwOpt) *gateway.Gateway {
 	t.Helper()
+	profile, perr := host.ProfileFromEnv()
+	require.NoError(t, perr)
 	cfg := gateway.Config{
+		Profile:      profile,
 		Module:       wasmbuild.Filter(t),
 		PluginConfig: []byte(pluginConfig),
 		Listen:       "127.0.0.1:0",

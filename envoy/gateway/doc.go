@@ -4,7 +4,10 @@
 //
 // For every client request it opens a host.Stream (source address = the client's), hands the
 // filter the request headers (lowercase, with :authority :path :method :scheme, plus the
-// x-request-id and x-forwarded-proto Envoy's connection manager adds), then the body chunk by
+// x-request-id and x-forwarded-proto Envoy's connection manager adds; a repeated inline header
+// such as authorization joined into one comma-separated entry and any other repeated header,
+// x-api-key among them, kept as one entry per line, as Envoy's header map does: see
+// host.JoinRepeatedRequestHeaders), then the body chunk by
 // chunk; it honours Pause (keeps feeding, then Wait), local replies and resets, and forwards what
 // the filter released to the upstream over a streaming http.Transport. The response goes the same
 // way back: headers through the filter (which may add some), then each body chunk as it arrives,

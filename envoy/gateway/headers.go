@@ -20,8 +20,9 @@ var hopByHop = map[string]bool{
 }
 
 // requestHeaders is the request header map Envoy hands a filter: pseudo-headers first, names
-// lowercase, one entry per value, plus what the connection manager adds before the filter chain
-// (x-forwarded-proto, and x-request-id when the client sent none).
+// lowercase, repeated inline headers (authorization among them) joined into one entry with ","
+// and every other header one entry per line, plus what the connection manager adds before the
+// filter chain (x-forwarded-proto, and x-request-id when the client sent none).
 func requestHeaders(r *http.Request) host.Headers {
 	scheme := "http"
 	if r.TLS != nil {
@@ -34,7 +35,7 @@ func requestHeaders(r *http.Request) host.Headers {
 		[2]string{":method", r.Method},
 		[2]string{":scheme", scheme},
 	)
-	hs = appendHeaders(hs, r.Header)
+	hs = host.JoinRepeatedRequestHeaders(appendHeaders(hs, r.Header))
 	if r.ContentLength > 0 && r.Header.Get("Content-Length") == "" {
 		hs = append(hs, [2]string{"content-length", strconv.FormatInt(r.ContentLength, 10)})
 	}

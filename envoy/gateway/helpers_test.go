@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tokenbudget/tokenbudget/envoy/host"
 	"github.com/tokenbudget/tokenbudget/examples/mockllm"
 	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
 )
@@ -26,7 +27,10 @@ func guest(tb testing.TB) []byte {
 // startGateway runs a gateway on loopback ports with the test guest; mutate adjusts the config.
 func startGateway(t *testing.T, mutate func(*Config)) *Gateway {
 	t.Helper()
+	profile, err := host.ProfileFromEnv()
+	require.NoError(t, err)
 	cfg := Config{
+		Profile:      profile,
 		Module:       guest(t),
 		PluginConfig: []byte("cfg-1"),
 		Listen:       "127.0.0.1:0",

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -226,3 +227,41 @@ func TestResponseBodyHeldByTheFilterIsSentWholeAtItsEnd(t *testing.T) {
 }
 
 func gjsonGet(body, path string) string { return gjson.Get(body, path).String() }
+
+// TestRepeatedKeyHeadersReachTheFilterAsEnvoyHandsThemOver writes requests byte by byte on a TCP
+// connection, so every repeated header line reaches the gateway as the client sent it.
+func TestRepeatedKeyHeadersReachTheFilterAsEnvoyHandsThemOver(t *testing.T) {
+	g := startGateway(t, nil)
+	for _, tc := range []struct {
+		rule  string
+		lines []string
+		want  string
+	}{
+		{"authorization sent twice is one entry joined with a comma, and the value call sees it whole",
+			[]string{"Authorization: Bearer k1", "Authorization: Bearer k1"},
+			"value=Bearer k1,Bearer k1 auth=Bearer k1,Bearer k1 api="},
+		{"authorization with two different keys, in any spelling of the name",
+			[]string{"authorization: Bearer k1", "AUTHORIZATION: Bearer k2"},
+			"value=Bearer k1,Bearer k2 auth=Bearer k1,Bearer k2 api="},
+		{"x-api-key sent twice stays two entries in order; the value call would see only the first",
+			[]string{"x-api-key: k2", "X-Api-Key: k1"},
+			"value= auth= api=k2|k1"},
+		{"a single key is unchanged",
+			[]string{"Authorization: Bearer k1", "x-api-key: k3"},
+			"value=Bearer k1 auth=Bearer k1 api=k3"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			conn, err := net.Dial("tcp", g.Addr())
+			require.NoError(t, err)
+			defer conn.Close()
+			req := "GET /v1/models HTTP/1.1\r\nHost: api.example\r\nx-gw-action: keys\r\n" +
+				strings.Join(tc.lines, "\r\n") + "\r\nConnection: close\r\n\r\n"
+			_, err = conn.Write([]byte(req))
+			require.NoError(t, err)
+			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, res.StatusCode)
+			require.Equal(t, tc.want, readAll(t, res))
+		})
+	}
+}

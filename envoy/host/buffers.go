@@ -7,6 +7,10 @@ const (
 	bufHTTPCallRespBody = 4
 	bufVMConfig         = 6
 	bufPluginConfig     = 7
+
+	// maxBufferType is WasmBufferType::MAX (CallData): a larger type is BadArgument, a known
+	// type with nothing behind it NotFound.
+	maxBufferType = 8
 )
 
 // buffer resolves a buffer type; the pointer is nil for read-only buffers.
@@ -47,6 +51,10 @@ func (v *vm) buffer(typ uint32) (data []byte, body *[]byte, ok bool) {
 }
 
 func hostGetBufferStatus(v *vm, s []uint64) {
+	if uint32(s[0]) > maxBufferType {
+		s[0] = uint64(statusBadArgument)
+		return
+	}
 	data, _, ok := v.buffer(uint32(s[0]))
 	if !ok {
 		s[0] = uint64(statusNotFound)
@@ -60,23 +68,31 @@ func hostGetBufferStatus(v *vm, s []uint64) {
 }
 
 func hostGetBufferBytes(v *vm, s []uint64) {
+	if uint32(s[0]) > maxBufferType {
+		s[0] = uint64(statusBadArgument)
+		return
+	}
 	data, _, ok := v.buffer(uint32(s[0]))
 	if !ok {
 		s[0] = uint64(statusNotFound)
 		return
 	}
+	// cpp-host clamps rather than refuses: a start past the end reads nothing and answers Ok
+	// with pointer 0, size 0.
 	start, length := uint64(uint32(s[1])), uint64(uint32(s[2]))
 	if start > uint64(len(data)) {
-		s[0] = uint64(statusBadArgument)
-		return
-	}
-	if start+length > uint64(len(data)) {
+		start, length = 0, 0
+	} else if start+length > uint64(len(data)) {
 		length = uint64(len(data)) - start
 	}
 	s[0] = uint64(v.copyOut(data[start:start+length], uint32(s[3]), uint32(s[4])))
 }
 
 func hostSetBufferBytes(v *vm, s []uint64) {
+	if uint32(s[0]) > maxBufferType {
+		s[0] = uint64(statusBadArgument)
+		return
+	}
 	_, body, ok := v.buffer(uint32(s[0]))
 	if !ok || body == nil {
 		s[0] = uint64(statusNotFound)

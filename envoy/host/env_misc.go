@@ -1,6 +1,7 @@
 package host
 
 import (
+	"strings"
 	"time"
 )
 
@@ -137,15 +138,32 @@ func hostSendLocalResponse(v *vm, s []uint64) {
 		s[0] = uint64(statusInvalidMemoryAccess)
 		return
 	}
-	hdrs, ok := decodePairs(hb)
-	if !ok {
-		s[0] = uint64(statusBadArgument)
-		return
-	}
+	// cpp-host: malformed pairs are an empty list, the answer is Ok, and the callback that is
+	// running now ends in Stop whatever it returns (stopNextIteration), so the headers or body
+	// it would have let go stay with the reply.
+	hdrs := decodePairs(hb)
+	v.stopNext = true
 	st := v.effectiveStream()
 	if st != nil {
 		body = append([]byte(nil), body...)
+		// Envoy replaces each whitespace character of the details with an underscore
+		// (StringUtil::replaceAllEmptySpace).
+		details = replaceEmptySpace(details)
 		v.actions = append(v.actions, func() { st.localReply(int(status), body, hdrs, details, false) })
 	}
 	s[0] = uint64(statusOK)
+}
+
+func replaceEmptySpace(s string) string {
+	if !strings.ContainsAny(s, " \t\n\v\f\r") {
+		return s
+	}
+	b := []byte(s)
+	for i, c := range b {
+		switch c {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			b[i] = '_'
+		}
+	}
+	return string(b)
 }

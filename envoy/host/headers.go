@@ -41,33 +41,50 @@ func encodePairs(h Headers) []byte {
 	return b
 }
 
-func decodePairs(b []byte) (Headers, bool) {
-	if len(b) == 0 {
-		return nil, true
+// Limits of cpp-host's PairsUtil (include/proxy-wasm/limits.h).
+const (
+	maxPairsBytes = 1 << 20
+	maxPairsCount = 1024
+)
+
+// decodePairs reads the pairs format as cpp-host's PairsUtil::toPairs does: anything malformed,
+// over 1 MiB or over 1024 pairs, or with bytes left over, is an empty list, never an error. So a
+// module that sends broken pairs gets the call answered as if it had sent none.
+func decodePairs(b []byte) Headers {
+	if len(b) < 4 || len(b) > maxPairsBytes {
+		return nil
 	}
-	if len(b) < 4 {
-		return nil, false
-	}
-	n := int(binary.LittleEndian.Uint32(b))
-	if n > (len(b)-4)/8 {
-		return nil, false
+	n := uint64(binary.LittleEndian.Uint32(b))
+	if n == 0 || n > maxPairsCount || 4+8*n > uint64(len(b)) {
+		return nil
 	}
 	out := make(Headers, 0, n)
 	sizes := b[4:]
 	data := b[4+8*n:]
-	for i := 0; i < n; i++ {
-		kl := int(binary.LittleEndian.Uint32(sizes[8*i:]))
-		vl := int(binary.LittleEndian.Uint32(sizes[8*i+4:]))
-		if kl < 0 || vl < 0 || kl+vl+2 > len(data) || kl+vl+2 < 0 {
-			return nil, false
+	for i := uint64(0); i < n; i++ {
+		kl := uint64(binary.LittleEndian.Uint32(sizes[8*i:]))
+		vl := uint64(binary.LittleEndian.Uint32(sizes[8*i+4:]))
+		if kl+1 > uint64(len(data)) || data[kl] != 0 {
+			return nil
 		}
 		k := string(data[:kl])
-		val := string(data[kl+1 : kl+1+vl])
-		data = data[kl+vl+2:]
+		data = data[kl+1:]
+		if vl+1 > uint64(len(data)) || data[vl] != 0 {
+			return nil
+		}
+		val := string(data[:vl])
+		data = data[vl+1:]
 		out = append(out, [2]string{k, val})
 	}
-	return out, true
+	if len(data) != 0 {
+		return nil
+	}
+	return out
 }
+
+// maxHeaderMapType is WasmHeaderMapType::MAX (HttpCallResponseTrailers): a larger type is
+// BadArgument before anything else is looked at.
+const maxHeaderMapType = mapHTTPCallRespTrailers
 
 // headerMap resolves a map type for the effective context. writable is false in the access-log
 // phase (Envoy hands on_log const maps).
@@ -124,18 +141,21 @@ func hostGetHeaderMapValue(v *vm, s []uint64) {
 		return
 	}
 	key = strings.ToLower(key)
-	var vals []string
+	// Envoy answers with the first entry only (Context::getHeaderMapValue, entry[0]): repeated
+	// headers it did not join when the request arrived stay invisible here, and only
+	// proxy_get_header_map_pairs shows them.
 	for _, kv := range *m {
 		if kv[0] == key {
-			vals = append(vals, kv[1])
+			s[0] = uint64(v.copyOut([]byte(kv[1]), uint32(s[3]), uint32(s[4])))
+			return
 		}
 	}
-	if len(vals) == 0 {
-		s[0] = uint64(statusNotFound)
+	if v.h.abi == "0.1.0" {
+		// ABI 0.1.0 modules get an empty value rather than NotFound.
+		s[0] = uint64(v.copyOut(nil, uint32(s[3]), uint32(s[4])))
 		return
 	}
-	// Envoy joins repeated headers with a comma.
-	s[0] = uint64(v.copyOut([]byte(strings.Join(vals, ",")), uint32(s[3]), uint32(s[4])))
+	s[0] = uint64(statusNotFound)
 }
 
 func readKV(v *vm, s []uint64) (string, string, bool) {
@@ -220,12 +240,22 @@ func hostRemoveHeaderMapValue(v *vm, s []uint64) {
 }
 
 func hostGetHeaderMapPairs(v *vm, s []uint64) {
-	m, _, ok := v.headerMap(uint32(s[0]))
-	if !ok {
+	typ := uint32(s[0])
+	if typ > maxHeaderMapType {
 		s[0] = uint64(statusBadArgument)
 		return
 	}
-	s[0] = uint64(v.copyOut(encodePairs(*m), uint32(s[1]), uint32(s[2])))
+	// Envoy serves a map it cannot reach (headers already continued, gRPC metadata) as an empty
+	// one, and cpp-host hands an empty list back as pointer 0, size 0, allocating nothing.
+	var pairs Headers
+	if m, _, ok := v.headerMap(typ); ok {
+		pairs = *m
+	}
+	if len(pairs) == 0 {
+		s[0] = uint64(v.copyOut(nil, uint32(s[1]), uint32(s[2])))
+		return
+	}
+	s[0] = uint64(v.copyOut(encodePairs(pairs), uint32(s[1]), uint32(s[2])))
 }
 
 func hostSetHeaderMapPairs(v *vm, s []uint64) {
@@ -239,12 +269,8 @@ func hostSetHeaderMapPairs(v *vm, s []uint64) {
 		s[0] = uint64(statusInvalidMemoryAccess)
 		return
 	}
-	pairs, ok := decodePairs(b)
-	if !ok {
-		s[0] = uint64(statusBadArgument)
-		return
-	}
-	// Envoy removes every existing header, then adds the pairs.
+	// Envoy removes every existing header, then adds the pairs (none, when they are malformed).
+	pairs := decodePairs(b)
 	*m = (*m)[:0]
 	for _, kv := range pairs {
 		*m = append(*m, [2]string{strings.ToLower(kv[0]), kv[1]})

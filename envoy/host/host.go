@@ -146,7 +146,7 @@ func New(ctx context.Context, o Options) (*Host, error) {
 	if !hasMalloc && !hasAlloc {
 		return fail(errors.New("envoy/host: wasm exports neither malloc nor proxy_on_memory_allocate"))
 	}
-	fns := hostFunctions(h.abi, o.Profile)
+	fns := append(hostFunctions(h.abi, o.Profile), o.extraHostFns...)
 	if err := checkImports(h.compiled, fns); err != nil {
 		return fail(err)
 	}
@@ -354,16 +354,23 @@ func (h *Host) pickWorker(i int) *worker {
 	return h.workers[int(n)%len(h.workers)]
 }
 
+// checkImports fails like cpp-host's link step: an import the profile does not offer is a
+// "missing import", one it offers with another signature an "import type mismatch".
 func checkImports(cm wazero.CompiledModule, fns []hostFn) error {
-	have := make(map[string]bool, len(fns))
-	for _, f := range fns {
-		have[f.module+"."+f.name] = true
+	have := make(map[string]*hostFn, len(fns))
+	for i := range fns {
+		have[fns[i].module+"."+fns[i].name] = &fns[i]
 	}
-	var missing []string
+	var missing, mismatched []string
 	for _, def := range cm.ImportedFunctions() {
 		mod, name, _ := def.Import()
-		if !have[mod+"."+name] {
+		f, ok := have[mod+"."+name]
+		if !ok {
 			missing = append(missing, mod+"."+name)
+			continue
+		}
+		if !sameTypes(def.ParamTypes(), f.params) || !sameTypes(def.ResultTypes(), f.results) {
+			mismatched = append(mismatched, mod+"."+name)
 		}
 	}
 	for _, def := range cm.ImportedMemories() {
@@ -373,7 +380,22 @@ func checkImports(cm wazero.CompiledModule, fns []hostFn) error {
 	if len(missing) > 0 {
 		return errors.New("envoy/host: Failed to load Wasm module due to a missing import: " + strings.Join(missing, ", "))
 	}
+	if len(mismatched) > 0 {
+		return errors.New("envoy/host: Failed to load Wasm module due to an import type mismatch: " + strings.Join(mismatched, ", "))
+	}
 	return nil
+}
+
+func sameTypes(a, b []api.ValueType) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *Host) instantiateHostModules(ctx context.Context, fns []hostFn) error {
@@ -405,7 +427,7 @@ func (h *Host) wrap(f hostFn) api.GoModuleFunc {
 	fn := f.fn
 	name := f.module + "." + f.name
 	okInit, okAlloc := f.initOK, f.allocOK
-	if h.opts.AllowStdioInit && (f.name == "fd_fdstat_get" || f.name == "fd_fdstat_set_flags") {
+	if h.opts.AllowStdioInit && f.module != "env" && (f.name == "fd_fdstat_get" || f.name == "fd_fdstat_set_flags") {
 		okInit = true
 	}
 	return func(ctx context.Context, m api.Module, stack []uint64) {

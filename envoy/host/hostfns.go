@@ -105,23 +105,58 @@ func hostFunctions(abi string, p Profile) []hostFn {
 	for _, m := range []string{"wasi_snapshot_preview1", "wasi_unstable"} {
 		fns = append(fns, wasiFunctions(m, p)...)
 	}
-	// Restricted lists: cpp-host WasmBase::startVm (during _initialize) and allocMemory.
-	initOK := map[string]bool{"proxy_log": true, "fd_write": true, "args_sizes_get": true, "args_get": true,
-		"environ_sizes_get": true, "environ_get": true, "fd_prestat_get": true, "fd_prestat_dir_name": true,
-		"clock_time_get": true, "random_get": true}
-	allocOK := map[string]bool{"proxy_log": true, "fd_write": true, "clock_time_get": true}
-	if p == ProfileCurrent {
-		allocOK["poll_oneoff"] = true
-	}
+	initOK, allocOK := restrictedLists(p)
 	for i := range fns {
 		f := &fns[i]
-		if f.module == "env" && f.name != "proxy_log" {
-			continue
+		key := f.name
+		if f.module == "env" {
+			key = "env." + f.name
 		}
-		f.initOK = initOK[f.name]
-		f.allocOK = allocOK[f.name]
+		f.initOK = initOK[key]
+		f.allocOK = allocOK[key]
 	}
 	return fns
+}
+
+// restrictedLists are the host calls cpp-host allows while _initialize (and main) run, in
+// WasmBase::startVm, and while the host runs the module's allocator, in WasmBase::allocMemory;
+// anything else traps there with "restricted_callback" (enforced by the V8 engine, Envoy's
+// default). WASI names stand for both wasi_snapshot_preview1 and wasi_unstable; env names carry
+// their module.
+func restrictedLists(p Profile) (initOK, allocOK map[string]bool) {
+	set := func(names ...string) map[string]bool {
+		m := make(map[string]bool, len(names))
+		for _, n := range names {
+			m[n] = true
+		}
+		return m
+	}
+	// Before c4d7bb0.
+	initOK = set("env.proxy_log", "fd_write", "args_sizes_get", "args_get", "environ_sizes_get",
+		"environ_get", "fd_prestat_get", "fd_prestat_dir_name", "clock_time_get", "random_get")
+	allocOK = set("env.proxy_log", "fd_write", "clock_time_get")
+	if p == ProfileLegacy {
+		return initOK, allocOK
+	}
+	// c4d7bb0: Go runtime initialization.
+	initOK["fd_fdstat_get"], initOK["fd_fdstat_set_flags"] = true, true
+	if p == ProfileEnvoy2025 {
+		return initOK, allocOK
+	}
+	// 94091cd (and #461 before it, for emscripten_notify_memory_growth). Not on the list:
+	// fd_read, fd_seek, fd_close, sched_yield, proc_exit, path_open.
+	for _, n := range []string{"env.emscripten_notify_memory_growth", "clock_res_get", "poll_oneoff",
+		"fd_advise", "fd_allocate", "fd_datasync", "fd_fdstat_set_rights", "fd_filestat_get",
+		"fd_filestat_set_size", "fd_filestat_set_times", "fd_pread", "fd_pwrite", "fd_readdir",
+		"fd_renumber", "fd_sync", "fd_tell", "path_create_directory", "path_filestat_get",
+		"path_filestat_set_times", "path_link", "path_readlink", "path_remove_directory",
+		"path_rename", "path_symlink", "path_unlink_file", "sock_accept", "sock_recv", "sock_send",
+		"sock_shutdown"} {
+		initOK[n] = true
+	}
+	// Go's garbage collector may sleep inside malloc.
+	allocOK["poll_oneoff"] = true
+	return initOK, allocOK
 }
 
 func unimplemented(_ *vm, s []uint64) { s[0] = uint64(statusUnimplemented) }

@@ -10,6 +10,12 @@ import (
 	"time"
 )
 
+// Callout ids (cpp-host WasmBase::CalloutType): the type is in the low two bits.
+const (
+	calloutHTTP      = 0
+	calloutIncrement = 4
+)
+
 // httpResponse is the callout answer visible during proxy_on_http_call_response.
 type httpResponse struct {
 	headers, trailers Headers
@@ -27,13 +33,19 @@ func hostHTTPCall(v *vm, s []uint64) {
 	}
 	timeout := int32(uint32(s[8]))
 	tokenPtr := uint32(s[9])
-	hdrs, ok := decodePairs(hb)
-	trailers, okT := decodePairs(tb)
+	// Malformed pairs are an empty list (then :method, :path, :authority are missing).
+	hdrs := decodePairs(hb)
+	trailers := decodePairs(tb)
+	// cpp-host writes a zero token first, to prove the memory before the call starts.
+	if !v.putU32(tokenPtr, 0) {
+		s[0] = uint64(statusInvalidMemoryAccess)
+		return
+	}
 	base, known := v.h.opts.Clusters[cluster]
 	method, okM := hdrs.Get(":method")
 	path, okP := hdrs.Get(":path")
 	authority, okA := hdrs.Get(":authority")
-	if !ok || !okT || !known || !okM || !okP || !okA || timeout < 0 {
+	if timeout < 0 || !known || !okM || !okP || !okA {
 		s[0] = uint64(statusBadArgument)
 		return
 	}
@@ -43,7 +55,9 @@ func hostHTTPCall(v *vm, s []uint64) {
 		return
 	}
 	root := c.rootCtx() // the callout belongs to the root context, as in cpp-host
-	v.nextToken++
+	// Tokens step by 4 from the call type in the low two bits (cpp-host nextHttpCallId): 4, 8,
+	// 12, ... per VM.
+	v.nextToken += calloutIncrement
 	token := v.nextToken
 	if !v.putU32(tokenPtr, token) {
 		s[0] = uint64(statusInvalidMemoryAccess)

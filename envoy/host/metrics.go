@@ -15,6 +15,9 @@ const (
 	metricCounter   = 0
 	metricGauge     = 1
 	metricHistogram = 2
+
+	metricTypeMask    = 3
+	metricIDIncrement = 4
 )
 
 // histogramBounds are Envoy's default histogram bucket bounds.
@@ -61,9 +64,11 @@ func hostDefineMetric(v *vm, s []uint64) {
 		ms.byName[key] = m
 	}
 	ms.mu.Unlock()
-	// Envoy encodes the type in the low bits of a per-VM id.
-	v.nextMetic++
-	id := v.nextMetic<<2 | typ
+	// Envoy keeps one id sequence per metric type and VM, stepping by 4 from the type, so the
+	// low two bits say the type: counters 4, 8, ..., gauges 5, 9, ..., histograms 6, 10, ...
+	// Every definition gets a new id, even for a name already defined.
+	v.nextMetric[typ] += metricIDIncrement
+	id := v.nextMetric[typ]
 	v.metricIDs[id] = m
 	if !v.putU32(uint32(s[3]), id) {
 		s[0] = uint64(statusInvalidMemoryAccess)
@@ -72,9 +77,25 @@ func hostDefineMetric(v *vm, s []uint64) {
 	s[0] = uint64(statusOK)
 }
 
+// lookupMetric finds a metric the way Envoy does: the id's low bits name the type, and the id
+// must have been defined as that type on this VM.
+func (v *vm) lookupMetric(id uint32) *metric {
+	m, ok := v.metricIDs[id]
+	if !ok || m.typ != id&metricTypeMask {
+		return nil
+	}
+	return m
+}
+
 func hostIncrementMetric(v *vm, s []uint64) {
-	m, ok := v.metricIDs[uint32(s[0])]
-	if !ok {
+	id := uint32(s[0])
+	typ := id & metricTypeMask
+	if typ != metricCounter && typ != metricGauge {
+		s[0] = uint64(statusBadArgument)
+		return
+	}
+	m := v.lookupMetric(id)
+	if m == nil {
 		s[0] = uint64(statusNotFound)
 		return
 	}
@@ -82,25 +103,17 @@ func hostIncrementMetric(v *vm, s []uint64) {
 	ms := v.h.metrics
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
-	switch m.typ {
-	case metricCounter:
-		if delta <= 0 {
-			s[0] = uint64(statusBadArgument)
-			return
-		}
-		m.value += delta
-	case metricGauge:
-		m.value += delta
-	default:
+	if typ == metricCounter && delta <= 0 {
 		s[0] = uint64(statusBadArgument)
 		return
 	}
+	m.value += delta
 	s[0] = uint64(statusOK)
 }
 
 func hostRecordMetric(v *vm, s []uint64) {
-	m, ok := v.metricIDs[uint32(s[0])]
-	if !ok {
+	m := v.lookupMetric(uint32(s[0]))
+	if m == nil {
 		s[0] = uint64(statusNotFound)
 		return
 	}
@@ -126,19 +139,21 @@ func hostRecordMetric(v *vm, s []uint64) {
 }
 
 func hostGetMetric(v *vm, s []uint64) {
-	m, ok := v.metricIDs[uint32(s[0])]
-	if !ok {
+	id := uint32(s[0])
+	typ := id & metricTypeMask
+	if typ != metricCounter && typ != metricGauge {
+		s[0] = uint64(statusBadArgument)
+		return
+	}
+	m := v.lookupMetric(id)
+	if m == nil {
 		s[0] = uint64(statusNotFound)
 		return
 	}
 	ms := v.h.metrics
 	ms.mu.Lock()
-	val, typ := m.value, m.typ
+	val := m.value
 	ms.mu.Unlock()
-	if typ == metricHistogram {
-		s[0] = uint64(statusBadArgument)
-		return
-	}
 	if !v.putU64(uint32(s[1]), uint64(val)) {
 		s[0] = uint64(statusInvalidMemoryAccess)
 		return

@@ -1,26 +1,72 @@
 package host
 
 import (
+	"errors"
+	"os"
+	"strconv"
 	"time"
 )
 
-// Profile selects which WASI surface the host offers, because deployed Envoys differ: most still
-// ship the 18-function list where poll_oneoff answers ENOSYS, newer ones add stubs.
+// Profile selects which proxy-wasm-cpp-host generation the host reproduces: the WASI functions a
+// module may import, what they answer, and which host calls _initialize may make. Deployed Envoys
+// embed different cpp-host commits, and a module that passes one can fail in another.
 type Profile int
 
 const (
-	// ProfileLegacy is the WASI list of Envoy releases before mid-2026 (the default: what most
-	// deployed proxies run).
+	// ProfileLegacy is the strictest profile and the default, the one the project's filter must
+	// pass: the _initialize allow-list of cpp-host before commit c4d7bb0 (PR #427, 2024-12-19),
+	// as every Envoy embedding an older cpp-host applies it, over the 18 WASI functions of
+	// c4d7bb0, with poll_oneoff answering ENOSYS. Those older cpp-hosts registered only 15 WASI
+	// functions (no fd_fdstat_set_flags, sched_yield or poll_oneoff), so a standard-Go module,
+	// whose runtime imports sched_yield and poll_oneoff, fails there at load ("missing import")
+	// before any start-up rule applies; this profile holds a module to both generations' rules
+	// at once, which no single build did.
 	ProfileLegacy Profile = iota
-	// ProfileCurrent is proxy-wasm-cpp-host after PR #533: extra stubs, poll_oneoff returns 0.
+	// ProfileEnvoy2025 is cpp-host c4d7bb0, the generation Envoy embedded from 2025 until PR
+	// #45756 (2026-06-22): the same 18 WASI functions, and _initialize may also call
+	// fd_fdstat_get and fd_fdstat_set_flags (Go's syscall and os package init).
+	ProfileEnvoy2025
+	// ProfileCurrent is cpp-host after commit 94091cd (PR #533, 2026-04-06; in Envoy through PR
+	// #45756, merged 2026-06-22): 45 WASI functions, poll_oneoff answers 0 with no events, and
+	// _initialize may call poll_oneoff, clock_res_get, emscripten_notify_memory_growth and the
+	// file and socket stubs the Go runtime links.
 	ProfileCurrent
 )
 
+// Profiles lists every profile, strictest first.
+var Profiles = []Profile{ProfileLegacy, ProfileEnvoy2025, ProfileCurrent}
+
 func (p Profile) String() string {
-	if p == ProfileCurrent {
+	switch p {
+	case ProfileEnvoy2025:
+		return "envoy-2025"
+	case ProfileCurrent:
 		return "current"
 	}
 	return "legacy"
+}
+
+// ParseProfile returns the profile whose String is name.
+func ParseProfile(name string) (Profile, error) {
+	for _, p := range Profiles {
+		if p.String() == name {
+			return p, nil
+		}
+	}
+	return 0, errors.New("envoy/host: unknown profile " + strconv.Quote(name) + " (want legacy, envoy-2025 or current)")
+}
+
+// EnvProfile names the environment variable ProfileFromEnv reads, so a CI job can run the same
+// suite against each cpp-host generation.
+const EnvProfile = "TOKENBUDGET_HOST_PROFILE"
+
+// ProfileFromEnv returns the profile EnvProfile names, or ProfileLegacy when it is unset.
+func ProfileFromEnv() (Profile, error) {
+	v := os.Getenv(EnvProfile)
+	if v == "" {
+		return ProfileLegacy, nil
+	}
+	return ParseProfile(v)
 }
 
 // FailurePolicy mirrors Envoy's wasm.proto failure_policy: what happens to traffic once a VM traps.
@@ -116,7 +162,7 @@ type Options struct {
 	RootID, VMID, PluginName string
 	// Workers is the number of worker VMs (Envoy's worker threads); default 2.
 	Workers int
-	// Profile selects the WASI surface; default ProfileLegacy.
+	// Profile selects the cpp-host generation; default ProfileLegacy.
 	Profile Profile
 	// FailurePolicy decides traffic after a trap; default FailClosed.
 	FailurePolicy FailurePolicy
@@ -139,12 +185,17 @@ type Options struct {
 	// CacheDir, when set, persists compiled machine code across processes.
 	CacheDir string
 	// AllowStdioInit additionally permits fd_fdstat_get and fd_fdstat_set_flags during
-	// _initialize. Go's syscall package init (linked by time, os, fmt) calls them; the cpp-host
-	// restricted list we verified (WasmBase::startVm) does not include them, so by default such a
-	// module traps in _initialize as it would there. Setting this is a knowing divergence.
+	// _initialize on ProfileLegacy. Go's syscall package init (linked by time, os, fmt) calls
+	// them. cpp-host has allowed both since commit c4d7bb0 (2024-12-19), so ProfileEnvoy2025 and
+	// ProfileCurrent permit them anyway; on ProfileLegacy such a module traps in _initialize, as
+	// it would under the older allow-list, and setting this is a knowing divergence from it.
 	AllowStdioInit bool
 	// MaxLogs bounds Host.Logs (oldest dropped); default 10000.
 	MaxLogs int
+
+	// extraHostFns are added to the profile's imports; tests use them to reach host paths no
+	// Envoy host call reaches from a guest (an allocation while _initialize is restricted).
+	extraHostFns []hostFn
 }
 
 // StreamInfo describes the downstream connection and request attributes of one stream.

@@ -104,25 +104,11 @@ func TestFailurePolicies(t *testing.T) {
 	})
 }
 
-func TestProfilesDecideWhichWASIImportsLoad(t *testing.T) {
-	mod := guestModule(t, "pwrite")
-	_, err := New(context.Background(), Options{Module: mod})
-	require.ErrorContains(t, err, "missing import: wasi_snapshot_preview1.fd_pwrite")
-	h, err := New(context.Background(), Options{Module: mod, Profile: ProfileCurrent, Workers: 1})
-	require.NoError(t, err)
-	require.NoError(t, h.Close(context.Background()))
-}
-
-func TestGoSyscallInitTrapsUnderEnvoysInitializeAllowlist(t *testing.T) {
-	_, err := New(context.Background(), Options{Module: guestModule(t, "sleeper")})
-	require.ErrorContains(t, err, "restricted_callback: wasi_snapshot_preview1.fd_fdstat_get")
-}
-
-func TestPollOneoffIsENOSYSOnLegacyAndCounted(t *testing.T) {
+func TestPollOneoffIsENOSYSBeforePR533AndCounted(t *testing.T) {
 	for _, tc := range []struct {
 		profile  Profile
 		wantTrap bool
-	}{{ProfileLegacy, true}, {ProfileCurrent, false}} {
+	}{{ProfileLegacy, true}, {ProfileEnvoy2025, true}, {ProfileCurrent, false}} {
 		t.Run(tc.profile.String(), func(t *testing.T) {
 			h, err := New(context.Background(), Options{Module: guestModule(t, "sleeper"), Profile: tc.profile, AllowStdioInit: true, Workers: 1})
 			require.NoError(t, err)

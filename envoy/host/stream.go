@@ -151,7 +151,7 @@ func (s *Stream) callHeaders(d *dir, f export) {
 		s.onTrap()
 		return
 	}
-	if uint32(r) == 0 {
+	if uint32(r) == 0 && !s.v.stopNext {
 		s.releaseHeaders(d)
 		if d.eosIn {
 			d.outEOS = true
@@ -234,6 +234,9 @@ func (s *Stream) callBody(d *dir, typ int) {
 		return
 	}
 	d.buffering, d.watermark, d.stopped = false, false, false
+	if s.v.stopNext {
+		r = 3 // a local reply was sent: StopIterationNoBuffer, as cpp-host forces
+	}
 	switch uint32(r) {
 	case 0: // Continue: the buffered body goes on
 		d.outBody = append(d.outBody, d.body...)

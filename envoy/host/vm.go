@@ -51,6 +51,9 @@ type vm struct {
 	ctx        context.Context
 	restricted uint8
 	failed     bool
+	// stopNext is cpp-host's stopNextIteration: proxy_send_local_response during a callback
+	// turns that callback's result into Stop. call clears it before each entry.
+	stopNext bool
 
 	fn struct {
 		malloc, memAlloc, contextCreate, vmStart, configure, tick             export
@@ -71,8 +74,8 @@ type vm struct {
 	httpResp            *httpResponse
 	nextToken           uint32
 
-	metricIDs map[uint32]*metric
-	nextMetic uint32
+	metricIDs  map[uint32]*metric
+	nextMetric [3]uint32 // per metric type, as cpp-host's next_{counter,gauge,histogram}_metric_id_
 
 	actions []func()
 	stack   [16]uint64
@@ -80,7 +83,8 @@ type vm struct {
 }
 
 func (h *Host) newVM(ctx context.Context, worker int) (*vm, error) {
-	v := &vm{h: h, worker: worker, contexts: map[uint32]*pctx{}, nextID: 1, metricIDs: map[uint32]*metric{}}
+	v := &vm{h: h, worker: worker, contexts: map[uint32]*pctx{}, nextID: 1, metricIDs: map[uint32]*metric{},
+		nextToken: calloutHTTP, nextMetric: [3]uint32{metricCounter, metricGauge, metricHistogram}}
 	v.ctx = context.WithValue(context.Background(), vmKey{}, v)
 	// Anonymous instances: wazero allows any number of them from one compiled module. No start
 	// functions: _initialize is called explicitly, under the restricted list.
@@ -114,14 +118,17 @@ func (h *Host) newVM(ctx context.Context, worker int) (*vm, error) {
 	v.fn.delete = get("proxy_on_delete")
 	v.fn.httpResponse = get("proxy_on_http_call_response")
 
-	// _initialize (WASI reactor) or _start (command), under Envoy's restricted list.
+	// _initialize (WASI reactor), then main(0, 0) (or, since cpp-host e55d150 of 2026-03,
+	// __main_void), or _start (command), under Envoy's restricted list. The list stays in force
+	// until the host first allocates guest memory: allocMemory lifts every restriction when the
+	// module's allocator returns, as cpp-host does, so the rest of start-up runs unrestricted.
 	v.restricted = restrictInit
 	if f := get("_initialize"); f.fn != nil {
 		_, err = f.fn.Call(v.ctx)
 		if err == nil {
 			if m := get("main"); m.fn != nil && m.params == 2 {
 				_, err = m.fn.Call(v.ctx, 0, 0)
-			} else if m := get("__main_void"); m.fn != nil {
+			} else if m := get("__main_void"); m.fn != nil && h.opts.Profile == ProfileCurrent {
 				_, err = m.fn.Call(v.ctx)
 			}
 		}
@@ -162,6 +169,7 @@ func (v *vm) call(c *pctx, f export, args ...uint64) (uint64, bool) {
 	}
 	prev := v.effective
 	v.effective = c
+	v.stopNext = false
 	st := v.stack[:]
 	n := copy(st, args[:min(len(args), f.params)])
 	_ = n
@@ -274,7 +282,9 @@ func (v *vm) putU32(ptr, val uint32) bool { return v.mem.WriteUint32Le(ptr, val)
 func (v *vm) putU64(ptr uint32, val uint64) bool { return v.mem.WriteUint64Le(ptr, val) }
 
 // alloc gets guest memory through malloc or proxy_on_memory_allocate, under the allocator's
-// restricted list.
+// restricted list. Afterwards no list applies, whatever applied before: cpp-host's allocMemory
+// ends with setRestrictedCallback(false), so an allocation during _initialize lifts the
+// start-up list for the rest of it.
 func (v *vm) alloc(size uint32) (uint32, bool) {
 	f := v.fn.malloc
 	if f.fn == nil {
@@ -283,11 +293,10 @@ func (v *vm) alloc(size uint32) (uint32, bool) {
 	if f.fn == nil {
 		return 0, false
 	}
-	prev := v.restricted
 	v.restricted = restrictAlloc
 	v.aStack[0] = uint64(size)
 	err := f.fn.CallWithStack(v.ctx, v.aStack[:])
-	v.restricted = prev
+	v.restricted = restrictNone
 	if err != nil {
 		v.trap(err)
 		return 0, false

@@ -38,7 +38,17 @@ type harness struct {
 
 type hopt func(*host.Options)
 
-func withWorkers(n int) hopt { return func(o *host.Options) { o.Workers = n } }
+func withWorkers(n int) hopt          { return func(o *host.Options) { o.Workers = n } }
+func withProfile(p host.Profile) hopt { return func(o *host.Options) { o.Profile = p } }
+
+// envProfile is the cpp-host profile the suite runs on: host.EnvProfile names it (CI runs the
+// suite once per profile), unset is the strictest.
+func envProfile(t testing.TB) host.Profile {
+	t.Helper()
+	p, err := host.ProfileFromEnv()
+	require.NoError(t, err)
+	return p
+}
 func withClusters(c map[string]string) hopt {
 	return func(o *host.Options) { o.Clusters = c }
 }
@@ -53,6 +63,7 @@ func newHarness(t testing.TB, config string, opts ...hopt) *harness {
 		VMID:         "tokenbudget",
 		PluginName:   "tokenbudget",
 		Workers:      2,
+		Profile:      envProfile(t),
 		Now:          c.Now,
 		LogLevel:     host.LevelInfo,
 		StatsTags:    statsTags(),

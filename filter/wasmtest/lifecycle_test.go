@@ -23,7 +23,7 @@ func TestABadConfigIsRefusedWithAClearLogLine(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var logs []string
 			_, err := host.New(context.Background(), host.Options{
-				Module: wasmbuild.Filter(t), PluginConfig: []byte(cfg), Workers: 1,
+				Module: wasmbuild.Filter(t), PluginConfig: []byte(cfg), Workers: 1, Profile: envProfile(t),
 				Log: func(_ host.Level, m string) { logs = append(logs, m) },
 			})
 			require.Error(t, err, "the canary VM must reject the config")
@@ -67,7 +67,7 @@ func TestAFailedReloadKeepsTheOldConfigRunning(t *testing.T) {
 }
 
 func TestTheFilterNeverCallsPollOneoffOnTheLegacyProfile(t *testing.T) {
-	x := newHarness(t, keyBudgetConfig)
+	x := newHarness(t, keyBudgetConfig, withProfile(host.ProfileLegacy))
 	for i := 0; i < 300; i++ {
 		x.do(call{key: "sk-a", body: chatBody(strings.Repeat("word ", i), 10), chunks: []string{chatResponse(1, 1)}})
 		x.clock.Advance(time.Second)

@@ -53,7 +53,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.Upstream, "upstream", gateway.UpstreamMock, `LLM backend base URL, or "mock" for the built-in mock LLM`)
 	fs.IntVar(&cfg.Workers, "workers", 2, "worker VMs (Envoy's --concurrency)")
 	fs.Var(clusterFlags(cfg.Clusters), "cluster", "an Envoy cluster for callouts, NAME=URL (repeatable)")
-	profile := fs.String("profile", "legacy", "WASI profile: legacy (Envoy before mid-2026) or current")
+	profile := fs.String("profile", "legacy", "cpp-host profile: legacy (the strictest start-up rules), envoy-2025 (cpp-host c4d7bb0) or current (cpp-host after PR #533)")
 	policy := fs.String("failure-policy", "closed", "after a VM trap: closed (503), open (pass) or reload")
 	level := fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
 	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "directory to cache compiled wasm across runs")
@@ -76,13 +76,11 @@ func run(args []string) error {
 }
 
 func parseProfile(s string) (host.Profile, error) {
-	switch s {
-	case "legacy":
-		return host.ProfileLegacy, nil
-	case "current":
-		return host.ProfileCurrent, nil
+	p, err := host.ParseProfile(s)
+	if err != nil {
+		return 0, fmt.Errorf("--profile %q: want legacy, envoy-2025 or current", s)
 	}
-	return 0, fmt.Errorf("--profile %q: want legacy or current", s)
+	return p, nil
 }
 
 func parsePolicy(s string) (host.FailurePolicy, error) {

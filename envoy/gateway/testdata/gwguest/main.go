@@ -7,7 +7,9 @@
 //     until end of stream and prefixes it with "buffered:" (a rewritten, buffered body);
 //     "hold-headers" stops the request headers until the next proxy_on_tick resumes the stream
 //     (an asynchronous continue, like a callout answer); "buffer-response" holds the response
-//     body until its end.
+//     body until its end; "keys" answers 200 locally with what the filter sees of the key
+//     headers: "value=<first authorization> auth=<each authorization entry>|... api=<each
+//     x-api-key entry>|..." (the header value call against every entry of the map).
 //   - response headers get x-gw-config; metric rate_limit_exceeded_total_limit_type=token_budget
 //     counts responses (a tagged name for /stats/prometheus).
 //   - at proxy_on_done a stream that saw the response end counts gw_streams_completed_total, any
@@ -26,6 +28,9 @@ func proxySetBufferBytes(typ, start, length uint32, data unsafe.Pointer, size ui
 
 //go:wasmimport env proxy_get_header_map_value
 func proxyGetHeader(typ uint32, key unsafe.Pointer, keySize uint32, ptr *uint32, size *uint32) uint32
+
+//go:wasmimport env proxy_get_header_map_pairs
+func proxyGetHeaderMapPairs(typ uint32, ptr *uint32, size *uint32) uint32
 
 //go:wasmimport env proxy_replace_header_map_value
 func proxyReplaceHeader(typ uint32, key unsafe.Pointer, keySize uint32, val unsafe.Pointer, valSize uint32) uint32
@@ -154,8 +159,39 @@ func onRequestHeaders(id, n, eos uint32) uint32 {
 	case "hold-headers":
 		held[id] = true
 		return 1 // resumed from proxy_on_tick, as a callout answer would
+	case "keys":
+		var ptr, size uint32
+		proxyGetHeaderMapPairs(0, &ptr, &size)
+		all := take(ptr, size)
+		body := "value=" + header(0, "authorization") + " auth=" + entries(all, "authorization") +
+			" api=" + entries(all, "x-api-key")
+		bp, bn := sp(body)
+		proxySendLocalResponse(200, nil, 0, bp, bn, nil, 0, -1)
+		return 1
 	}
 	return 0
+}
+
+// entries joins with "|" the values of every entry named name in a pairs buffer.
+func entries(b, name string) string {
+	if len(b) < 4 {
+		return ""
+	}
+	le := func(i int) int { return int(b[i]) | int(b[i+1])<<8 | int(b[i+2])<<16 | int(b[i+3])<<24 }
+	n := le(0)
+	off := 4 + 8*n
+	out := ""
+	for i := 0; i < n; i++ {
+		kl, vl := le(4+8*i), le(8+8*i)
+		if b[off:off+kl] == name {
+			if out != "" {
+				out += "|"
+			}
+			out += b[off+kl+1 : off+kl+1+vl]
+		}
+		off += kl + vl + 2
+	}
+	return out
 }
 
 //go:wasmexport proxy_on_tick

@@ -69,6 +69,15 @@ func proxySetTickPeriod(ms uint32) uint32
 //go:wasmimport env proxy_get_current_time_nanoseconds
 func proxyGetTime(t *uint64) uint32
 
+//go:wasmimport env proxy_get_header_map_pairs
+func proxyGetHeaderMapPairs(typ uint32, ptr *uint32, size *uint32) uint32
+
+//go:wasmimport env proxy_set_header_map_pairs
+func proxySetHeaderMapPairs(typ uint32, ptr unsafe.Pointer, size uint32) uint32
+
+//go:wasmimport env proxy_get_metric
+func proxyGetMetric(id uint32, val *uint64) uint32
+
 var keep = map[uint32][]byte{}
 
 //go:wasmexport proxy_abi_version_0_2_1
@@ -280,8 +289,88 @@ func onRequestHeaders(id, n, eos uint32) uint32 {
 		return 0
 	case "panic":
 		panic("boom")
+	case "first":
+		// x-dup's value as proxy_get_header_map_value gives it, then every entry of the map.
+		v, st := header(0, "x-dup")
+		var ptr, size uint32
+		proxyGetHeaderMapPairs(0, &ptr, &size)
+		logf("first " + u(st) + " " + v + " pairs " + strconv.Itoa(countPairs(take(ptr, size), "x-dup")))
+	case "pairs-empty":
+		var ptr, size uint32
+		st := proxyGetHeaderMapPairs(1, &ptr, &size) // request trailers: none
+		logf("pairs trailers " + u(st) + " " + u(ptr) + " " + u(size))
+		h, hn := bp(pairs())
+		logf("set empty " + u(proxySetHeaderMapPairs(0, h, hn)))
+		ptr, size = 7, 7
+		st = proxyGetHeaderMapPairs(0, &ptr, &size)
+		logf("pairs emptied " + u(st) + " " + u(ptr) + " " + u(size))
+		g, gn := bp([]byte{9, 9, 9})
+		logf("set garbage " + u(proxySetHeaderMapPairs(0, g, gn)))
+		ptr, size = 7, 7
+		st = proxyGetHeaderMapPairs(9, &ptr, &size)
+		logf("pairs type 9 " + u(st))
+		k, kn := sp("x-new")
+		v, vn := sp("1")
+		proxyReplaceHeader(0, k, kn, v, vn)
+		st = proxyGetHeaderMapPairs(0, &ptr, &size)
+		logf("pairs one " + u(st) + " " + strconv.FormatBool(ptr != 0) + " " + u(size))
+	case "local-bad-pairs":
+		d, dn := sp("bad pairs\there")
+		b, bn := sp("nope")
+		g, gn := bp([]byte{1, 0, 0, 0, 200, 0, 0, 0, 1, 0, 0, 0, 'x'})
+		logf("local status " + u(proxySendLocalResponse(403, d, dn, b, bn, g, gn, -1)))
+		return 0 // Continue: the host must stop anyway
+	case "local-on-body":
+		return 0
+	case "ids":
+		var c1, g1, h1, c2 uint32
+		n1, l1 := sp("ids_c1")
+		proxyDefineMetric(0, n1, l1, &c1)
+		n2, l2 := sp("ids_g1")
+		proxyDefineMetric(1, n2, l2, &g1)
+		n3, l3 := sp("ids_h1")
+		proxyDefineMetric(2, n3, l3, &h1)
+		proxyDefineMetric(0, n1, l1, &c2) // the same name again: a new id
+		logf("ids " + u(c1) + " " + u(g1) + " " + u(h1) + " " + u(c2))
+		var val uint64
+		logf("get histogram " + u(proxyGetMetric(h1, &val)))
+		logf("get undefined gauge " + u(proxyGetMetric(c2|1, &val)))
+		logf("inc histogram " + u(proxyIncrementMetric(h1, 1)))
+		logf("inc gauge -2 " + u(proxyIncrementMetric(g1, -2)))
+		proxyGetMetric(g1, &val)
+		logf("gauge " + strconv.FormatInt(int64(val), 10))
+		cluster, _ := header(0, "x-cluster")
+		cp, cn := sp(cluster)
+		hdr := pairs(":method", "GET", ":path", "/", ":authority", "store")
+		hp, hn := bp(hdr)
+		var t1, t2, t3 uint32
+		proxyHTTPCall(cp, cn, hp, hn, nil, 0, nil, 0, 1000, &t1)
+		proxyHTTPCall(cp, cn, hp, hn, nil, 0, nil, 0, 1000, &t2)
+		t3 = 99
+		bad, badn := bp([]byte{5})
+		st := proxyHTTPCall(cp, cn, bad, badn, nil, 0, nil, 0, 1000, &t3)
+		logf("tokens " + u(t1) + " " + u(t2) + " bad " + u(st) + " " + u(t3))
 	}
 	return 0
+}
+
+// countPairs counts the entries named name in a pairs buffer.
+func countPairs(b, name string) int {
+	if len(b) < 4 {
+		return 0
+	}
+	le := func(i int) int { return int(b[i]) | int(b[i+1])<<8 | int(b[i+2])<<16 | int(b[i+3])<<24 }
+	n := le(0)
+	off := 4 + 8*n
+	count := 0
+	for i := 0; i < n; i++ {
+		kl, vl := le(4+8*i), le(8+8*i)
+		if b[off:off+kl] == name {
+			count++
+		}
+		off += kl + vl + 2
+	}
+	return count
 }
 
 //go:wasmexport proxy_on_request_body
@@ -307,6 +396,18 @@ func onRequestBody(id, size, eos uint32) uint32 {
 		}
 	case "panic-body":
 		panic("boom in body")
+	case "past-end":
+		// Reads starting at, inside and past the end of the buffered body.
+		for _, start := range []uint32{size + 10, size, size - 2} {
+			ptr, sz := uint32(7), uint32(7)
+			st := proxyGetBufferBytes(0, start, 5, &ptr, &sz)
+			logf("read " + u(start) + " " + u(st) + " " + strconv.FormatBool(ptr != 0) + " " + u(sz) + " " + take(ptr, sz))
+		}
+		logf("read type 9 " + u(proxyGetBufferBytes(9, 0, 1, nil, nil)))
+	case "local-on-body":
+		d, dn := sp("denied_in_body")
+		proxySendLocalResponse(413, d, dn, nil, 0, nil, 0, -1)
+		return 0 // Continue: the body must not go upstream
 	}
 	return 0
 }
@@ -318,6 +419,11 @@ func onResponseHeaders(id, n, eos uint32) uint32 {
 	k, kn := sp("x-filter")
 	v, vn := sp("seen")
 	proxyReplaceHeader(2, k, kn, v, vn)
+	if actions[id] == "local-on-response" && st != "418" {
+		d, dn := sp("denied_on_response")
+		proxySendLocalResponse(418, d, dn, nil, 0, nil, 0, -1)
+		return 0 // Continue: the upstream's headers must not go out
+	}
 	return 0
 }
 
