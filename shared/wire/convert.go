@@ -4,7 +4,24 @@ import "github.com/tokenbudget/tokenbudget/sharedstore"
 
 // FromPlan converts a plan to its wire form.
 func FromPlan(p sharedstore.Plan) AdmitRequest {
-	return AdmitRequest{Requests: fromOps(p.Requests), Tokens: fromOps(p.Tokens)}
+	return AdmitRequest{Requests: fromOps(p.Requests), Tokens: fromOps(p.Tokens), Overage: overageName(p.Overage)}
+}
+
+// overageName is a rule's wire value: debt, the default, travels as absence.
+func overageName(o sharedstore.Overage) string {
+	if o == sharedstore.OverageSkip {
+		return OverageSkip
+	}
+	return ""
+}
+
+// OverageRule reads a wire value; anything but "skip" is the default, debt
+// (Validate refuses values that are neither).
+func OverageRule(s string) sharedstore.Overage {
+	if s == OverageSkip {
+		return sharedstore.OverageSkip
+	}
+	return sharedstore.OverageDebt
 }
 
 func fromOps(ops []sharedstore.Op) []Op {
@@ -24,7 +41,7 @@ func fromOps(ops []sharedstore.Op) []Op {
 
 // Plan converts the wire form back to a plan.
 func (r AdmitRequest) Plan() sharedstore.Plan {
-	return sharedstore.Plan{Requests: toOps(r.Requests), Tokens: toOps(r.Tokens)}
+	return sharedstore.Plan{Requests: toOps(r.Requests), Tokens: toOps(r.Tokens), Overage: OverageRule(r.Overage)}
 }
 
 func toOps(ops []Op) []sharedstore.Op {
@@ -52,7 +69,8 @@ func FromOutcome(o sharedstore.Outcome) AdmitResponse {
 	r := AdmitResponse{Admitted: o.Admitted, Hold: o.Hold.ID, Skipped: o.Skipped}
 	if o.Refusal != nil {
 		f := o.Refusal
-		r.Refusal = &Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfter: f.RetryAfterSec, Private: f.Private}
+		r.Refusal = &Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfter: f.RetryAfterSec,
+			ExceedsCapacity: f.ExceedsCapacity, Private: f.Private}
 		if f.Private {
 			lv := Level(f.Level)
 			r.Refusal.Level = &lv
@@ -73,7 +91,8 @@ func (r AdmitResponse) Outcome() sharedstore.Outcome {
 	o := sharedstore.Outcome{Admitted: r.Admitted, Skipped: r.Skipped, Hold: sharedstore.Hold{ID: r.Hold}}
 	if r.Refusal != nil {
 		f := r.Refusal
-		o.Refusal = &sharedstore.Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfterSec: f.RetryAfter, Private: f.Private}
+		o.Refusal = &sharedstore.Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfterSec: f.RetryAfter,
+			ExceedsCapacity: f.ExceedsCapacity, Private: f.Private}
 		if f.Private && f.Level != nil {
 			o.Refusal.Level = sharedstore.Level(*f.Level)
 		}

@@ -73,6 +73,8 @@ func decodeRefusalPtr(v jsonx.Value, p **Refusal) error {
 			return decodeString(val, "refusal.budget", &f.Budget)
 		case keyIs(key, "retry_after"):
 			return decodeInt(val, "refusal.retry_after", &f.RetryAfter)
+		case keyIs(key, "exceeds_capacity"):
+			return decodeBool(val, "refusal.exceeds_capacity", &f.ExceedsCapacity)
 		case keyIs(key, "private"):
 			return decodeBool(val, "refusal.private", &f.Private)
 		case keyIs(key, "level"):

@@ -37,6 +37,9 @@ func TestDecodeAdmitResponseAgreesWithEncodingJSONOnCornerCases(t *testing.T) {
 		{"admitted with hold", `{"admitted":true,"hold":"0123456789abcdef0123456789abcdef"}`},
 		{"private refusal with level", `{"admitted":false,"refusal":{"kind":3,"dimension":"api_key","budget":"minute","retry_after":12,"private":true,"level":{"capacity":10,"remaining":0,"reset_unix":1700000000}}}`},
 		{"shared refusal without level", `{"refusal":{"kind":1,"dimension":"global","budget":"day","retry_after":86400}}`},
+		{"refusal that exceeds capacity", `{"refusal":{"kind":3,"dimension":"global","budget":"minute","retry_after":90,"exceeds_capacity":true}}`},
+		{"exceeds_capacity not a bool", `{"refusal":{"exceeds_capacity":1}}`},
+		{"exceeds_capacity null", `{"refusal":{"exceeds_capacity":null}}`},
 		{"levels and skipped", `{"admitted":true,"levels":[{"kind":2,"dimension":"d","budget":"b","level":{"capacity":1,"remaining":1,"reset_unix":2}}],"skipped":["a","b"]}`},
 		{"whitespace everywhere", " \t\n{ \"admitted\" : true , \"levels\" : [ ] }\r\n"},
 		{"empty object", `{}`},
@@ -120,7 +123,8 @@ func randomResponse(rng *rand.Rand) AdmitResponse {
 	var r AdmitResponse
 	r.Admitted = rng.IntN(2) == 0
 	if rng.IntN(2) == 0 {
-		r.Refusal = &Refusal{Kind: sharedstore.Kind(rng.IntN(256)), Dimension: name(), Budget: name(), RetryAfter: rng.Int64N(1e6) - 10, Private: rng.IntN(2) == 0}
+		r.Refusal = &Refusal{Kind: sharedstore.Kind(rng.IntN(256)), Dimension: name(), Budget: name(), RetryAfter: rng.Int64N(1e6) - 10,
+			ExceedsCapacity: rng.IntN(2) == 0, Private: rng.IntN(2) == 0}
 		if rng.IntN(2) == 0 {
 			lv := level()
 			r.Refusal.Level = &lv
@@ -142,7 +146,7 @@ func randomResponse(rng *rand.Rand) AdmitResponse {
 var upperKeys = func() *strings.Replacer {
 	var pairs []string
 	for _, k := range []string{"admitted", "aborted", "refusal", "levels", "hold", "skipped", "kind", "dimension", "budget",
-		"retry_after", "private", "level", "capacity", "remaining", "reset_unix"} {
+		"retry_after", "exceeds_capacity", "private", "level", "capacity", "remaining", "reset_unix"} {
 		pairs = append(pairs, `"`+k+`":`, `"`+strings.ToUpper(k)+`":`)
 	}
 	return strings.NewReplacer(pairs...)
@@ -169,6 +173,7 @@ func TestDecodeAdmitResponseRoundTripsEveryOutcome(t *testing.T) {
 		{Admitted: true, Hold: sharedstore.Hold{ID: "0123456789abcdef0123456789abcdef"}, Skipped: []string{"tk:a"}},
 		{Refusal: &sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "model", Budget: "day", RetryAfterSec: 60, Private: true,
 			Level: sharedstore.Level{Capacity: 100, Remaining: 3, ResetUnix: 1800000000}}},
+		{Refusal: &sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "global", Budget: "minute", RetryAfterSec: 90, ExceedsCapacity: true}},
 		{Admitted: true, Levels: []sharedstore.OpLevel{{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "second", Level: sharedstore.Level{Capacity: 5, Remaining: 4, ResetUnix: 9}}}},
 	}
 	for _, o := range outcomes {

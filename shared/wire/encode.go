@@ -26,7 +26,14 @@ func AppendAdmitHold(dst []byte, p sharedstore.Plan, holdID string) []byte {
 		comma = true
 	}
 	dst = appendOps(dst, "requests", p.Requests, comma)
-	dst = appendOps(dst, "tokens", p.Tokens, comma || len(p.Requests) > 0)
+	comma = comma || len(p.Requests) > 0
+	dst = appendOps(dst, "tokens", p.Tokens, comma)
+	if p.Overage == sharedstore.OverageSkip {
+		if comma || len(p.Tokens) > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"overage":"skip"`...)
+	}
 	return append(dst, '}')
 }
 

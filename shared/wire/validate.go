@@ -25,6 +25,9 @@ func (r AdmitRequest) Validate() error {
 	if r.HoldID != "" && !ValidHoldID(r.HoldID) {
 		return errs.New("hold id is not 32 lowercase hex digits")
 	}
+	if r.Overage != "" && r.Overage != OverageSkip && r.Overage != OverageDebt {
+		return errs.New("overage is neither \"debt\" nor \"skip\"")
+	}
 	if len(r.Requests)+len(r.Tokens) > MaxOps {
 		return errs.New("plan has more than " + strconv.Itoa(MaxOps) + " ops")
 	}

@@ -51,8 +51,12 @@ type AdmitRequest struct {
 	Overage string `json:"overage,omitempty"`
 }
 
-// Overage values on the wire.
-const OverageSkip = "skip"
+// Overage values on the wire. The encoder writes only "skip"; "debt" is
+// accepted too, so a hand-written request may say the default aloud.
+const (
+	OverageSkip = "skip"
+	OverageDebt = "debt"
+)
 
 // Level is what a caller may learn about its own bucket.
 type Level struct {

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -74,6 +75,59 @@ func TestPlanSurvivesTheWireExactly(t *testing.T) {
 	require.Equal(t, p, got.Plan())
 }
 
+func TestOverageRuleTravelsOnTheWireAndDebtIsTheAbsentDefault(t *testing.T) {
+	tests := []struct {
+		name    string
+		plan    sharedstore.Plan
+		overage sharedstore.Overage
+		wire    string // the member the body carries, "" for none
+	}{
+		{"debt with requests and tokens", samplePlan("k"), sharedstore.OverageDebt, ""},
+		{"skip with requests and tokens", samplePlan("k"), sharedstore.OverageSkip, `"overage":"skip"`},
+		{"skip with tokens only", sharedstore.Plan{Tokens: samplePlan("k").Tokens}, sharedstore.OverageSkip, `"overage":"skip"`},
+		{"skip with requests only", sharedstore.Plan{Requests: samplePlan("k").Requests}, sharedstore.OverageSkip, `"overage":"skip"`},
+		{"skip on an empty plan", sharedstore.Plan{}, sharedstore.OverageSkip, `"overage":"skip"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.plan
+			p.Overage = tt.overage
+			for _, id := range []string{"", "0123456789abcdef0123456789abcdef"} {
+				b := AppendAdmitHold(nil, p, id)
+				if tt.wire == "" {
+					require.NotContains(t, string(b), "overage")
+				} else {
+					require.Contains(t, string(b), tt.wire)
+				}
+				var got AdmitRequest
+				require.NoError(t, json.Unmarshal(b, &got), string(b))
+				require.NoError(t, got.Validate())
+				require.Equal(t, tt.overage, got.Plan().Overage)
+				want := FromPlan(p)
+				want.HoldID = id
+				require.Equal(t, want, got)
+			}
+		})
+	}
+	var explicit AdmitRequest
+	require.NoError(t, json.Unmarshal([]byte(`{"overage":"debt"}`), &explicit))
+	require.NoError(t, explicit.Validate())
+	require.Equal(t, sharedstore.OverageDebt, explicit.Plan().Overage, "debt may be said aloud")
+}
+
+func TestRefusalExceedingCapacitySurvivesTheWire(t *testing.T) {
+	for _, exceeds := range []bool{true, false} {
+		o := sharedstore.Outcome{Refusal: &sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
+			RetryAfterSec: 90, ExceedsCapacity: exceeds}}
+		b, err := json.Marshal(FromOutcome(o))
+		require.NoError(t, err)
+		require.Equal(t, exceeds, strings.Contains(string(b), `"exceeds_capacity":true`), string(b))
+		r, err := DecodeAdmitResponse(b)
+		require.NoError(t, err)
+		require.Equal(t, exceeds, r.Outcome().Refusal.ExceedsCapacity)
+	}
+}
+
 func TestNonFiniteRefillIsRefusedByTheDecoder(t *testing.T) {
 	p := samplePlan("k")
 	p.Tokens[0].Limits[0].RefillPerSec = posInf()
@@ -139,6 +193,7 @@ func TestValidateRejectsWhatTheStoreCannotAdmit(t *testing.T) {
 		{"request op in tokens", func(r *AdmitRequest) { r.Tokens[0].Kind = sharedstore.KindRequests }},
 		{"hold id not hex", func(r *AdmitRequest) { r.HoldID = "../../../etc/passwd0123456789abc" }},
 		{"hold id too short", func(r *AdmitRequest) { r.HoldID = "abc" }},
+		{"unknown overage rule", func(r *AdmitRequest) { r.Overage = "forgive" }},
 	}
 	require.NoError(t, ok().Validate())
 	withID := ok()

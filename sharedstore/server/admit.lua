@@ -27,10 +27,14 @@ for i = 1, nreq + ntok do
   ops[i] = op
 end
 
--- first limit that cannot cover the amount, 0 when all can
+-- first limit that cannot cover the amount, 0 when all can. A token op is
+-- also refused on a level at or below zero, so a zero-token hold never rides
+-- on a spent or indebted bucket; request-count and concurrency ops only need
+-- the level to cover their unit.
 local function refuses(op)
   for j = 1, #op.limits do
-    if op.lv[j] < op.amount then return j end
+    local lv = op.lv[j]
+    if lv < op.amount or (op.kind == 3 and lv <= 0) then return j end
   end
   return 0
 end

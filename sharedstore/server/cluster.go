@@ -34,14 +34,14 @@ type opResult struct {
 	err   error
 }
 
-func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int, id string, entries []sharedstore.HoldEntry) (sharedstore.Outcome, error) {
+func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int, id string, entries []sharedstore.HoldEntry, overage sharedstore.Overage) (sharedstore.Outcome, error) {
 	results := make([]opResult, len(ops))
 	var wg sync.WaitGroup
 	for i := range ops {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			results[i] = s.admitOp(ctx, ops[i], i < nreq, id)
+			results[i] = s.admitOp(ctx, ops[i], i < nreq, id, overage)
 		}(i)
 	}
 	wg.Wait()
@@ -94,14 +94,14 @@ func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int
 	} else {
 		o = describe(ops, views, -1, 0, 0, 0)
 		if id != "" {
-			o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries}
+			o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: overage}
 		}
 	}
 	return o, nil
 }
 
 // admitOp runs the admit script on a one-op plan in the op's slot.
-func (s *Store) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, id string) opResult {
+func (s *Store) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, id string, overage sharedstore.Overage) opResult {
 	nreq, ntok := 0, 1
 	if isRequest {
 		nreq, ntok = 1, 0
@@ -110,7 +110,7 @@ func (s *Store) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, 
 	record := ""
 	if op.Kind != sharedstore.KindRequests && id != "" {
 		keys = append(keys, opHoldKey(op.Key, id), opReleasedKey(op.Key, id))
-		record = recordJSON([]sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount}})
+		record = recordJSON([]sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount}}, overage)
 	}
 	args := appendOpArgs([]any{nreq, ntok, s.holdTTL, s.margin, record}, op)
 	v, err := s.admit.run(ctx, s.c, keys, args)

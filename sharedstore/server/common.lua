@@ -39,7 +39,8 @@ end
 
 -- save writes a bucket back and lets it expire once every limit would be
 -- full again (plus a margin): an absent bucket reads as full, so expiry
--- loses nothing. A limit that never refills and is not full (a concurrency
+-- loses nothing. A level below zero (a debt) makes that time longer by the
+-- debt's refill, so an indebted bucket outlives its debt. A limit that never refills and is not full (a concurrency
 -- bucket with units held) keeps the bucket for the hold TTL after its last
 -- touch, so it outlives every hold that could still give units back.
 local function save(key, limits, lv, last, margin, keepms)

@@ -6,7 +6,9 @@
 -- KEYS[1]: hold record, KEYS[2]: its release tombstone (KEYS[3..]: its buckets,
 -- declared for cluster routing).
 -- ARGV: mode ('settle' or 'release'), actual, expiry margin ms, hold TTL ms, tombstone TTL ms.
--- Record: JSON [{"k": bucket key, "c": kind, "a": amount, "l": [[budget, capacity, refill]]}].
+-- Record: JSON [{"k": bucket key, "c": kind, "a": amount, "l": [[budget, capacity, refill]], "o": 1 when
+--   the admitted plan's overage rule is skip}]: the rule travels with the hold, so a reload never
+--   changes how an older hold settles.
 -- Reply: 1 when the hold was ended now, 0 when it was already ended, expired or never admitted.
 local record = redis.call('GET', KEYS[1])
 if not record then
@@ -32,9 +34,15 @@ for _, e in ipairs(cjson.decode(record)) do
       if actual < amount then
         lv[j] = math.min(l.cap, lv[j] + (amount - actual))
       elseif actual > amount then
-        -- an overage the bucket cannot cover consumes nothing
         local d = actual - amount
-        if lv[j] >= d then lv[j] = lv[j] - d end
+        if e.o ~= 1 then
+          -- debt: the whole overage is charged, the level may go below
+          -- zero and refill repays it
+          lv[j] = lv[j] - d
+        elseif lv[j] >= d then
+          -- skip: an overage the bucket cannot cover consumes nothing
+          lv[j] = lv[j] - d
+        end
       end
     else
       lv[j] = math.min(l.cap, lv[j] + amount)

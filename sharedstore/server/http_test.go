@@ -183,3 +183,56 @@ func TestHealthAndReadinessWithRedisUp(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
+
+func TestHTTPOverageRuleReachesTheHoldAndSettlesByIt(t *testing.T) {
+	tests := []struct {
+		name    string
+		overage sharedstore.Overage
+		want    float64 // 500 capacity, 400 held, 700 used
+	}{
+		{"absent overage is debt", sharedstore.OverageDebt, -200},
+		{"overage skip consumes nothing it cannot cover", sharedstore.OverageSkip, 100},
+	}
+	for _, e := range envs(t) {
+		for _, tt := range tests {
+			t.Run(e.name+"/"+tt.name, func(t *testing.T) {
+				srv := newHTTP(t, e)
+				tk := uniq("tk")
+				p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, minute(500))}, Overage: tt.overage}
+				code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmitHold(nil, p, clientHoldID()))
+				require.Equal(t, http.StatusOK, code, string(b))
+				r, err := wire.DecodeAdmitResponse(b)
+				require.NoError(t, err)
+				require.True(t, r.Admitted)
+				code, b = post(t, srv.URL+wire.PathSettle, "Bearer "+testToken, wire.AppendSettle(nil, r.Hold, 700, []string{tk}))
+				require.Equal(t, http.StatusOK, code, string(b))
+				require.InDelta(t, tt.want, level(t, e, tk, minute(500)), 0.5)
+			})
+		}
+	}
+}
+
+func TestHTTPRefusalLargerThanTheBucketSaysExceedsCapacity(t *testing.T) {
+	for _, e := range envs(t) {
+		t.Run(e.name, func(t *testing.T) {
+			srv := newHTTP(t, e)
+			l := sharedstore.Limit{Budget: "minute", Capacity: 20000, RefillPerSec: 20000.0 / 60}
+			p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 30000, l)}}
+			code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, p))
+			require.Equal(t, http.StatusOK, code, string(b))
+			require.Contains(t, string(b), `"exceeds_capacity":true`)
+			r, err := wire.DecodeAdmitResponse(b)
+			require.NoError(t, err)
+			o := r.Outcome()
+			require.False(t, o.Admitted)
+			require.True(t, o.Refusal.ExceedsCapacity)
+			require.Equal(t, int64(90), o.Refusal.RetryAfterSec, "its whole cost at the refill rate")
+		})
+	}
+}
+
+func TestHTTPRejectsAnUnknownOverageRule(t *testing.T) {
+	srv := newHTTP(t, newEnv(t, false))
+	code, _ := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, []byte(`{"tokens":[],"overage":"forgive"}`))
+	require.Equal(t, http.StatusBadRequest, code)
+}

@@ -120,7 +120,7 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 		}
 	}
 	if s.cluster {
-		return s.admitCluster(ctx, ops, len(p.Requests), id, entries)
+		return s.admitCluster(ctx, ops, len(p.Requests), id, entries, p.Overage)
 	}
 	keys := make([]string, 0, len(ops)+2)
 	args := make([]any, 0, 5+len(ops)*10)
@@ -130,7 +130,7 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 	record := ""
 	if id != "" {
 		keys = append(keys, holdKey(id), releasedKey(id))
-		record = recordJSON(entries)
+		record = recordJSON(entries, p.Overage)
 	}
 	args = append(args, len(p.Requests), len(p.Tokens), s.holdTTL, s.margin, record)
 	for _, op := range ops {
@@ -155,7 +155,7 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 	}
 	o := describe(ops, views, r.refOp, r.refLimit, r.refLevel, r.now)
 	if o.Admitted && id != "" {
-		o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries}
+		o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: p.Overage}
 	}
 	return o, nil
 }
@@ -193,13 +193,19 @@ func (s *Store) endArgs(mode string, actual int64) []any {
 }
 
 // recordJSON is the hold record end.lua reads. Numbers travel as strings so
-// cjson's 14-digit number formatting can never round a refill rate.
-func recordJSON(entries []sharedstore.HoldEntry) string {
+// cjson's 14-digit number formatting can never round a refill rate. Each
+// entry carries the plan's overage rule ("o": 1 for skip, absent for debt).
+func recordJSON(entries []sharedstore.HoldEntry, overage sharedstore.Overage) string {
 	type entry struct {
 		K string     `json:"k"`
 		C int        `json:"c"`
 		A string     `json:"a"`
 		L [][]string `json:"l"`
+		O int        `json:"o,omitempty"`
+	}
+	skip := 0
+	if overage == sharedstore.OverageSkip {
+		skip = 1
 	}
 	out := make([]entry, len(entries))
 	for i, e := range entries {
@@ -207,7 +213,7 @@ func recordJSON(entries []sharedstore.HoldEntry) string {
 		for j, l := range e.Limits {
 			ls[j] = []string{l.Budget, strconv.FormatInt(l.Capacity, 10), formatRate(l.RefillPerSec)}
 		}
-		out[i] = entry{K: bucketKey(e.Key), C: int(e.Kind), A: strconv.FormatInt(e.Amount, 10), L: ls}
+		out[i] = entry{K: bucketKey(e.Key), C: int(e.Kind), A: strconv.FormatInt(e.Amount, 10), L: ls, O: skip}
 	}
 	b, _ := json.Marshal(out) // strings and ints only: cannot fail
 	return string(b)
@@ -314,7 +320,7 @@ func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLeve
 		l := op.Limits[refLimit]
 		st := bucket.State{Level: refLevel, Last: refNow}
 		o.Refusal = &sharedstore.Refusal{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,
-			RetryAfterSec: bucket.RetryAfterSec(l, st, op.Amount), Private: op.Private}
+			RetryAfterSec: bucket.RetryAfterSec(l, st, op.Amount), ExceedsCapacity: op.Amount > l.Capacity, Private: op.Private}
 		if op.Private {
 			o.Refusal.Level = bucket.LevelOf(l, st, refNow)
 		}

@@ -109,22 +109,27 @@ func TestPrivateRefusalCarriesSizeAwareRetryAndLevel(t *testing.T) {
 func TestSettleReplacesReservationWithUsage(t *testing.T) {
 	tests := []struct {
 		name       string
+		overage    sharedstore.Overage
 		startLevel int64 // capacity; the hold takes 400
 		actual     int64
 		want       float64
 	}{
-		{"less usage refunds the difference", 1000, 100, 900},
-		{"more usage charges the overage", 1000, 700, 300},
-		{"an overage the bucket cannot cover consumes nothing", 500, 600, 100},
-		{"overage exactly covered drains to zero", 500, 500, 0},
+		{"less usage refunds the difference", sharedstore.OverageDebt, 1000, 100, 900},
+		{"more usage charges the overage", sharedstore.OverageDebt, 1000, 700, 300},
+		{"debt charges an overage the bucket cannot cover in full, below zero", sharedstore.OverageDebt, 500, 600, -100},
+		{"skip: an overage the bucket cannot cover consumes nothing", sharedstore.OverageSkip, 500, 600, 100},
+		{"skip: an overage the bucket covers is charged", sharedstore.OverageSkip, 1000, 700, 300},
+		{"overage exactly covered drains to zero", sharedstore.OverageDebt, 500, 500, 0},
+		{"skip: overage exactly covered drains to zero", sharedstore.OverageSkip, 500, 500, 0},
 	}
 	for _, e := range envs(t) {
 		for _, tt := range tests {
 			t.Run(e.name+"/"+tt.name, func(t *testing.T) {
 				tk := uniq("tk")
 				l := minute(tt.startLevel)
-				o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}})
+				o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}, Overage: tt.overage})
 				require.True(t, o.Admitted)
+				require.Equal(t, tt.overage, o.Hold.Overage)
 				ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, tt.actual)
 				require.NoError(t, err)
 				require.True(t, ended)
