@@ -20,7 +20,6 @@ import (
 	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
-	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
@@ -112,7 +111,7 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 		id = s.cfg.NewHoldID()
 	}
 	answered := false
-	err := s.c.Call(s.hAdmit, admitBody(plan, id), s.cfg.TimeoutMs, func(status int, body []byte, err error) {
+	err := s.c.Call(s.hAdmit, wire.AppendAdmitHold(nil, plan, id), s.cfg.TimeoutMs, func(status int, body []byte, err error) {
 		if answered {
 			return
 		}
@@ -128,35 +127,6 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 		answered = true
 		done(sharedstore.Outcome{Err: errs.Wrap("sharedstore admit call", err)})
 	}
-}
-
-// overageSkip is the admit request's overage member for OverageSkip.
-var overageSkip = []byte(`"` + wire.OverageSkip + `"`)
-
-// admitBody is the admission request: the plan, its hold id, and its
-// overage rule, which the service records on the hold so a settlement
-// follows the rule the request was admitted under. Debt, the default, is
-// the member's absence; skip is written as "overage":"skip" (set, not
-// appended, so an encoder that already writes it is not contradicted).
-func admitBody(plan sharedstore.Plan, id string) []byte {
-	body := wire.AppendAdmitHold(nil, plan, id)
-	if plan.Overage == sharedstore.OverageSkip {
-		if withRule, ok := jsonx.SetMember(body, "overage", overageSkip); ok {
-			body = withRule
-		}
-	}
-	return body
-}
-
-// exceedsCapacity reads refusal.exceeds_capacity from an admission answer:
-// the service sets it when the request is larger than the refusing bucket,
-// which the filter tells the caller (no retry can succeed).
-func exceedsCapacity(r *wire.Refusal, body []byte) bool {
-	if r != nil && r.ExceedsCapacity {
-		return true
-	}
-	v, ok := jsonx.Parse(body).Path("refusal", "exceeds_capacity").Bool()
-	return ok && v
 }
 
 // outcome reads an admission's answer. unsure reports that the answer does
@@ -184,8 +154,7 @@ func outcome(entries []sharedstore.HoldEntry, overage sharedstore.Overage, statu
 		if o.Refusal == nil {
 			return sharedstore.Outcome{Err: errs.New("sharedstore admit: refusal without a reason")}, true
 		}
-		o.Refusal.ExceedsCapacity = exceedsCapacity(r.Refusal, body)
-		o.Hold = sharedstore.Hold{}
+				o.Hold = sharedstore.Hold{}
 		return o, false
 	}
 	if len(entries) > 0 && !wire.ValidHoldID(r.Hold) {
