@@ -116,6 +116,7 @@ func (c *Config) Compile() (*Runtime, error) {
 	}
 
 	rt.Models = c.compileModels(d)
+	rt.spend = c.compileSpend()
 
 	rt.hasTokens, rt.hasRequests = rt.scan()
 	return rt, nil

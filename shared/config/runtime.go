@@ -117,6 +117,7 @@ type Runtime struct {
 	bypass      map[string]struct{}
 	hasTokens   bool
 	hasRequests bool
+	spend       spendRuntime
 }
 
 // Key returns what api_keys says about a key hash; Known is false (and only
