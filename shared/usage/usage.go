@@ -29,7 +29,8 @@ type Usage struct {
 }
 
 // Kinds is a usage split into the disjoint kinds a price list prices:
-// their sum is Total.
+// their sum is Total (for every usage the readers return; their counts are
+// capped far below where Total would saturate).
 type Kinds struct {
 	// Input is the prompt tokens neither read from nor written to the cache.
 	Input int64
@@ -44,7 +45,7 @@ type Kinds struct {
 
 // Kinds splits the usage by kind. The parts are clamped into the whole, so a
 // backend reporting more cached tokens than input tokens cannot make the
-// uncached input negative; the sum of the kinds is always Total.
+// uncached input negative.
 func (u Usage) Kinds() Kinds {
 	in := max(u.Input, 0)
 	cached := min(max(u.CacheRead, 0), in)
