@@ -175,10 +175,17 @@ func (c *Config) validateSpend(v *validator) {
 		return
 	}
 	users, teams := c.identitySources()
-	if len(sl.Teams) > 0 && !teams {
+	var teamLimits, userLimits bool
+	for _, t := range sl.Teams {
+		teamLimits = teamLimits || t.MonthUSD != nil
+	}
+	for _, u := range sl.Users {
+		userLimits = userLimits || u.DayUSD != nil || u.MonthUSD != nil
+	}
+	if teamLimits && !teams {
 		v.add("spend_limits.teams", "no request can carry a team (set api_keys[].team, identity.trusted_team_header or identity.trusted_team_metadata), so these limits would never apply")
 	}
-	if len(sl.Users) > 0 && !users {
+	if userLimits && !users {
 		v.add("spend_limits.users", "no request can carry a user (set api_keys[].user, identity.trusted_user_header or identity.trusted_user_metadata), so these limits would never apply")
 	}
 	for _, name := range sortedMapKeys(sl.Teams) {

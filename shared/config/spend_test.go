@@ -245,3 +245,9 @@ func TestSpendPolicyAndPriceLookupsDoNotAllocate(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+func TestSpendEntriesWithoutALimitConfigureNothing(t *testing.T) {
+	rt, w := mustLoad(t, `{"spend_limits":{"teams":{"t":{}},"users":{"u":{"day_usd":null}}}}`)
+	require.False(t, rt.HasSpendLimits())
+	require.NotContains(t, strings.Join(w, "\n"), "spend", "nothing to warn about")
+}
