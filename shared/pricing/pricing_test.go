@@ -154,3 +154,12 @@ func FuzzCostIsTheExactCeilingOfTheUsageAtItsRates(f *testing.F) {
 		require.Equal(t, want, Cost(k, e))
 	})
 }
+
+func BenchmarkCost(b *testing.B) {
+	k := usage.Kinds{Input: 1000, CachedInput: 20_000, CacheWrite: 3000, CacheWrite1h: 500, Output: 800}
+	var sink money.Amount
+	for b.Loop() {
+		sink += Cost(k, sonnet)
+	}
+	_ = sink
+}
