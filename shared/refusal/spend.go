@@ -109,3 +109,17 @@ func ModelNotPriced(model string) (status int, body []byte, headers []Header) {
 	return Invalid("model_not_priced", "model",
 		"No price is configured for model \""+model+"\", and a spend limit applies to this request; ask the operator to add it to the pricing section.")
 }
+
+// SpendUnavailable renders the answer while the spend ledger cannot say
+// whether a limit has room (the fleet store failed its lookup): 503 with a
+// Retry-After, shaped like Unavailable.
+func SpendUnavailable(retryAfterSec int64) (status int, body []byte, headers []Header) {
+	retry := strconv.FormatInt(max(retryAfterSec, 1), 10)
+	body = make([]byte, 0, 224)
+	body = append(body, `{"error":{"type":"service_unavailable","code":"spend_store_unavailable","message":`...)
+	body = appendJSONString(body, "The spend-limit store is unavailable. Retry after "+retry+" seconds.")
+	body = append(body, `,"details":{"retry_after_seconds":`...)
+	body = append(body, retry...)
+	body = append(body, "}}}"...)
+	return 503, body, []Header{{"content-type", "application/json"}, {"retry-after", retry}}
+}

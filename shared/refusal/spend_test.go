@@ -144,3 +144,12 @@ func FuzzSpendRefusalIsAlwaysValidJSON(f *testing.F) {
 		require.True(t, json.Valid(body), string(body))
 	})
 }
+
+func TestSpendUnavailableIsA503WithRetryAfter(t *testing.T) {
+	status, body, headers := SpendUnavailable(5)
+	require.Equal(t, 503, status)
+	require.Equal(t, `{"error":{"type":"service_unavailable","code":"spend_store_unavailable","message":"The spend-limit store is unavailable. Retry after 5 seconds.","details":{"retry_after_seconds":5}}}`, string(body))
+	require.Equal(t, map[string]string{"content-type": "application/json", "retry-after": "5"}, headerMap(t, headers))
+	_, _, headers = SpendUnavailable(0)
+	require.Equal(t, "1", headerMap(t, headers)["retry-after"], "never ask for a retry now")
+}
