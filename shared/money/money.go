@@ -130,81 +130,46 @@ func (d *decimal) read(s string) bool {
 		d.neg = true
 		i++
 	}
-	var (
-		zeros    int  // zeros after the last kept digit, pending
-		started  bool // a nonzero digit was seen
-		pos      int  // digits read left of the point, then -(places) right of it
-		intCount int
-	)
-	digit := func(c byte, frac bool) {
-		if frac {
-			pos--
-		} else {
-			pos++
+	zeros := 0 // zeros since the last nonzero digit: kept only if another follows
+	intDigits, fracDigits := 0, 0
+	firstInt := -1 // index of the first nonzero integer digit
+	for ; i < len(s) && isDigit(s[i]); i++ {
+		if firstInt < 0 && s[i] != '0' {
+			firstInt = intDigits
 		}
-		if c == '0' {
-			if started {
-				zeros++
-			}
-			return
-		}
-		if !started {
-			started = true
-			if frac {
-				d.mag = pos + 1
-			} else {
-				d.mag = 0 // fixed below once the integer digits are counted
-			}
-		}
-		for ; zeros > 0 && !d.overflow; zeros-- {
-			d.push('0')
-		}
-		zeros = 0
-		d.push(c)
+		intDigits++
+		d.digit(s[i], &zeros)
 	}
-	intStart := -1
-	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-		if intStart < 0 && s[i] != '0' {
-			intStart = intCount
-		}
-		intCount++
-		digit(s[i], false)
-	}
-	if intCount == 0 {
+	if intDigits == 0 {
 		return false
 	}
-	if intStart >= 0 {
-		d.mag = intCount - intStart
+	if firstInt >= 0 {
+		d.mag = intDigits - firstInt
 	}
-	fracCount := 0
 	if i < len(s) && s[i] == '.' {
-		pos = 0
-		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			fracCount++
-			digit(s[i], true)
+		for i++; i < len(s) && isDigit(s[i]); i++ {
+			if d.nd == 0 && !d.overflow && s[i] != '0' {
+				d.mag = -fracDigits // 0.00x: the first nonzero digit's place
+			}
+			fracDigits++
+			d.digit(s[i], &zeros)
 		}
-		if fracCount == 0 {
+		if fracDigits == 0 {
 			return false
 		}
 	}
-	// Trailing zeros of the integer part scale the kept digits; those of
-	// the fraction do not (they are zeros past the last nonzero digit).
-	d.exp = -fracCount
-	if zeros > 0 {
-		d.exp += zeros
-	}
-	if d.overflow {
-		d.exp = 0 // unused: an overflowing value is refused by magnitude
-	}
+	// The kept digits end at the last nonzero one; the zeros after it and
+	// the places of the fraction set the power of ten.
+	d.exp = zeros - fracDigits
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
-		eneg := false
+		neg := false
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			eneg = s[i] == '-'
+			neg = s[i] == '-'
 			i++
 		}
 		e, n := 0, 0
-		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		for ; i < len(s) && isDigit(s[i]); i++ {
 			n++
 			if e < maxExp {
 				e = e*10 + int(s[i]-'0')
@@ -213,13 +178,30 @@ func (d *decimal) read(s string) bool {
 		if n == 0 {
 			return false
 		}
-		if eneg {
+		if neg {
 			e = -e
 		}
 		d.exp += e
 		d.mag += e
 	}
 	return i == len(s)
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// digit takes the next digit of the text (integer or fraction alike).
+func (d *decimal) digit(c byte, zeros *int) {
+	if c == '0' {
+		if d.nd > 0 {
+			*zeros++
+		}
+		return
+	}
+	for ; *zeros > 0 && !d.overflow; *zeros-- {
+		d.push('0')
+	}
+	*zeros = 0
+	d.push(c)
 }
 
 // push keeps one more significant digit, or marks the overflow.
