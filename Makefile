@@ -31,6 +31,14 @@ FUZZ_TARGETS := \
 	./shared/identity:FuzzAPIKeyNeverPanics \
 	./shared/wire:FuzzDecodeAdmitResponseNeverPanics \
 	./shared/refusal:FuzzJSONStringIsValidJSONAndRoundTrips \
+	./shared/refusal:FuzzSpendRefusalIsAlwaysValidJSON \
+	./shared/money:FuzzParseScaledAgreesWithBigRat \
+	./shared/money:FuzzFormatRoundTrips \
+	./shared/calendar:FuzzAtMatchesTheTimePackage \
+	./shared/calendar:FuzzParseKeyRoundTrips \
+	./shared/pricing:FuzzCostIsTheExactCeilingOfTheUsageAtItsRates \
+	./shared/config:FuzzUSDFieldAcceptsExactlyWhatMoneyParses \
+	./shared/cmd/tbconfig:FuzzPerTokenToPerMillionNeverUnderCharges \
 	./shared/sse:FuzzDropperKeepsOrderAndNeverPanics \
 	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
 	./shared/budget:FuzzFallbackPlanReadsBackAnyIdentity \

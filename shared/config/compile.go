@@ -137,6 +137,7 @@ func (c *Config) Compile() (*Runtime, error) {
 
 	rt.Models = c.compileModels(d)
 	rt.shadow, rt.shadowModels = c.shadowModes()
+	rt.spend = c.compileSpend()
 
 	rt.hasTokens, rt.hasRequests = rt.scan()
 	if fb != nil {

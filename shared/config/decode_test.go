@@ -226,6 +226,8 @@ var (
 	genBadInts = []string{`1.5`, `"1.5"`, `"3.2e4"`, `"abc"`, `""`, `" 1"`, `1e400`, `"99999999999999999999"`, `9.3e18`}
 	genFloats  = []string{`0`, `2.5`, `"2.5"`, `25e-1`, `0.001`, `"7"`, `-1`, `1e300`}
 	genBadFlts = []string{`"fast"`, `"2.5e1"`, `1e400`, `"1."`, `"-"`}
+	genUSD     = []string{`0`, `200`, `"200.00"`, `0.15`, `"0.15"`, `1e-6`, `"2.5e-06"`, `"0.000000001"`}
+	genBadUSD  = []string{`-1`, `"-0.5"`, `0.0000000001`, `"1e-10"`, `1e10`, `"NaN"`, `""`, `" 1"`, `"$5"`}
 )
 
 func (g *configGen) pick(s []string) string { return s[g.rng.IntN(len(s))] }
@@ -245,6 +247,11 @@ func (g *configGen) value(b []byte, t reflect.Type, depth int) []byte {
 			return append(b, g.pick(genBadFlts)...)
 		}
 		return append(b, g.pick(genFloats)...)
+	case reflect.TypeFor[USD]():
+		if g.fault() {
+			return append(b, g.pick(genBadUSD)...)
+		}
+		return append(b, g.pick(genUSD)...)
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

@@ -115,10 +115,15 @@ func FuzzLoadNeverPanics(f *testing.F) {
 	f.Add(`{"rate_limiting":{"limits":{"global":{"tokens_per_minute":"1.0"}}}}`)
 	f.Add(`{"api_keys":[{"key":"sha256:` + strings.Repeat("a", 64) + `","tier":"x"}],"rate_limiting":{"whitelist":["::ffff:10.0.0.0/104"]}}`)
 	f.Add(`{"models":{"m":{"max_tokens_per_request":1,"on_max_tokens":"clamp"}},"deployment_token_budget":{"share_tokens_per_day":0}}`)
+	f.Add(spendConfig)
+	f.Add(`{"pricing":{"m":{"input":"1e-9","output":0,"above_input_tokens":1,"tier":{"input":1,"output":2}}}}`)
 	f.Fuzz(func(t *testing.T, raw string) {
 		rt, _, err := Load([]byte(raw))
 		if err == nil {
 			_ = rt.APIKeyRules(rt.Key("x"))
+			p := rt.SpendPolicy(rt.Key("x"), "u", "t")
+			_ = p.Any()
+			_, _ = rt.Price("m")
 		}
 	})
 }

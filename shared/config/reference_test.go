@@ -14,6 +14,7 @@ import (
 	"sort"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/money"
 )
 
 // Parse reads the plugin configuration strictly and applies defaults. Every
@@ -57,6 +58,7 @@ func problemAtRef(path, msg string) error { return &pathError{path: path, msg: m
 var (
 	intTypeRef   = reflect.TypeOf(Int(0))
 	floatTypeRef = reflect.TypeOf(Float(0))
+	usdTypeRef   = reflect.TypeOf(USD(0))
 )
 
 // checkShape walks the generic JSON tree against the Go type and records
@@ -96,6 +98,21 @@ func checkShapeRef(t reflect.Type, v any, path string, problems *[]error) {
 			return
 		}
 		if _, err := parseFloat(tok); err != nil {
+			*problems = append(*problems, problemAtRef(path, err.Error()))
+		}
+		return
+	case usdTypeRef: // added with the spend limits; not part of the old parser
+		var tok []byte
+		switch x := v.(type) {
+		case json.Number:
+			tok = []byte(x.String())
+		case string:
+			tok = []byte(`"` + x + `"`)
+		default:
+			*problems = append(*problems, problemAtRef(path, money.ErrSyntax.Error()))
+			return
+		}
+		if _, err := money.ParseJSON(tok); err != nil {
 			*problems = append(*problems, problemAtRef(path, err.Error()))
 		}
 		return

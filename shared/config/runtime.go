@@ -128,6 +128,7 @@ type Runtime struct {
 	bypass      map[string]struct{}
 	hasTokens   bool
 	hasRequests bool
+	spend       spendRuntime
 }
 
 // Fallback is the rule set a replica enforces on its own buckets while the

@@ -12,6 +12,8 @@ type Config struct {
 	Models                map[string]ModelLimits `json:"models,omitempty"`
 	TokenBudget           TokenBudgetSettings    `json:"token_budget"`
 	ResponseHeaders       ResponseHeaders        `json:"response_headers"`
+	SpendLimits           *SpendLimits           `json:"spend_limits,omitempty" desc:"USD spend limits of teams and users per UTC day and month (see spend.go)"`
+	Pricing               map[string]ModelPrice  `json:"pricing,omitempty" desc:"USD per million tokens by client-facing model; the entry \"default\" prices every other model"`
 }
 
 // ResponseHeaders adds client-compatible names for the caller's own
@@ -80,7 +82,9 @@ type BudgetDivision struct {
 
 // TierOverride replaces per_api_key fields for keys of one tier.
 type TierOverride struct {
-	PerAPIKey *RateLimitSettings `json:"per_api_key,omitempty"`
+	PerAPIKey       *RateLimitSettings `json:"per_api_key,omitempty"`
+	CostPerDayUSD   *USD               `json:"cost_per_day_usd,omitempty" desc:"USD spend limit per UTC day of each key of the tier (a key's spend_limit_day_usd wins); 0 blocks"`
+	CostPerMonthUSD *USD               `json:"cost_per_month_usd,omitempty" desc:"USD spend limit per UTC month of each key of the tier (a key's spend_limit_month_usd wins); 0 blocks"`
 }
 
 // Redis is how the filter reaches the sharedstore service.
@@ -108,6 +112,8 @@ type APIKey struct {
 	// RateLimitTokensPerMinute replaces the per_api_key minute budget as
 	// written (never divided); 0 disables it for this key.
 	RateLimitTokensPerMinute *Int `json:"rate_limit_tokens_per_minute,omitempty" desc:"replaces the per_api_key minute token budget (not divided); 0 disables it"`
+	SpendLimitDayUSD         *USD `json:"spend_limit_day_usd,omitempty" desc:"USD the key may spend per UTC day (wins over its tier's cost_per_day_usd); 0 blocks"`
+	SpendLimitMonthUSD       *USD `json:"spend_limit_month_usd,omitempty" desc:"USD the key may spend per UTC month (wins over its tier's cost_per_month_usd); 0 blocks"`
 }
 
 // DeploymentTokenBudget is this replica's share of the deployment total,

@@ -69,6 +69,7 @@ func (c *Config) Validate() error {
 	v.oneOf("identity.unknown_api_keys", c.Identity.UnknownAPIKeys, UnknownKeyOwnBudget, UnknownKeyRefuse)
 
 	c.validateKeys(&v)
+	c.validateSpend(&v)
 
 	if d := c.DeploymentTokenBudget; d != nil {
 		v.nonNegative("deployment_token_budget.share_tokens_per_minute", d.ShareTokensPerMinute)

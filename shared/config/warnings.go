@@ -90,6 +90,7 @@ func (c *Config) Warnings() []string {
 	if configured(l.PerTeam) && c.Identity.TrustedTeamHeader == "" && !teams {
 		w = append(w, "rate_limiting.limits.per_team: no request can carry a team (set identity.trusted_team_header or api_keys[].team), so these limits never apply")
 	}
+	w = append(w, c.spendWarnings()...)
 	return w
 }
 

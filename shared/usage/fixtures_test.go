@@ -200,6 +200,23 @@ data: {"type":"message_stop"}
 
 `
 
+// anthropicOneHourCache: message_start reports five-minute and one-hour
+// cache writes; the message_delta restates the counts with a larger
+// one-hour write (Anthropic reports cumulative figures).
+const anthropicOneHourCache = `event: message_start
+data: {"type":"message_start","message":{"id":"msg_02","type":"message","role":"assistant","content":[],"model":"claude-opus-4-1","usage":{"input_tokens":30,"cache_creation_input_tokens":1200,"cache_read_input_tokens":500,"cache_creation":{"ephemeral_5m_input_tokens":200,"ephemeral_1h_input_tokens":1000},"output_tokens":1}}}
+
+event: content_block_delta
+data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Cached."}}
+
+event: message_delta
+data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"input_tokens":30,"cache_creation_input_tokens":1300,"cache_read_input_tokens":500,"cache_creation":{"ephemeral_5m_input_tokens":200,"ephemeral_1h_input_tokens":1100},"output_tokens":9}}
+
+event: message_stop
+data: {"type":"message_stop"}
+
+`
+
 func fixtures() []fixture {
 	return []fixture{
 		{
@@ -227,7 +244,7 @@ func fixtures() []fixture {
 		},
 		{
 			name: "responses reasoning and tool call", api: OpenAIResponses, body: responsesReasoningTool,
-			usage:     Usage{Input: 120, Output: 310},
+			usage:     Usage{Input: 120, Output: 310, Reasoning: 256},
 			haveUsage: true, completed: true,
 			delta: int64(len("Look up weather.") + len(`{"city":`) + len(`"Oslo"}`)),
 		},
@@ -254,6 +271,12 @@ func fixtures() []fixture {
 			usage:     Usage{Input: 472 + 64, Output: 89, CacheRead: 64},
 			haveUsage: true, completed: true,
 			delta: int64(len("Weather tool.") + len(`{"location": "San Fra`) + len(`ncisco, CA"}`)),
+		},
+		{
+			name: "anthropic one-hour cache writes, restated at the end", api: AnthropicMessages, body: anthropicOneHourCache,
+			usage:     Usage{Input: 30 + 1300 + 500, Output: 9, CacheRead: 500, CacheWrite: 1300, CacheWrite1h: 1100},
+			haveUsage: true, completed: true,
+			delta: int64(len("Cached.")),
 		},
 	}
 }

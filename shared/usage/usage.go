@@ -17,8 +17,47 @@ import (
 // that were read from or written to the prompt cache (OpenAI reports reads
 // only); they are informational, for pricing, and never added again.
 // Output is every generated token, reasoning and tool-call tokens included.
+//
+// CacheWrite1h is the part of CacheWrite written with Anthropic's one-hour
+// lifetime (usage.cache_creation.ephemeral_1h_input_tokens), priced apart
+// from five-minute writes; Reasoning is the part of Output the backend
+// reports as reasoning (completion_tokens_details / output_tokens_details
+// reasoning_tokens). Both are informational parts like the cache counts.
 type Usage struct {
 	Input, Output, CacheRead, CacheWrite int64
+	CacheWrite1h, Reasoning              int64
+}
+
+// Kinds is a usage split into the disjoint kinds a price list prices:
+// their sum is Total (for every usage the readers return; their counts are
+// capped far below where Total would saturate).
+type Kinds struct {
+	// Input is the prompt tokens neither read from nor written to the cache.
+	Input int64
+	// CachedInput is the prompt tokens read from the cache.
+	CachedInput int64
+	// CacheWrite is the prompt tokens written to the cache with the default
+	// (five-minute) lifetime, CacheWrite1h those written for one hour.
+	CacheWrite, CacheWrite1h int64
+	// Output is every generated token, reasoning included.
+	Output int64
+}
+
+// Kinds splits the usage by kind. The parts are clamped into the whole, so a
+// backend reporting more cached tokens than input tokens cannot make the
+// uncached input negative.
+func (u Usage) Kinds() Kinds {
+	in := max(u.Input, 0)
+	cached := min(max(u.CacheRead, 0), in)
+	write := min(max(u.CacheWrite, 0), in-cached)
+	write1h := min(max(u.CacheWrite1h, 0), write)
+	return Kinds{
+		Input:        in - cached - write,
+		CachedInput:  cached,
+		CacheWrite:   write - write1h,
+		CacheWrite1h: write1h,
+		Output:       max(u.Output, 0),
+	}
 }
 
 // Total is what a settlement charges: the backend's whole consumption, input
@@ -60,7 +99,8 @@ func openAIUsage(u jsonx.Value) (Usage, bool) {
 		return Usage{}, false
 	}
 	cached, _ := readCount(u.Path("prompt_tokens_details", "cached_tokens"))
-	return Usage{Input: in, Output: out, CacheRead: min(cached, in)}, true
+	reasoning, _ := readCount(u.Path("completion_tokens_details", "reasoning_tokens"))
+	return Usage{Input: in, Output: out, CacheRead: min(cached, in), Reasoning: min(reasoning, out)}, true
 }
 
 // responsesUsage reads a Responses API usage object.
@@ -74,15 +114,16 @@ func responsesUsage(u jsonx.Value) (Usage, bool) {
 		return Usage{}, false
 	}
 	cached, _ := readCount(u.Path("input_tokens_details", "cached_tokens"))
-	return Usage{Input: in, Output: out, CacheRead: min(cached, in)}, true
+	reasoning, _ := readCount(u.Path("output_tokens_details", "reasoning_tokens"))
+	return Usage{Input: in, Output: out, CacheRead: min(cached, in), Reasoning: min(reasoning, out)}, true
 }
 
 // anthropicUsage accumulates Anthropic's usage fields, which a stream spreads
 // over message_start and message_delta; a later field replaces an earlier one
 // because Anthropic reports cumulative counts.
 type anthropicUsage struct {
-	input, output, cacheRead, cacheWrite int64
-	haveInput, haveOutput                bool
+	input, output, cacheRead, cacheWrite, cacheWrite1h int64
+	haveInput, haveOutput                              bool
 }
 
 func (a *anthropicUsage) merge(u jsonx.Value) {
@@ -101,6 +142,9 @@ func (a *anthropicUsage) merge(u jsonx.Value) {
 	if n, ok := readCount(u.Get("cache_creation_input_tokens")); ok {
 		a.cacheWrite = n
 	}
+	if n, ok := readCount(u.Path("cache_creation", "ephemeral_1h_input_tokens")); ok {
+		a.cacheWrite1h = n
+	}
 }
 
 func (a *anthropicUsage) usage() (Usage, bool) {
@@ -108,7 +152,11 @@ func (a *anthropicUsage) usage() (Usage, bool) {
 		return Usage{}, false
 	}
 	in := addCount(addCount(a.input, a.cacheRead), a.cacheWrite)
-	return Usage{Input: in, Output: a.output, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite}, true
+	// The one-hour figure only splits cache_creation_input_tokens, the
+	// total the input (and so Total) already counts; a breakdown without
+	// that total adds nothing.
+	return Usage{Input: in, Output: a.output, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite,
+		CacheWrite1h: min(a.cacheWrite1h, a.cacheWrite)}, true
 }
 
 // bytesString views b as a string without copying, so strconv reads counter

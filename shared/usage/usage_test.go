@@ -29,15 +29,23 @@ func TestFromJSONReadsEachAPIsUsageBlock(t *testing.T) {
   },
   "service_tier": "default",
   "system_fingerprint": "fp_fc9f1d7035"
-}`, Usage{Input: 1117, Output: 46, CacheRead: 1024}},
+}`, Usage{Input: 1117, Output: 46, CacheRead: 1024, Reasoning: 32}},
 		{"completions", OpenAICompletions, `{"id":"cmpl-uqkvlQyYK7bGYrRHQ0eXlWi7","object":"text_completion","created":1589478378,"model":"gpt-3.5-turbo-instruct","choices":[{"text":"\n\nThis is indeed a test","index":0,"logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12}}`,
 			Usage{Input: 5, Output: 7}},
 		{"responses", OpenAIResponses, `{"id":"resp_67ccd3a9da748190baa7f1570fe91ac604becb25c45c1d41","object":"response","created_at":1741476777,"status":"completed","error":null,"incomplete_details":null,"model":"gpt-4o-2024-08-06","output":[{"type":"message","id":"msg_1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"The image depicts a boardwalk.","annotations":[]}]}],"usage":{"input_tokens":328,"input_tokens_details":{"cached_tokens":256},"output_tokens":52,"output_tokens_details":{"reasoning_tokens":0},"total_tokens":380}}`,
 			Usage{Input: 328, Output: 52, CacheRead: 256}},
 		{"responses compact", OpenAIResponses, `{"id":"resp_c1","object":"response.compaction","created_at":1764967971,"output":[{"id":"msg_1","type":"message","status":"completed","content":[{"type":"input_text","text":"Summarize."}],"role":"user"},{"id":"cmp_1","type":"compaction","encrypted_content":"gAAAAABpM0Yj"}],"usage":{"input_tokens":139,"input_tokens_details":{"cached_tokens":0},"output_tokens":438,"output_tokens_details":{"reasoning_tokens":64},"total_tokens":577}}`,
-			Usage{Input: 139, Output: 438}},
+			Usage{Input: 139, Output: 438, Reasoning: 64}},
 		{"anthropic message with cache read and write", AnthropicMessages, `{"id":"msg_013Zva2CMHLNnXjNJJKqJ2EF","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[{"type":"text","text":"Hi! My name is Claude."}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":2095,"cache_creation_input_tokens":2051,"cache_read_input_tokens":10000,"cache_creation":{"ephemeral_5m_input_tokens":2051,"ephemeral_1h_input_tokens":0},"output_tokens":503,"service_tier":"standard"}}`,
 			Usage{Input: 2095 + 2051 + 10000, Output: 503, CacheRead: 10000, CacheWrite: 2051}},
+		{"anthropic one-hour cache writes are split out of the write total", AnthropicMessages, `{"type":"message","usage":{"input_tokens":10,"cache_creation_input_tokens":300,"cache_read_input_tokens":40,"cache_creation":{"ephemeral_5m_input_tokens":100,"ephemeral_1h_input_tokens":200},"output_tokens":5}}`,
+			Usage{Input: 10 + 300 + 40, Output: 5, CacheRead: 40, CacheWrite: 300, CacheWrite1h: 200}},
+		{"anthropic one-hour figure above the write total is clamped to it", AnthropicMessages, `{"usage":{"input_tokens":1,"cache_creation_input_tokens":3,"cache_creation":{"ephemeral_1h_input_tokens":9},"output_tokens":1}}`,
+			Usage{Input: 4, Output: 1, CacheWrite: 3, CacheWrite1h: 3}},
+		{"anthropic breakdown without the write total adds nothing", AnthropicMessages, `{"usage":{"input_tokens":1,"cache_creation":{"ephemeral_5m_input_tokens":7,"ephemeral_1h_input_tokens":9},"output_tokens":1}}`,
+			Usage{Input: 1, Output: 1}},
+		{"reasoning beyond output is capped at output", OpenAIResponses, `{"usage":{"input_tokens":1,"output_tokens":2,"output_tokens_details":{"reasoning_tokens":5}}}`,
+			Usage{Input: 1, Output: 2, Reasoning: 2}},
 		{"anthropic without cache fields", AnthropicMessages, `{"type":"message","usage":{"input_tokens":12,"output_tokens":6}}`,
 			Usage{Input: 12, Output: 6}},
 		{"numeric strings and integral floats", OpenAIChat, `{"usage":{"prompt_tokens":"32000","completion_tokens":32000.0,"prompt_tokens_details":{"cached_tokens":"1e3"}}}`,
@@ -133,4 +141,28 @@ func TestReadCountAcceptsOnlyIntegralNonNegativeCounts(t *testing.T) {
 func TestTotalSaturatesInsteadOfOverflowing(t *testing.T) {
 	require.Equal(t, int64(1<<63-1), Usage{Input: 1<<63 - 1, Output: 5}.Total())
 	require.Equal(t, int64(5), Usage{Input: -3, Output: 5}.Total())
+}
+
+func TestKindsSplitTheUsageIntoDisjointPricedParts(t *testing.T) {
+	tests := []struct {
+		name string
+		u    Usage
+		want Kinds
+	}{
+		{"openai cached input is taken out of the prompt", Usage{Input: 1117, Output: 46, CacheRead: 1024, Reasoning: 32},
+			Kinds{Input: 93, CachedInput: 1024, Output: 46}},
+		{"anthropic reads and both write lifetimes", Usage{Input: 10 + 300 + 40, Output: 5, CacheRead: 40, CacheWrite: 300, CacheWrite1h: 200},
+			Kinds{Input: 10, CachedInput: 40, CacheWrite: 100, CacheWrite1h: 200, Output: 5}},
+		{"no usage", Usage{}, Kinds{}},
+		{"parts larger than the input are clamped into it", Usage{Input: 10, CacheRead: 8, CacheWrite: 8, CacheWrite1h: 9, Output: 1},
+			Kinds{CachedInput: 8, CacheWrite: 0, CacheWrite1h: 2, Output: 1}},
+		{"negative figures count as nothing", Usage{Input: -5, Output: -1, CacheRead: -3}, Kinds{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.u.Kinds()
+			require.Equal(t, tt.want, got)
+			require.Equal(t, tt.u.Total(), got.Input+got.CachedInput+got.CacheWrite+got.CacheWrite1h+got.Output)
+		})
+	}
 }

@@ -3,9 +3,13 @@
 //
 //	tbconfig validate FILE   (FILE "-" reads stdin)
 //	tbconfig schema [-o FILE]
+//	tbconfig pricing-from-litellm FILE [MODEL...]
 //
 // validate prints every error ("error: …", exit 1) and every warning
-// ("warning: …"); warnings alone exit 0.
+// ("warning: …"); warnings alone exit 0. pricing-from-litellm converts
+// LiteLLM's model_prices_and_context_window.json (all models, or the ones
+// named) into the plugin config's pricing section on stdout, with notes on
+// what it skipped or rounded on stderr.
 package main
 
 import (
@@ -26,7 +30,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-const usage = "usage: tbconfig validate FILE|-\n       tbconfig schema [-o FILE]\n"
+const usage = "usage: tbconfig validate FILE|-\n       tbconfig schema [-o FILE]\n       tbconfig pricing-from-litellm FILE|- [MODEL...]\n"
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -42,6 +46,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return validate(args[1], stdin, stdout)
 	case "schema":
 		return writeSchema(args[1:], stdout, stderr)
+	case "pricing-from-litellm":
+		return runPricingFromLiteLLM(args[1:], stdin, stdout, stderr)
 	default:
 		fmt.Fprint(stderr, usage)
 		return 2

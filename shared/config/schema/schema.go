@@ -21,6 +21,7 @@ const ID = "https://github.com/tokenbudget/tokenbudget/shared/config/plugin-conf
 var (
 	intType   = reflect.TypeOf(config.Int(0))
 	floatType = reflect.TypeOf(config.Float(0))
+	usdType   = reflect.TypeOf(config.USD(0))
 )
 
 // Generate returns the schema document (draft 2020-12), indented, with a
@@ -79,6 +80,15 @@ func (g *generator) typeSchema(t reflect.Type) map[string]any {
 			},
 		}
 		return ref("Float")
+	case usdType:
+		g.defs["USD"] = map[string]any{
+			"description": "A non-negative USD figure with at most 9 decimal places, read exactly: a number (0.15, 2.5e-06) or a decimal string (\"200.00\").",
+			"anyOf": []any{
+				map[string]any{"type": "number", "minimum": 0},
+				map[string]any{"type": "string", "pattern": `^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?$`},
+			},
+		}
+		return ref("USD")
 	}
 	switch t.Kind() {
 	case reflect.Struct:

@@ -62,6 +62,10 @@ func TestSchemaRejectsWhatTheParserRejects(t *testing.T) {
 		`{"models":{"m":{"on_max_tokens":"truncate"}}}`,
 		`{"identity":{"api_key_headers":"authorization"}}`,
 		`{"token_budget":{"inject_stream_usage":"yes"}}`,
+		`{"api_keys":[{"key":"k","spend_limit_day_usd":-1}]}`,
+		`{"api_keys":[{"key":"k","spend_limit_day_usd":"$5"}]}`,
+		`{"pricing":{"m":{"input":1,"output":1,"tier":{"input":1,"output":1,"per_request":1}}}}`,
+		`{"spend_limits":{"teams":{"t":{"day_usd":1}}}}`,
 	} {
 		t.Run(raw, func(t *testing.T) {
 			problems, err := validateInstance(doc, []byte(raw))
@@ -73,6 +77,7 @@ func TestSchemaRejectsWhatTheParserRejects(t *testing.T) {
 	}
 	for _, raw := range []string{
 		`{"rate_limiting":{"limits":{"global":{"tokens_per_minute":"32000.0","requests_per_second":"2.5","tokens_per_day":3.2e4}}}}`,
+		`{"api_keys":[{"key":"k","team":"t","spend_limit_day_usd":"2.5e-06","spend_limit_month_usd":200.00}],"spend_limits":{"teams":{"t":{"month_usd":"200.00"}}},"pricing":{"default":{"input":"3","output":15,"above_input_tokens":200000,"tier":{"input":6,"output":"22.5"}}}}`,
 	} {
 		problems, err := validateInstance(doc, []byte(raw))
 		require.NoError(t, err)

@@ -1,0 +1,178 @@
+// Package spend is the vocabulary of USD spend limits shared by the
+// configuration, the filter and the stores: the scopes and periods a limit
+// is set for, the limits that apply to one request, and the preflight rule.
+//
+// The rules: only configured limits are checked and counted; a scope and
+// period without a limit is unlimited, and a limit of 0 blocks. Every
+// configured limit must pass: a request is refused when the usage of any
+// limited period has reached its limit (usage ≥ limit), without calling
+// the backend. There is no reservation of expected spend; the cost is added
+// after the response, so concurrent requests may overshoot a limit by what
+// they cost together.
+//
+// Compiled into the .wasm: no fmt, no time.
+package spend
+
+import (
+	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/money"
+)
+
+// Scope is who a spend counter belongs to.
+type Scope uint8
+
+// The scopes. The zero Scope is none.
+const (
+	Team Scope = iota + 1
+	APIKey
+	User
+)
+
+// String is the scope's name in bodies, metrics and ledger keys.
+func (s Scope) String() string {
+	switch s {
+	case Team:
+		return "team"
+	case APIKey:
+		return "api_key"
+	case User:
+		return "user"
+	}
+	return "none"
+}
+
+// Slot is one scope and period a limit can be configured for. Teams have a
+// monthly limit only.
+type Slot uint8
+
+// The slots, in array order.
+const (
+	TeamMonth Slot = iota
+	KeyDay
+	KeyMonth
+	UserDay
+	UserMonth
+	// NumSlots is the number of slots (the length of Limits and Usage).
+	NumSlots
+)
+
+var slotScopes = [NumSlots]Scope{Team, APIKey, APIKey, User, User}
+
+var slotPeriods = [NumSlots]calendar.Period{calendar.Month, calendar.Day, calendar.Month, calendar.Day, calendar.Month}
+
+// labels name a slot in the refusal message: "<label> spend limit exceeded."
+var labels = [NumSlots]string{"Team monthly", "API Key daily", "API Key monthly", "User daily", "User monthly"}
+
+// Scope is the slot's scope.
+func (s Slot) Scope() Scope {
+	if s >= NumSlots {
+		return 0
+	}
+	return slotScopes[s]
+}
+
+// Period is the slot's period.
+func (s Slot) Period() calendar.Period {
+	if s >= NumSlots {
+		return 0
+	}
+	return slotPeriods[s]
+}
+
+// Label is the slot as the refusal message names it ("API Key daily").
+func (s Slot) Label() string {
+	if s >= NumSlots {
+		return ""
+	}
+	return labels[s]
+}
+
+// String is "<scope>_<period>" ("api_key_day").
+func (s Slot) String() string {
+	if s >= NumSlots {
+		return "none"
+	}
+	return s.Scope().String() + "_" + s.Period().String()
+}
+
+// SlotOf is the slot of a scope and period; ok is false for a team day,
+// which cannot carry a limit.
+func SlotOf(scope Scope, period calendar.Period) (Slot, bool) {
+	for s := Slot(0); s < NumSlots; s++ {
+		if slotScopes[s] == scope && slotPeriods[s] == period {
+			return s, true
+		}
+	}
+	return 0, false
+}
+
+// Limit is one slot's configured limit. Set false is "no limit" (the slot
+// is neither checked nor counted); Set with Amount 0 blocks every request.
+type Limit struct {
+	Amount money.Amount
+	Set    bool
+}
+
+// Policy is the limits that apply to one request and the identities the
+// counters are kept under. A scope without an identity (no team, no user,
+// no key) has no limit in the policy.
+type Policy struct {
+	Limits [NumSlots]Limit
+	// Team, APIKey and User identify the counters: APIKey is the key's
+	// configured id, or its hash when it has none.
+	Team, APIKey, User string
+}
+
+// Any reports whether any limit applies; when none does, the caller skips
+// the usage lookup and the postflight entirely.
+func (p *Policy) Any() bool {
+	for _, l := range p.Limits {
+		if l.Set {
+			return true
+		}
+	}
+	return false
+}
+
+// ID is the identity the slot's counter is kept under.
+func (p *Policy) ID(s Slot) string {
+	switch s.Scope() {
+	case Team:
+		return p.Team
+	case APIKey:
+		return p.APIKey
+	case User:
+		return p.User
+	}
+	return ""
+}
+
+// Usage is the spend so far of each slot, in the periods of the call's
+// start; slots without a limit are ignored.
+type Usage [NumSlots]money.Amount
+
+// Exceeded is the limit that refused a request and the usage it met.
+type Exceeded struct {
+	Slot        Slot
+	Limit, Used money.Amount
+}
+
+// reportOrder is which exceeded limit a refusal names when several are
+// exhausted at once: months before days, because the request cannot pass
+// before the last of them resets and a month never resets before a day;
+// within a period the caller's own key first, because only that scope may
+// show its limit and usage.
+var reportOrder = [NumSlots]Slot{KeyMonth, UserMonth, TeamMonth, KeyDay, UserDay}
+
+// Check is the preflight: it reports the limit that refuses the request
+// (see reportOrder), or ok true when every configured limit still has
+// room (usage < limit).
+func Check(p *Policy, used *Usage) (ex Exceeded, ok bool) {
+	for _, s := range reportOrder {
+		l := p.Limits[s]
+		if l.Set && used[s] >= l.Amount {
+			return Exceeded{Slot: s, Limit: l.Amount, Used: used[s]}, false
+		}
+	}
+	return Exceeded{}, true
+}
