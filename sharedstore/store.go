@@ -7,6 +7,12 @@
 // This file is compiled into the .wasm: no fmt, no os, no goroutines.
 package sharedstore
 
+import (
+	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/money"
+	"github.com/tokenbudget/tokenbudget/shared/spend"
+)
+
 // Kind says how a bucket's units behave over a request's life.
 type Kind uint8
 
@@ -67,6 +73,31 @@ type Plan struct {
 	// buckets cannot cover; the hold records it, so a reload never changes
 	// how an older hold settles.
 	Overage Overage
+	// Spend is the USD spend part of the admission: checked before any
+	// bucket is touched (preflight), and recorded on the hold so the
+	// settlement adds the request's cost to the counters of the call's
+	// start periods. A zero Spend (no limit applies) is skipped entirely.
+	Spend Spend
+}
+
+// Spend is the spend limits that apply to one request and the UTC periods
+// of the call's start. The periods are fixed at admission: a call that
+// starts on one day and ends on the next is counted in the day it started.
+type Spend struct {
+	Policy     spend.Policy
+	Day, Month calendar.Window
+}
+
+// Any reports whether any limit applies: when none does, the store neither
+// reads nor writes a spend counter.
+func (s *Spend) Any() bool { return s.Policy.Any() }
+
+// Window is the period of the call's start that slot counts in.
+func (s *Spend) Window(slot spend.Slot) calendar.Window {
+	if slot.Period() == calendar.Day {
+		return s.Day
+	}
+	return s.Month
 }
 
 // Overage says what a settlement does with usage beyond the reservation
@@ -159,6 +190,14 @@ type Hold struct {
 	ID      string // the remote store's hold id; empty for local holds
 	Entries []HoldEntry
 	Overage Overage // the admitted plan's overage rule
+	// Spend is the admitted plan's spend part: the policy-bearing counters
+	// (every slot with a limit, under its id) of the call's start periods.
+	Spend Spend
+	// SpendCost is what the request cost, in nano-USD. The filter sets it
+	// just before Settle, from the same usage the token settlement charges;
+	// Settle adds it at once to every policy-bearing counter of Spend.
+	// Release adds nothing: a failed or released request costs nothing.
+	SpendCost money.Amount
 }
 
 // Reserved is the token amount the hold took per bucket (the same on every
@@ -185,6 +224,13 @@ type Outcome struct {
 	// bucket map at its max_buckets ceiling): "token_budget" (minute map),
 	// "token_budget_day" (day map), "requests".
 	Skipped []string
+	// Spend is the usage of each limited slot in the call's periods as
+	// preflight read it (before this request's own cost), for the caller's
+	// success headers.
+	Spend spend.Usage
+	// SpendRefusal is set when a spend limit refused the request (Admitted
+	// false, Refusal nil): nothing was taken from any bucket.
+	SpendRefusal *spend.Exceeded
 	// Err is set when the store could not answer (unreachable, timed out,
 	// bad reply); Admitted and Refusal are then meaningless.
 	Err error
@@ -195,13 +241,20 @@ type Outcome struct {
 // backend calls done from the HTTP-call response callback). Settle and
 // Release never block and never fail loudly: a remote one is retried for a
 // bounded time and then dropped.
+//
+// Spend rides in the same calls as the token budgets, so the fleet store
+// carries both in its one admission callout and its one settlement call:
+// Admit runs the spend preflight of plan.Spend before any bucket is
+// touched (a spend refusal takes nothing, not even request-count units),
+// and Settle adds the hold's SpendCost to its spend counters.
 type Store interface {
 	Admit(plan Plan, done func(Outcome))
 	// Settle replaces the token reservation with actual usage: less refunds
 	// the difference (capped at capacity), more charges the overage by the
 	// hold's Overage rule: OverageDebt charges it whole (the level may go
 	// below zero), OverageSkip consumes nothing from a bucket that cannot
-	// cover it. Concurrency entries are released.
+	// cover it. Concurrency entries are released. The hold's SpendCost is
+	// added to its spend counters.
 	Settle(h Hold, actual int64)
 	// Release gives back every token and concurrency unit of the hold.
 	Release(h Hold)

@@ -31,6 +31,17 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 	now := s.now()
 	out := sharedstore.Outcome{Hold: sharedstore.Hold{Backend: sharedstore.BackendLocal, Overage: plan.Overage}}
+	if plan.Spend.Any() {
+		// Spend first: it only reads, so a spend refusal takes nothing.
+		refused, err := s.preflight(&plan.Spend, &out)
+		if err != nil {
+			return sharedstore.Outcome{Err: err}
+		}
+		if refused {
+			return out
+		}
+		out.Hold.Spend = plan.Spend
+	}
 	s.taken = s.taken[:0]
 	s.privateLimits = privateLimits(plan)
 	for i := range plan.Requests {

@@ -56,12 +56,14 @@ func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, 
 // trades its reservation for actual (a refund, or an overage charged by the
 // hold's overage rule: whole, as a debt, or only where it fits) on the
 // parameters and rule recorded in the hold, never the live config; each
-// concurrency unit comes back. A hold of another backend is
+// concurrency unit comes back; the hold's SpendCost is added to its spend
+// counters of the call's start periods. A hold of another backend is
 // not this store's to end.
 func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	if h.Backend != sharedstore.BackendLocal {
 		return
 	}
+	s.postflight(&h.Spend, h.SpendCost)
 	now := s.now()
 	for i := range h.Entries {
 		e := &h.Entries[i]
