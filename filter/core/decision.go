@@ -2,6 +2,8 @@ package core
 
 import (
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+	"github.com/tokenbudget/tokenbudget/shared/money"
+	"github.com/tokenbudget/tokenbudget/shared/spend"
 )
 
 // FilterStateName is the filter-state name the decision of each metered
@@ -37,6 +39,13 @@ type decision struct {
 	usage     int64 // tokens charged at the end
 	end       holdEnd
 	fellBack  bool // admitted on the replica-local buckets during a store outage
+	// spend is what the request cost under its spend limits, in nano-USD
+	// (written as spend_nano_usd and as decimal spend_usd), when it was
+	// priced at settlement; spendSlot names the limit of a spend refusal.
+	spend        money.Amount
+	spendCharged bool
+	spendSlot    spend.Slot
+	spendRefused bool
 	keyID     string
 	keyHash   string
 	recorded  bool
@@ -97,6 +106,17 @@ func (d *decision) appendJSON(b []byte) []byte {
 		str("end", holdEndNames[d.end])
 		b = append(b, `,"usage":`...)
 		b = jsonx.AppendInt(b, d.usage)
+	}
+	if d.spendRefused {
+		str("spend_scope", d.spendSlot.Scope().String())
+		str("spend_period", d.spendSlot.Period().String())
+	}
+	if d.spendCharged {
+		b = append(b, `,"spend_nano_usd":`...)
+		b = jsonx.AppendInt(b, int64(d.spend))
+		b = append(b, `,"spend_usd":"`...)
+		b = money.AppendUSD(b, int64(d.spend))
+		b = append(b, '"')
 	}
 	str("key_id", d.keyID)
 	if d.keyID == "" {

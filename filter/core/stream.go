@@ -12,7 +12,9 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
+	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/shared/sse"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
@@ -54,6 +56,13 @@ type Stream struct {
 	hold   sharedstore.Hold
 	held   bool // hold taken and not yet ended
 	levels []sharedstore.OpLevel
+	// planned is the token amount admission asked to hold; with no token
+	// bucket in the plan it is what a charge "of the hold" prices.
+	planned int64
+	// price prices this request's usage when a spend limit applies;
+	// spendUsed is the spend preflight read, for the success headers.
+	price     pricing.Entry
+	spendUsed spend.Usage
 
 	streamed bool
 	injected bool // the filter added include_usage; the client did not ask
@@ -352,12 +361,18 @@ func (s *Stream) admit(withTokens bool) abi.Action {
 	if withTokens {
 		amount = s.req.Hold()
 	}
+	sp, ok := s.spendPlan()
+	if !ok {
+		return abi.ActionPause
+	}
 	plan, skipped := budget.Plan(s.rt, s.who, amount)
 	for _, d := range skipped {
 		s.root.metrics.skipped(d)
 	}
 	s.log.skipped = skipped
-	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 {
+	plan.Spend = sp
+	s.planned = amount
+	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 && !sp.Any() {
 		s.decided = true
 		s.root.metrics.request(outcomeAdmitted)
 		s.log.outcome = outcomeAdmitted
@@ -397,6 +412,8 @@ func (s *Stream) admitted(o sharedstore.Outcome) {
 		s.log.skipped = append(s.log.skipped, f)
 	}
 	switch {
+	case o.Err == nil && !o.Admitted && o.SpendRefusal != nil:
+		s.spendRefused(*o.SpendRefusal)
 	case !o.Admitted && o.Refusal != nil && s.rt.AnyShadow() && s.rt.Shadow(o.Refusal.Dimension, s.who.Model):
 		s.shadowRefused(*o.Refusal)
 	case o.Err != nil:
@@ -422,8 +439,8 @@ func (s *Stream) admitted(o sharedstore.Outcome) {
 		s.reply(status, body, headers)
 	default:
 		s.root.metrics.request(outcomeAdmitted)
-		s.hold, s.levels = o.Hold, o.Levels
-		s.held = len(o.Hold.Entries) > 0
+		s.hold, s.levels, s.spendUsed = o.Hold, o.Levels, o.Spend
+		s.held = len(o.Hold.Entries) > 0 || o.Hold.Spend.Any()
 		s.log.outcome, s.log.hold = outcomeAdmitted, o.Hold.Reserved()
 		s.log.fellBack = s.root.remote != nil && o.Hold.Backend == sharedstore.BackendLocal
 		for i := range o.Hold.Entries {
@@ -454,6 +471,9 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 	h := s.host()
 	r := s.root
 	r.headers = refusal.AppendSuccessHeaders(r.headers[:0], s.levels)
+	if sp := &s.hold.Spend; sp.Any() {
+		r.headers = refusal.AppendSpendHeaders(r.headers, &sp.Policy, &s.spendUsed, sp.Day, sp.Month)
+	}
 	if s.rt.OpenAIHeaders || s.rt.IETFHeaders {
 		r.headers = refusal.AppendCompatHeaders(r.headers, s.levels, s.headerStyles(), h.NowNanos()/1e9)
 	}
@@ -576,28 +596,29 @@ func (s *Stream) finish() {
 		// The backend compressed its answer although the filter asked it not
 		// to: the usage cannot be read, and releasing would make the request
 		// free. It is charged what it held.
-		s.settle(s.hold.Reserved())
+		s.settleHeld()
 	case s.streamed:
 		if !s.sse.Completed() {
 			s.cut()
 			return
 		}
 		if _, ok := s.sse.Usage(); !ok && s.sse.LostEvents() {
-			s.settle(s.hold.Reserved()) // the usage may have been in what was lost
+			s.settleHeld() // the usage may have been in what was lost
 			return
 		}
 		if u, ok := s.sse.Usage(); ok {
-			s.settle(u.Total())
+			s.settle(u.Total(), u.Kinds())
 			return
 		}
-		s.settle(s.req.Input + s.sse.DeltaTokens())
+		total := s.req.Input + s.sse.DeltaTokens()
+		s.settle(total, s.kindsOf(total))
 	case s.tooLarge:
 		// Too large to read its usage (logprobs can make an answer huge):
 		// charged what it held, never free.
-		s.settle(s.hold.Reserved())
+		s.settleHeld()
 	default:
 		if u, ok := usage.FromJSON(s.api, s.body); ok {
-			s.settle(u.Total())
+			s.settle(u.Total(), u.Kinds())
 			return
 		}
 		s.release()
@@ -613,7 +634,7 @@ func (s *Stream) cut() {
 	if s.sse != nil && s.sse.LostEvents() {
 		// An event too large to read was dropped: it may have been the one
 		// that ends the stream. Charged what it held rather than released.
-		s.settle(s.hold.Reserved())
+		s.settleHeld()
 		return
 	}
 	if s.rt.ReleaseCutStreams || s.failed || s.cacheHit {
@@ -633,27 +654,54 @@ func (s *Stream) cut() {
 //     else its hold (the backend generates before it sends, and the usage
 //     cannot be read);
 //   - no answer yet: the input estimate, which the backend has read.
-func (s *Stream) delivered() int64 {
+//
+// The kinds are the same figure split for pricing: the backend's own split
+// where it reported usage (the output raised to the deltas counted), else
+// input up to the estimate and output the rest.
+func (s *Stream) delivered() (int64, usage.Kinds) {
 	switch {
 	case s.encoded:
-		return s.hold.Reserved() // unreadable, as at a normal end
+		return s.heldTokens(), s.kindsOf(s.heldTokens()) // unreadable, as at a normal end
 	case s.streamed:
 		input, output := s.req.Input, s.sse.DeltaTokens()
 		if u, ok := s.sse.Usage(); ok {
 			input, output = u.Total()-u.Output, max(u.Output, output)
+			u.Output = output
+			return input + output, u.Kinds()
 		}
-		return input + output
+		return input + output, usage.Kinds{Input: max(input, 0), Output: max(output, 0)}
 	case s.answered:
 		if u, ok := usage.FromJSON(s.api, s.body); ok && !s.tooLarge {
-			return u.Total()
+			return u.Total(), u.Kinds()
 		}
-		return s.hold.Reserved()
+		return s.heldTokens(), s.kindsOf(s.heldTokens())
 	default:
-		return s.req.Input
+		return s.req.Input, s.kindsOf(s.req.Input)
 	}
 }
 
-func (s *Stream) settle(actual int64) {
+// heldTokens is what "charged its hold" charges: the hold's token
+// reservation, or the amount admission planned when no token bucket took
+// one (a request under spend limits only is priced on the same figure).
+func (s *Stream) heldTokens() int64 {
+	for _, e := range s.hold.Entries {
+		if e.Kind == sharedstore.KindTokens {
+			return e.Amount
+		}
+	}
+	return s.planned
+}
+
+// settleHeld charges the hold when the usage cannot be read.
+func (s *Stream) settleHeld() {
+	t := s.heldTokens()
+	s.settle(t, s.kindsOf(t))
+}
+
+// settle ends the hold on actual tokens; k is the same usage by kind, which
+// prices the request when a spend limit applies.
+func (s *Stream) settle(actual int64, k usage.Kinds) {
+	s.chargeSpend(k)
 	s.held = false
 	s.body = nil
 	s.log.end, s.log.usage = endSettled, actual

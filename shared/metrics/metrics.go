@@ -27,6 +27,15 @@ const (
 	// Requests counts requests on the text-generation routes by outcome
 	// (admitted, refused, exempt, unavailable, invalid, unauthorized).
 	Requests = "rate_limit_requests_total" // {outcome}
+	// SpendRefusals counts requests a USD spend limit refused, by the
+	// refusing limit's scope (team, api_key, user) and period (day, month).
+	SpendRefusals = "rate_limit_spend_refusals_total" // {scope,period}
+	// SpendUSD counts spend in nano-USD (1 USD = 1,000,000,000), not
+	// dollars: Envoy counters are integers and money is never a float. Each
+	// request's cost is added once per scope it was counted under (a
+	// request under a key and a team limit adds to both series). Divide by
+	// 1e9 for dollars.
+	SpendUSD = "rate_limit_spend_usd_total" // {scope}, nano-USD
 )
 
 // Label names, in the order they appear in a stat name.
@@ -37,11 +46,13 @@ const (
 	LabelLimitType = "limit_type"
 	LabelAction    = "action"
 	LabelReason    = "reason"
+	LabelScope     = "scope"
+	LabelPeriod    = "period"
 )
 
 // labelOrder is the only order Name writes labels in; TagRules relies on it
 // to know which label can follow which.
-var labelOrder = []string{LabelDimension, LabelBudget, LabelOutcome, LabelLimitType, LabelAction, LabelReason}
+var labelOrder = []string{LabelDimension, LabelBudget, LabelOutcome, LabelLimitType, LabelAction, LabelReason, LabelScope, LabelPeriod}
 
 // Name folds label values into a stat name. Pairs are given as
 // label, value, label, value... and are written in labelOrder whatever the

@@ -35,6 +35,8 @@ func TestNameRoundTripsThroughEnvoyTagRules(t *testing.T) {
 		{RedisUnavailable, []string{LabelDimension, "model", LabelAction, "fallback"}},
 		{FailOpen, []string{LabelReason, "body_too_large"}},
 		{Requests, nil},
+		{SpendRefusals, []string{LabelPeriod, "month", LabelScope, "api_key"}},
+		{SpendUSD, []string{LabelScope, "team"}},
 	}
 	for _, c := range cases {
 		name := Name(c.family, c.pairs...)

@@ -28,6 +28,8 @@ const (
 	LimitRequestsPerMinute = "requests_per_minute"
 	LimitRequestsPerDay    = "requests_per_day"
 	LimitConcurrent        = "concurrent_requests"
+	// LimitSpend is a USD spend limit (its refusal is SpendRefusal's 429).
+	LimitSpend = "spend_limit"
 )
 
 // LimitType names the refused limit as the body and the
