@@ -46,9 +46,9 @@ type decision struct {
 	spendCharged bool
 	spendSlot    spend.Slot
 	spendRefused bool
-	keyID     string
-	keyHash   string
-	recorded  bool
+	keyID        string
+	keyHash      string
+	recorded     bool
 }
 
 // shadowRefusal is one refusal a shadow-mode dimension counted instead of
