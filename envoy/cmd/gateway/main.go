@@ -17,6 +17,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/tokenbudget/tokenbudget/envoy/gateway"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
@@ -57,10 +58,14 @@ func run(args []string) error {
 	policy := fs.String("failure-policy", "closed", "after a VM trap: closed (503), open (pass) or reload")
 	level := fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
 	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "directory to cache compiled wasm across runs")
+	clockStart := fs.String("clock-start", "", "RFC 3339 instant the host's clocks start at and run on from (e.g. 2026-09-30T23:59:00Z), to show calendar boundaries; default the real time")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var err error
+	if cfg.Now, err = parseClockStart(*clockStart, time.Now); err != nil {
+		return err
+	}
 	if cfg.Profile, err = parseProfile(*profile); err != nil {
 		return err
 	}
@@ -73,6 +78,22 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return gateway.Run(ctx, cfg)
+}
+
+// parseClockStart is the wall clock the guest sees: nil (the host's default,
+// the real time) for "", else one that reads start at the moment it is made
+// and runs on at the real rate from there (monotonic, so a change of the
+// system clock does not move it).
+func parseClockStart(s string, now func() time.Time) (func() time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	start, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return nil, fmt.Errorf("--clock-start %q: want an RFC 3339 time such as 2026-09-30T23:59:00Z", s)
+	}
+	origin := now()
+	return func() time.Time { return start.Add(now().Sub(origin)) }, nil
 }
 
 func parseProfile(s string) (host.Profile, error) {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,6 +32,7 @@ func TestFlagValuesAreValidated(t *testing.T) {
 		{"--failure-policy", "maybe"},
 		{"--log-level", "loud"},
 		{"--cluster", "no-equals-sign"},
+		{"--clock-start", "yesterday"},
 	}
 	for _, args := range cases {
 		require.Error(t, run(args), "%v", args)
@@ -50,4 +52,18 @@ func TestFlagParsersMapToHostValues(t *testing.T) {
 	c := clusterFlags{}
 	require.NoError(t, c.Set("sharedstore=http://127.0.0.1:8081"))
 	require.Equal(t, "http://127.0.0.1:8081", c["sharedstore"])
+}
+
+func TestClockStartStartsTheHostClockAtTheInstantAndRunsOn(t *testing.T) {
+	real := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	fake := func() time.Time { return real }
+	now, err := parseClockStart("2026-09-30T23:59:59Z", fake)
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2026, 9, 30, 23, 59, 59, 0, time.UTC), now().UTC())
+	real = real.Add(2500 * time.Millisecond)
+	require.Equal(t, time.Date(2026, 10, 1, 0, 0, 1, 500_000_000, time.UTC), now().UTC(), "it runs on across midnight")
+
+	none, err := parseClockStart("", fake)
+	require.NoError(t, err)
+	require.Nil(t, none, "without the flag the host keeps the real clock")
 }
