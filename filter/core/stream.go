@@ -306,7 +306,8 @@ func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
 }
 
 // applyModelLimits enforces the model's per-request limits (seed 003). An
-// input above max_context_length can never fit: 400. A stated output
+// input above max_context_length, or more image parts than
+// max_images_per_request, can never fit: 400. A stated output
 // ceiling above max_tokens_per_request is refused (400), or, with
 // on_max_tokens "clamp", the forwarded body is made to carry ceilings no
 // larger than the limit (see clampOutput): also when the request states
@@ -318,6 +319,11 @@ func (s *Stream) applyModelLimits(mr config.ModelRules, body []byte) (out []byte
 	if mr.MaxContextLength > 0 && s.req.Input > mr.MaxContextLength {
 		s.invalid("context_length_exceeded", "messages", "This request's input (about "+itoa64(s.req.Input)+
 			" tokens) exceeds the "+itoa64(mr.MaxContextLength)+"-token context limit of model "+s.who.Model+".")
+		return body, false, true
+	}
+	if mi := mr.MaxImagesPerRequest; mi > 0 && s.req.Images > mi {
+		s.invalid("too_many_images", "messages", "This request carries "+itoa64(s.req.Images)+
+			" images; model "+s.who.Model+" accepts at most "+itoa64(mi)+" per request.")
 		return body, false, true
 	}
 	max := mr.MaxTokensPerRequest

@@ -189,3 +189,22 @@ func TestACallStraddlingMidnightCountsInTheDayItStarted(t *testing.T) {
 	require.Equal(t, "0.01", next.header("x-spend-day-remaining-usd"), "September 15 starts from $0")
 	require.Equal(t, "0.9925", next.header("x-spend-month-remaining-usd"), "September kept the cost")
 }
+
+func TestARequestWithMoreImagesThanTheModelAllowsIsRefused(t *testing.T) {
+	x := newHarness(t, `{"models":{"gpt-4o":{"max_images_per_request":2}}}`)
+	img := `{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}`
+	body := func(n int) string {
+		return `{"model":"gpt-4o","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"what"}` +
+			repeat(","+img, n) + `]}]}`
+	}
+	ok := x.do(call{key: "sk-a", body: body(2), chunks: []string{chatResponse(1, 1)}})
+	require.Equal(t, 200, ok.status, "at the limit")
+	r := x.do(call{key: "sk-a", body: body(3)})
+	require.Equal(t, 400, r.status)
+	e := r.json(t)["error"].(map[string]any)
+	require.Equal(t, "too_many_images", e["code"])
+	require.Equal(t, "This request carries 3 images; model gpt-4o accepts at most 2 per request.", e["message"])
+
+	other := x.do(call{key: "sk-a", body: replace(body(3), "gpt-4o", "gpt-4o-mini"), chunks: []string{chatResponse(1, 1)}})
+	require.Equal(t, 200, other.status, "the limit is the model's own")
+}

@@ -261,6 +261,7 @@ func (c *Config) compileModels(d divider) map[string]ModelRules {
 		}
 		mr.MaxTokensPerRequest = max(intVal(m.MaxTokensPerRequest), 0)
 		mr.MaxContextLength = max(intVal(m.MaxContextLength), 0)
+		mr.MaxImagesPerRequest = max(intVal(m.MaxImagesPerRequest), 0)
 		mr.Clamp = m.OnMaxTokens == "clamp"
 		out[name] = mr
 	}

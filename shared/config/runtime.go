@@ -55,6 +55,7 @@ type ModelRules struct {
 	MaxTokensPerRequest int64 // 0 = none
 	Clamp               bool  // true: clamp a larger ask; false: refuse it
 	MaxContextLength    int64 // 0 = none
+	MaxImagesPerRequest int64 // 0 = none
 }
 
 // KeyInfo is what the config knows about an API key (by its hash).

@@ -154,6 +154,7 @@ type ModelLimits struct {
 	OnMaxTokens         string `json:"on_max_tokens,omitempty" desc:"refuse (default) or clamp a request asking for more" enum:"refuse,clamp"`
 	MaxContextLength    *Int   `json:"max_context_length,omitempty" desc:"largest input estimate plus output ceiling; 0 = none"`
 	ConcurrentRequests  *Int   `json:"concurrent_requests,omitempty" desc:"requests in flight for the model; 0 = unlimited"`
+	MaxImagesPerRequest *Int   `json:"max_images_per_request,omitempty" desc:"most image parts (image_url, input_image, image) one request may carry; 0 = none"`
 }
 
 // TokenBudgetSettings tune estimation and reconciliation.

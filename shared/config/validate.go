@@ -136,6 +136,7 @@ func (c *Config) validateModel(v *validator, name string, defaultOut int64) {
 	v.nonNegative(p+".max_tokens_per_request", m.MaxTokensPerRequest)
 	v.nonNegative(p+".max_context_length", m.MaxContextLength)
 	v.nonNegative(p+".concurrent_requests", m.ConcurrentRequests)
+	v.nonNegative(p+".max_images_per_request", m.MaxImagesPerRequest)
 	switch m.OnMaxTokens {
 	case "", "refuse", "clamp":
 	default:

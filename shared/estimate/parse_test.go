@@ -169,3 +169,29 @@ func TestTheOutputCeilingIsPerChoiceSoNAndBestOfMultiplyTheHold(t *testing.T) {
 		require.LessOrEqual(t, r.Output, MaxOutput, "Output stays the per-choice ceiling")
 	}
 }
+
+func TestParseCountsImagePartsOfEveryAPI(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		want int64
+	}{
+		{"no images", `{"messages":[{"role":"user","content":"hi"}]}`, 0},
+		{"openai image_url parts", `{"messages":[{"role":"user","content":[{"type":"text","text":"what"},
+			{"type":"image_url","image_url":{"url":"data:,"}},{"type":"image_url","image_url":{"url":"x","detail":"low"}}]}]}`, 2},
+		{"responses input_image items", `{"input":[{"role":"user","content":[{"type":"input_image","image_url":"x"},
+			{"type":"input_text","text":"a"},{"type":"input_image","image_url":"y"},{"type":"input_image","file_id":"f"}]}]}`, 3},
+		{"anthropic image blocks, one inside a tool result", `{"messages":[{"role":"user","content":[{"type":"image","source":{"type":"base64","data":""}},
+			{"type":"tool_result","tool_use_id":"t","content":[{"type":"image","source":{}}]}]}]}`, 2},
+		{"an image_url member that is not a part is not an image", `{"messages":[{"role":"user","content":"image_url"}],"image_url":"x"}`, 0},
+		{"across messages", `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"a"}}]},
+			{"role":"user","content":[{"type":"image_url","image_url":{"url":"b"}}]}]}`, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := Parse([]byte(c.body), 100)
+			require.NoError(t, err)
+			require.Equal(t, c.want, r.Images)
+		})
+	}
+}

@@ -68,6 +68,10 @@ type Request struct {
 	Model              string // top-level "model" when a string
 	Stream             bool   // top-level "stream" is true
 	StreamIncludeUsage bool   // stream_options.include_usage is true
+	// Images is the number of image parts in the prompt (OpenAI image_url,
+	// Responses input_image, Anthropic image, tool results included),
+	// counted in the same pass, for a model's max_images_per_request.
+	Images int64
 }
 
 // Hold is what the request reserves: its input estimate plus the output
@@ -151,6 +155,6 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 	if choices > 1 {
 		r.Choices = min(choices, MaxOutput)
 	}
-	r.Input = w.total
+	r.Input, r.Images = w.total, w.images
 	return r, nil
 }

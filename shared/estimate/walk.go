@@ -28,9 +28,10 @@ const (
 // in place; only those holding escapes are decoded, into scratch buffers
 // the walk reuses, so a large body costs a handful of allocations.
 type walker struct {
-	total int64
-	buf   []byte // decoded string values
-	kbuf  []byte // decoded member names
+	total  int64
+	images int64  // image parts seen
+	buf    []byte // decoded string values
+	kbuf   []byte // decoded member names
 }
 
 func (w *walker) add(n int64) {
@@ -228,6 +229,7 @@ func (w *walker) part(p jsonx.Value) {
 	case "text", "input_text", "output_text":
 		w.stringOrRaw(p.Get("text"))
 	case "image_url", "input_image", "image":
+		w.images++
 		if w.strIs(p.Get("detail"), "low") || w.strIs(p.Path("image_url", "detail"), "low") {
 			w.add(imageLowCost)
 		} else {
