@@ -58,6 +58,9 @@ func requireParseMatchesReference(t testing.TB, body []byte) {
 	t.Helper()
 	want, wantErr := preParse(body, 4096)
 	got, err := Parse(body, 4096)
+	// The reference predates image counting (TestParseCountsImagePartsOfEveryAPI
+	// pins it); every other field must match.
+	got.Images = 0
 	if err != wantErr || got != want {
 		t.Fatalf("Parse(%q) = %+v, %v; before the change %+v, %v", body, got, err, want, wantErr)
 	}
