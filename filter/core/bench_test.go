@@ -58,6 +58,25 @@ func (g *guestHost) GetHeader(m abi.MapType, name string) (string, abi.Status) {
 	return "", abi.StatusBadArgument
 }
 
+// GetHeaders is the whole map, copied as the binding copies it; without it
+// the fake's own (empty) maps answer and no request carries a key.
+func (g *guestHost) GetHeaders(m abi.MapType) ([][2]string, abi.Status) {
+	var hs [][2]string
+	switch m {
+	case abi.MapRequestHeaders:
+		hs = g.req
+	case abi.MapResponseHeaders:
+		hs = g.resp
+	default:
+		return g.Fake.GetHeaders(m)
+	}
+	out := make([][2]string, len(hs))
+	for i, h := range hs {
+		out[i] = [2]string{strings.Clone(h[0]), strings.Clone(h[1])}
+	}
+	return out, abi.StatusOK
+}
+
 func (g *guestHost) ReplaceHeader(abi.MapType, string, string) abi.Status { return abi.StatusOK }
 func (g *guestHost) RemoveHeader(abi.MapType, string) abi.Status          { return abi.StatusOK }
 
@@ -265,5 +284,49 @@ func BenchmarkCoreStreamChunk(b *testing.B) {
 		s.OnDone()
 		s.OnDelete()
 		b.StartTimer()
+	}
+}
+
+// benchSpend is the dims=2 config with a price list and key sk-bench under
+// spend limits: with limits true, three of them (the key's day and month,
+// its team's month); without, none, so the spend path is skipped.
+func benchSpend(limits bool) string {
+	key := `{"key":"sk-bench","id":"bench","user":"alice","team":"research"}`
+	spend := ``
+	if limits {
+		key = `{"key":"sk-bench","id":"bench","user":"alice","team":"research","spend_limit_day_usd":1000000,"spend_limit_month_usd":1000000}`
+		spend = `,"spend_limits":{"teams":{"research":{"month_usd":1000000}}}`
+	}
+	return `{"rate_limiting":{"limits":{
+  "global":      {"tokens_per_minute":1000000000000,"tokens_per_day":1000000000000},
+  "per_api_key": {"tokens_per_minute":1000000000000,"tokens_per_day":1000000000000}},
+  "budget_division":{"replicas":1}},
+  "pricing":{"gpt-4o":{"input":"2.50","cached_input":"1.25","output":"10.00"}},
+  "api_keys":[` + key + `]` + spend + `}`
+}
+
+// BenchmarkCoreSpend is BenchmarkCoreRequest's dims=2 request without and
+// with three spend limits: preflight (three counter reads), pricing, the
+// success headers and postflight (three CAS writes). benchstat -col /spend
+// gives the ratio.
+func BenchmarkCoreSpend(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		limits bool
+	}{{"spend=none", false}, {"spend=3limits", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := newBenchRig(b, benchSpend(c.limits))
+			body := benchBody(1<<10, false)
+			r.setHeaders(body)
+			resp := [][]byte{benchResponse(256)}
+			r.request(b, body, "application/json", resp)
+			_, spent := r.h.shared["tb|s|api_key_day|bench"]
+			require.Equal(b, c.limits, spent, "the spend path ran exactly when limits apply")
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r.request(b, body, "application/json", resp)
+			}
+		})
 	}
 }
