@@ -55,6 +55,9 @@ func FallbackPlan(rt *config.Runtime, plan sharedstore.Plan) sharedstore.Plan {
 		id.Key = fb.Key(id.APIKeyHash)
 	}
 	out, _ := Plan(fb, id, amount)
+	// Spend limits are not divided: the local counters check the same
+	// limits and periods the fleet would have.
+	out.Spend = plan.Spend
 	return out
 }
 

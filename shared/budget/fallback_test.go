@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
+	"github.com/tokenbudget/tokenbudget/shared/money"
+	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -112,4 +114,13 @@ func FuzzFallbackPlanReadsBackAnyIdentity(f *testing.F) {
 		odd := sharedstore.Plan{Tokens: []sharedstore.Op{{Key: key, Kind: sharedstore.KindTokens, Dimension: "global", Amount: amount}}}
 		_ = budget.FallbackPlan(rt, odd)
 	})
+}
+
+func TestAFallbackPlanKeepsTheSpendLimitsUndivided(t *testing.T) {
+	rt := load(t, fleetEverything)
+	fleet, _ := budget.Plan(rt, fullIdentity(rt), 700)
+	fleet.Spend.Policy.APIKey = "k"
+	fleet.Spend.Policy.Limits[spend.KeyDay] = spend.Limit{Amount: 5 * money.OneUSD, Set: true}
+	fleet.Spend.Day.Key = 20260930
+	require.Equal(t, fleet.Spend, budget.FallbackPlan(rt, fleet).Spend)
 }

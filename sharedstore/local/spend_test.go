@@ -163,3 +163,30 @@ func TestAMalformedSpendCounterFailsTheAdmission(t *testing.T) {
 	out := admit(t, f.store, sharedstore.Plan{Spend: spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: usd})})
 	require.Error(t, out.Err, "a counter the store cannot read is an outage, not $0")
 }
+
+// FuzzGarbageInASpendCounterNeverPanics writes arbitrary bytes where a
+// spend counter lives: the store answers (an error for a value it cannot
+// read, never $0), never panics, and leaves such a value alone.
+func FuzzGarbageInASpendCounterNeverPanics(f *testing.F) {
+	f.Add([]byte{0, 0x30, 0xe9, 0x5a, 0, 0, 0, 0, 0, 0, 0, 9}, int64(5))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, int64(1<<62))
+	f.Add([]byte("x"), int64(-1))
+	f.Fuzz(func(t *testing.T, value []byte, cost int64) {
+		fx := newFixture(0)
+		const key = "tb|s|api_key_day|k-alice"
+		require.NoError(t, fx.sd.Set(key, value, 0))
+		sp := spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: 5 * usd, spend.TeamMonth: usd})
+		out := admit(t, fx.store, sharedstore.Plan{Spend: sp})
+		if out.Admitted {
+			h := out.Hold
+			h.SpendCost = money.Amount(cost)
+			fx.store.Settle(h, 0)
+		}
+		if len(value) != 12 {
+			require.Error(t, out.Err)
+			got, _, err := fx.sd.Get(key)
+			require.NoError(t, err)
+			require.Equal(t, string(value), string(got))
+		}
+	})
+}
