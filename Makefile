@@ -43,6 +43,7 @@ FUZZ_TARGETS := \
 	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
 	./shared/budget:FuzzFallbackPlanReadsBackAnyIdentity \
 	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
+	./sharedstore/local:FuzzGarbageInASpendCounterNeverPanics \
 	./filter/abi:FuzzDecodePairsNeverPanics \
 	./envoy/host:FuzzDecodePairsNeverPanicsAndRoundTrips
 
