@@ -43,7 +43,6 @@ FUZZ_TARGETS := \
 	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
 	./shared/budget:FuzzFallbackPlanReadsBackAnyIdentity \
 	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
-	./sharedstore/local:FuzzGarbageInASpendCounterNeverPanics \
 	./filter/abi:FuzzDecodePairsNeverPanics \
 	./envoy/host:FuzzDecodePairsNeverPanicsAndRoundTrips
 
