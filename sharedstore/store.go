@@ -9,8 +9,10 @@ package sharedstore
 
 import (
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
+	"github.com/tokenbudget/tokenbudget/shared/usage"
 )
 
 // Kind says how a bucket's units behave over a request's life.
@@ -86,6 +88,11 @@ type Plan struct {
 type Spend struct {
 	Policy     spend.Policy
 	Day, Month calendar.Window
+	// Start is the call's start (Unix nanoseconds) and Model the
+	// client-facing model priced: the fleet ledger records both with the
+	// settlement, to price it again at the prices in effect then.
+	Start int64
+	Model string
 }
 
 // Any reports whether any limit applies: when none does, the store neither
@@ -198,7 +205,16 @@ type Hold struct {
 	// Settle adds it at once to every policy-bearing counter of Spend.
 	// Release adds nothing: a failed or released request costs nothing.
 	SpendCost money.Amount
+	// SpendUsage is the usage SpendCost priced, by kind (set with it).
+	SpendUsage usage.Kinds
 }
+
+// ErrSpendUnavailable is an admission error (wrapped in Outcome.Err) that
+// says the spend part could not be checked: the fleet store failed its
+// lookup, or answered without checking spend at all. The filter answers it
+// with 503 spend_store_unavailable; it never admits a request under a
+// spend limit that nothing checked.
+var ErrSpendUnavailable = errs.New("spend limits could not be checked")
 
 // Reserved is the token amount the hold took per bucket (the same on every
 // token entry), zero when the hold has no token entry.

@@ -33,7 +33,8 @@ func (s *Stream) spendPlan() (sp sharedstore.Spend, ok bool) {
 		s.reply(status, body, headers)
 		return sp, false
 	}
-	day, month, valid := calendar.Both(s.host().NowNanos())
+	start := s.host().NowNanos()
+	day, month, valid := calendar.Both(start)
 	if !valid {
 		s.root.metrics.request("unavailable")
 		s.log.outcome = "unavailable"
@@ -42,7 +43,7 @@ func (s *Stream) spendPlan() (sp sharedstore.Spend, ok bool) {
 		return sp, false
 	}
 	s.price = entry
-	return sharedstore.Spend{Policy: p, Day: day, Month: month}, true
+	return sharedstore.Spend{Policy: p, Day: day, Month: month, Start: start, Model: s.who.Model}, true
 }
 
 // spendRefused answers a spend limit's 429 (no Retry-After: waiting until
@@ -64,7 +65,7 @@ func (s *Stream) chargeSpend(k usage.Kinds) {
 		return
 	}
 	cost := pricing.Cost(k, s.price)
-	s.hold.SpendCost = cost
+	s.hold.SpendCost, s.hold.SpendUsage = cost, k
 	s.log.spend, s.log.spendCharged = cost, true
 	s.root.metrics.spendUSD(&s.hold.Spend.Policy, cost)
 }

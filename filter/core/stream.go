@@ -2,6 +2,7 @@ package core
 
 import (
 	"bytes"
+	"errors"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -426,6 +427,9 @@ func (s *Stream) admitted(o sharedstore.Outcome) {
 		s.root.metrics.request("unavailable")
 		s.log.outcome = "unavailable"
 		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
+		if errors.Is(o.Err, sharedstore.ErrSpendUnavailable) {
+			status, body, headers = refusal.SpendUnavailable(unavailableRetryAfter)
+		}
 		s.reply(status, body, headers)
 	case !o.Admitted && o.Refusal != nil:
 		s.root.metrics.request("refused")

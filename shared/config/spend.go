@@ -207,6 +207,10 @@ func (c *Config) spendWarnings() []string {
 		return nil
 	}
 	var w []string
+	if c.RateLimiting.Storage == StorageRedis {
+		w = append(w, "spend_limits: with storage \"redis\" the sharedstore service checks and counts spend; one that answers an admission without checking spend is treated as unavailable"+
+			" (503 spend_store_unavailable, or the per-Envoy counters with fallback_to_memory), never as \"no limit\"")
+	}
 	if c.RateLimiting.Storage != StorageRedis {
 		w = append(w, "spend_limits: with storage \""+c.RateLimiting.Storage+"\" spend is counted per Envoy in local memory:"+
 			" N Envoys admit up to N times each limit, and the counters start from $0 after a restart; storage \"redis\" keeps one durable ledger for the fleet")

@@ -35,7 +35,7 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 		// Spend first: it only reads, so a spend refusal takes nothing.
 		refused, err := s.preflight(&plan.Spend, &out)
 		if err != nil {
-			return sharedstore.Outcome{Err: err}
+			return sharedstore.Outcome{Err: errs.Wrap(err.Error(), sharedstore.ErrSpendUnavailable)}
 		}
 		if refused {
 			return out

@@ -161,7 +161,7 @@ func TestAMalformedSpendCounterFailsTheAdmission(t *testing.T) {
 	f := newFixture(0)
 	require.NoError(t, f.sd.Set("tb|s|api_key_day|k-alice", []byte("junk"), 0))
 	out := admit(t, f.store, sharedstore.Plan{Spend: spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: usd})})
-	require.Error(t, out.Err, "a counter the store cannot read is an outage, not $0")
+	require.ErrorIs(t, out.Err, sharedstore.ErrSpendUnavailable, "a counter the store cannot read is an outage, not $0")
 }
 
 // FuzzGarbageInASpendCounterNeverPanics writes arbitrary bytes where a
