@@ -59,6 +59,8 @@ type Store struct {
 	sentinelCas uint32
 	// privateLimits sizes the levels of the admission under way.
 	privateLimits int
+	// spendKeys caches built spend counter keys (see counterKey).
+	spendKeys map[spendKeyRef]string
 }
 
 // taken is an op this admission charged, kept so a later refusal can give

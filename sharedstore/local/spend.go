@@ -31,6 +31,32 @@ func spendKey(slot spend.Slot, id string) string {
 	return spendKeyPrefix + slot.String() + "|" + id
 }
 
+// spendKeyRef is a counter's slot and identity, the key of the cache of
+// built counter keys.
+type spendKeyRef struct {
+	slot spend.Slot
+	id   string
+}
+
+// maxSpendKeys bounds the cache; the limited identities are the configured
+// ones, so a full cache is rare and is simply started again.
+const maxSpendKeys = 4096
+
+// counterKey is spendKey, built once per identity: every request under a
+// limit reads and writes its counters, and the key is the same each time.
+func (s *Store) counterKey(slot spend.Slot, id string) string {
+	ref := spendKeyRef{slot, id}
+	if k, ok := s.spendKeys[ref]; ok {
+		return k
+	}
+	if s.spendKeys == nil || len(s.spendKeys) >= maxSpendKeys {
+		s.spendKeys = make(map[spendKeyRef]string, 16)
+	}
+	k := spendKey(slot, id)
+	s.spendKeys[ref] = k
+	return k
+}
+
 func decodeSpend(v []byte) (period uint32, amount money.Amount, ok bool) {
 	if len(v) != spendValueLen {
 		return 0, 0, false
@@ -41,7 +67,7 @@ func decodeSpend(v []byte) (period uint32, amount money.Amount, ok bool) {
 // spendUsage is what the counter of slot holds for the call's period: 0
 // when it has never been charged or counts another period.
 func (s *Store) spendUsage(sp *sharedstore.Spend, slot spend.Slot) (money.Amount, error) {
-	v, _, err := s.sd.Get(spendKey(slot, sp.Policy.ID(slot)))
+	v, _, err := s.sd.Get(s.counterKey(slot, sp.Policy.ID(slot)))
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}
@@ -71,7 +97,8 @@ func (s *Store) preflight(sp *sharedstore.Spend, out *sharedstore.Outcome) (refu
 		}
 	}
 	if ex, ok := spend.Check(&sp.Policy, &out.Spend); !ok {
-		out.SpendRefusal = &ex
+		refused := ex // allocated only on a refusal
+		out.SpendRefusal = &refused
 		return true, nil
 	}
 	return false, nil
@@ -87,7 +114,7 @@ func (s *Store) postflight(sp *sharedstore.Spend, cost money.Amount) {
 	}
 	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
 		if sp.Policy.Limits[slot].Set {
-			s.addSpend(spendKey(slot, sp.Policy.ID(slot)), sp.Window(slot).Key, cost)
+			s.addSpend(s.counterKey(slot, sp.Policy.ID(slot)), sp.Window(slot).Key, cost)
 		}
 	}
 }
@@ -96,7 +123,6 @@ func (s *Store) postflight(sp *sharedstore.Spend, cost money.Amount) {
 // charge, like a lost settlement; a value that is not a counter is left
 // alone.
 func (s *Store) addSpend(key string, period uint32, cost money.Amount) {
-	var buf [spendValueLen]byte
 	for attempt := 0; attempt < endAttempts; attempt++ {
 		v, cas, err := s.sd.Get(key)
 		var next money.Amount
@@ -119,9 +145,9 @@ func (s *Store) addSpend(key string, period uint32, cost money.Amount) {
 				next = cost // the counter's period closed: this one starts
 			}
 		}
-		binary.BigEndian.PutUint32(buf[:4], period)
-		binary.BigEndian.PutUint64(buf[4:], uint64(next))
-		err = s.sd.Set(key, buf[:], cas)
+		s.buf = binary.BigEndian.AppendUint32(s.buf[:0], period)
+		s.buf = binary.BigEndian.AppendUint64(s.buf, uint64(next))
+		err = s.sd.Set(key, s.buf, cas)
 		if err == nil || !errors.Is(err, ErrCasMismatch) {
 			return
 		}
