@@ -2,58 +2,92 @@
 -- BUCKET_MATH.md, mirroring shared/bucket: a bucket never seen is full; every
 -- touch refills continuously, capped at capacity; a clock that went backwards
 -- refills nothing and keeps the later time. Times are Redis server TIME in
--- microseconds (exact in a Lua double until year 2255). Levels are stored with
--- %.17g so a float survives the round trip exactly.
--- A bucket is one hash per Op: fields l:<budget> (level) and t:<budget>
--- (last refill), one pair per Limit, so both periods sit in one slot.
+-- microseconds (exact in a Lua double until year 2255).
+--
+-- A bucket is one hash per Op: fields l:<budget> (level, text) and
+-- t:<budget> (last refill, integer text), one pair per Limit, so both
+-- periods sit in one slot and an operator can read them with redis-cli.
+--
+-- Cost matters more than elegance here: every admission runs this for each
+-- op. Numbers from the service arrive packed as little-endian doubles
+-- (struct.unpack, no string-to-number parsing); a level is written as an
+-- integer when it is one (the usual case for a full or near-full bucket) and
+-- with %.17g otherwise, so a float survives the round trip exactly; the
+-- t: fields of one script all carry the same text, parsed once.
 
-local function now_us()
+local unpack, byte, fmt, floor, ceil = unpack, string.byte, string.format, math.floor, math.ceil
+local sunpack, spack, tonumber = struct.unpack, struct.pack, tonumber
+
+local now, nowstr
+local function clock()
   local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  nowstr = fmt('%d', now)
 end
 
--- load returns the refilled level and last time of every limit of a bucket.
-local function load(key, limits, now)
-  local fields = {}
-  for j, l in ipairs(limits) do
-    fields[2 * j - 1] = 'l:' .. l.budget
-    fields[2 * j] = 't:' .. l.budget
+-- A level's text: exact, and cheap when integral.
+local function lvstr(x)
+  if x == floor(x) and x > -9e15 and x < 9e15 then return fmt('%d', x) end
+  return fmt('%.17g', x)
+end
+
+-- Limits of the ops a script touches, in flat arrays (index k): field
+-- names, capacity, refill per second, level, last refill and its text.
+local lf, tf, cap, rate, lv, last, lasts = {}, {}, {}, {}, {}, {}, {}
+local tcache = {}
+
+-- load reads and refills limits k0+1 .. k0+n of the bucket at key.
+local function load(key, k0, n)
+  local f = {}
+  for j = 1, n do
+    f[2 * j - 1], f[2 * j] = lf[k0 + j], tf[k0 + j]
   end
-  local v = redis.call('HMGET', key, unpack(fields))
-  local lv, last = {}, {}
-  for j, l in ipairs(limits) do
-    local level, t = tonumber(v[2 * j - 1]), tonumber(v[2 * j])
-    if level == nil or t == nil then
-      level, t = l.cap, now
-    elseif now > t then
-      if level < l.cap and l.rate > 0 then
-        level = level + (now - t) / 1000000 * l.rate
+  local v = redis.call('HMGET', key, unpack(f))
+  for j = 1, n do
+    local k = k0 + j
+    local s, ts = v[2 * j - 1], v[2 * j]
+    local c, r = cap[k], rate[k]
+    if not s or not ts then
+      lv[k], last[k], lasts[k] = c, now, nowstr
+    else
+      local level, t = tonumber(s), tcache[ts]
+      if not t then
+        t = tonumber(ts)
+        tcache[ts] = t
       end
-      if level > l.cap then level = l.cap end
-      t = now
+      if level == nil or t == nil then
+        lv[k], last[k], lasts[k] = c, now, nowstr
+      elseif now > t then
+        if level < c and r > 0 then
+          level = level + (now - t) / 1000000 * r
+        end
+        if level > c then level = c end
+        lv[k], last[k], lasts[k] = level, now, nowstr
+      else
+        lv[k], last[k], lasts[k] = level, t, ts
+      end
     end
-    lv[j], last[j] = level, t
   end
-  return lv, last
 end
 
--- save writes a bucket back and lets it expire once every limit would be
--- full again (plus a margin): an absent bucket reads as full, so expiry
--- loses nothing. A level below zero (a debt) makes that time longer by the
--- debt's refill, so an indebted bucket outlives its debt. A limit that never refills and is not full (a concurrency
--- bucket with units held) keeps the bucket for the hold TTL after its last
--- touch, so it outlives every hold that could still give units back.
-local function save(key, limits, lv, last, margin, keepms)
+-- save writes limits k0+1 .. k0+n back and lets the bucket expire once
+-- every limit would be full again (plus a margin): an absent bucket reads as
+-- full, so expiry loses nothing. A level below zero (a debt) makes that time
+-- longer by the debt's refill, so an indebted bucket outlives its debt. A
+-- limit that never refills and is not full (a concurrency bucket with units
+-- held) keeps the bucket for the hold TTL after its last touch, so it
+-- outlives every hold that could still give units back.
+local function save(key, k0, n, margin, keepms)
   local args = {}
   local ttl, keep = 0, false
-  for j, l in ipairs(limits) do
-    args[#args + 1] = 'l:' .. l.budget
-    args[#args + 1] = string.format('%.17g', lv[j])
-    args[#args + 1] = 't:' .. l.budget
-    args[#args + 1] = string.format('%d', last[j])
-    if lv[j] < l.cap then
-      if l.rate > 0 then
-        local ms = math.ceil((l.cap - lv[j]) / l.rate * 1000)
+  for j = 1, n do
+    local k = k0 + j
+    local x, c = lv[k], cap[k]
+    args[4 * j - 3], args[4 * j - 2], args[4 * j - 1], args[4 * j] = lf[k], lvstr(x), tf[k], lasts[k]
+    if x < c then
+      local r = rate[k]
+      if r > 0 then
+        local ms = ceil((c - x) / r * 1000)
         if ms > ttl then ttl = ms end
       else
         keep = true
@@ -63,5 +97,26 @@ local function save(key, limits, lv, last, margin, keepms)
   if keep and keepms > ttl then ttl = keepms end
   if ttl > 31622400000 then ttl = 31622400000 end
   redis.call('HSET', key, unpack(args))
-  redis.call('PEXPIRE', key, ttl + margin)
+  -- integer text: a Lua number argument would be formatted with %.17g
+  redis.call('PEXPIRE', key, fmt('%d', ttl + margin))
+end
+
+-- A hold record, written by the service (store.go appendRecord) and kept
+-- verbatim: '<BB' skip-overage flag and entry count, then per entry
+-- '<Hc0BdB' bucket key, kind, amount, limit count, then per limit
+-- '<Bc0Bc0dd' level field, time field, capacity, refill per second.
+-- readRecord fills the flat limit arrays and returns the entries.
+local function readRecord(rec)
+  local skip, ne, pos = sunpack('<BB', rec)
+  local entries, k = {}, 0
+  for i = 1, ne do
+    local key, kind, amount, n
+    key, kind, amount, n, pos = sunpack('<Hc0BdB', rec, pos)
+    entries[i] = { key = key, kind = kind, amount = amount, k0 = k, n = n }
+    for j = 1, n do
+      k = k + 1
+      lf[k], tf[k], cap[k], rate[k], pos = sunpack('<Bc0Bc0dd', rec, pos)
+    end
+  end
+  return skip == 1, entries
 end
