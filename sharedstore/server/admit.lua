@@ -16,7 +16,7 @@ clock()
 if record ~= '' and redis.call('EXISTS', KEYS[nops + 1], KEYS[nops + 2]) > 0 then
   return { -1, now }
 end
-local kind, priv, amount, k0, nl = {}, {}, {}, {}, {}
+local kind, priv, amount, k0, nl = slots(), slots(), slots(), slots(), slots()
 local k = 0
 for i = 1, nops do
   local n
@@ -42,11 +42,11 @@ local function refuses(i)
   return 0
 end
 
-local stands = {}
+local stands = slots()
 local function take(i)
   local a, b = amount[i], k0[i]
   for kk = b + 1, b + nl[i] do lv[kk] = lv[kk] - a end
-  stands[i] = true
+  stands[i] = 1
 end
 
 local function reply(admitted, ri, rj)
@@ -54,7 +54,7 @@ local function reply(admitted, ri, rj)
   if ri > 0 then ref = spack('<d', lv[k0[ri] + rj]) end
   local out = {}
   for i = 1, nops do
-    if priv[i] == 1 and stands[i] then
+    if priv[i] == 1 and stands[i] == 1 then
       for kk = k0[i] + 1, k0[i] + nl[i] do out[#out + 1] = spack('<d', lv[kk]) end
     end
   end
@@ -76,7 +76,7 @@ for i = nreq + 1, nops do
       if kind[r] == 1 then
         save(KEYS[r], k0[r], nl[r], margin, holdttl)
       else
-        stands[r] = false
+        stands[r] = 0
       end
     end
     return reply(0, i, j)

@@ -33,40 +33,59 @@ end
 
 -- Limits of the ops a script touches, in flat arrays (index k): field
 -- names, capacity, refill per second, level, last refill and its text.
-local lf, tf, cap, rate, lv, last, lasts = {}, {}, {}, {}, {}, {}, {}
+-- Each starts with 16 array slots (a constructor sizes the table once;
+-- filling an empty one grows it four times).
+local function slots()
+  return { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+end
+local lf, tf, cap, rate, lv, last, lasts = slots(), slots(), slots(), slots(), slots(), slots(), slots()
 local tcache = {}
 
--- load reads and refills limits k0+1 .. k0+n of the bucket at key.
-local function load(key, k0, n)
-  local f = {}
-  for j = 1, n do
-    f[2 * j - 1], f[2 * j] = lf[k0 + j], tf[k0 + j]
+-- refill brings limit k up to now from its stored text (false: absent).
+local function refill(k, s, ts)
+  local c = cap[k]
+  if not s or not ts then
+    lv[k], last[k], lasts[k] = c, now, nowstr
+    return
   end
-  local v = redis.call('HMGET', key, unpack(f))
-  for j = 1, n do
-    local k = k0 + j
-    local s, ts = v[2 * j - 1], v[2 * j]
-    local c, r = cap[k], rate[k]
-    if not s or not ts then
-      lv[k], last[k], lasts[k] = c, now, nowstr
-    else
-      local level, t = tonumber(s), tcache[ts]
-      if not t then
-        t = tonumber(ts)
-        tcache[ts] = t
-      end
-      if level == nil or t == nil then
-        lv[k], last[k], lasts[k] = c, now, nowstr
-      elseif now > t then
-        if level < c and r > 0 then
-          level = level + (now - t) / 1000000 * r
-        end
-        if level > c then level = c end
-        lv[k], last[k], lasts[k] = level, now, nowstr
-      else
-        lv[k], last[k], lasts[k] = level, t, ts
-      end
+  local level, t = tonumber(s), tcache[ts]
+  if not t then
+    t = tonumber(ts)
+    tcache[ts] = t
+  end
+  if level == nil or t == nil then
+    lv[k], last[k], lasts[k] = c, now, nowstr
+  elseif now > t then
+    local r = rate[k]
+    if level < c and r > 0 then
+      level = level + (now - t) / 1000000 * r
     end
+    if level > c then level = c end
+    lv[k], last[k], lasts[k] = level, now, nowstr
+  else
+    lv[k], last[k], lasts[k] = level, t, ts
+  end
+end
+
+-- load reads and refills limits k0+1 .. k0+n of the bucket at key. One and
+-- two limits (every plan the filter makes) call HMGET without building an
+-- argument table.
+local function load(key, k0, n)
+  local a, b = k0 + 1, k0 + 2
+  if n == 2 then
+    local v = redis.call('HMGET', key, lf[a], tf[a], lf[b], tf[b])
+    refill(a, v[1], v[2])
+    refill(b, v[3], v[4])
+  elseif n == 1 then
+    local v = redis.call('HMGET', key, lf[a], tf[a])
+    refill(a, v[1], v[2])
+  else
+    local f = {}
+    for j = 1, n do
+      f[2 * j - 1], f[2 * j] = lf[k0 + j], tf[k0 + j]
+    end
+    local v = redis.call('HMGET', key, unpack(f))
+    for j = 1, n do refill(k0 + j, v[2 * j - 1], v[2 * j]) end
   end
 end
 
@@ -78,12 +97,9 @@ end
 -- held) keeps the bucket for the hold TTL after its last touch, so it
 -- outlives every hold that could still give units back.
 local function save(key, k0, n, margin, keepms)
-  local args = {}
   local ttl, keep = 0, false
-  for j = 1, n do
-    local k = k0 + j
+  for k = k0 + 1, k0 + n do
     local x, c = lv[k], cap[k]
-    args[4 * j - 3], args[4 * j - 2], args[4 * j - 1], args[4 * j] = lf[k], lvstr(x), tf[k], lasts[k]
     if x < c then
       local r = rate[k]
       if r > 0 then
@@ -96,7 +112,19 @@ local function save(key, k0, n, margin, keepms)
   end
   if keep and keepms > ttl then ttl = keepms end
   if ttl > 31622400000 then ttl = 31622400000 end
-  redis.call('HSET', key, unpack(args))
+  local a, b = k0 + 1, k0 + 2
+  if n == 2 then
+    redis.call('HSET', key, lf[a], lvstr(lv[a]), tf[a], lasts[a], lf[b], lvstr(lv[b]), tf[b], lasts[b])
+  elseif n == 1 then
+    redis.call('HSET', key, lf[a], lvstr(lv[a]), tf[a], lasts[a])
+  else
+    local args = {}
+    for j = 1, n do
+      local k = k0 + j
+      args[4 * j - 3], args[4 * j - 2], args[4 * j - 1], args[4 * j] = lf[k], lvstr(lv[k]), tf[k], lasts[k]
+    end
+    redis.call('HSET', key, unpack(args))
+  end
   -- integer text: a Lua number argument would be formatted with %.17g
   redis.call('PEXPIRE', key, fmt('%d', ttl + margin))
 end
@@ -107,6 +135,19 @@ end
 -- '<Bc0Bc0dd' level field, time field, capacity, refill per second.
 -- readRecord fills the flat limit arrays and returns the entries.
 local function readRecord(rec)
+  if byte(rec, 1) == 91 then
+    -- '[': a JSON record written before this layout, admitted under the
+    -- rule of its time (an overage the bucket cannot cover is skipped)
+    local entries, k = {}, 0
+    for i, e in ipairs(cjson.decode(rec)) do
+      entries[i] = { key = e.k, kind = e.c, amount = tonumber(e.a), k0 = k, n = #e.l }
+      for _, l in ipairs(e.l) do
+        k = k + 1
+        lf[k], tf[k], cap[k], rate[k] = 'l:' .. l[1], 't:' .. l[1], tonumber(l[2]), tonumber(l[3])
+      end
+    end
+    return true, entries
+  end
   local skip, ne, pos = sunpack('<BB', rec)
   local entries, k = {}, 0
   for i = 1, ne do
