@@ -281,3 +281,19 @@ func sixDimensionPlan(id string, amount int64) sharedstore.Plan {
 	}
 	return p
 }
+
+func TestAJSONHoldRecordFromBeforeThePackedLayoutStillSettlesUnderSkip(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	tk := uniq("tk")
+	l := minute(500)
+	// what the previous release admitted: 400 taken, a JSON record
+	o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}})
+	require.True(t, o.Admitted)
+	legacy := `[{"k":"` + bucketKey(tk) + `","c":3,"a":"400","l":[["minute","500","0.001"]]}]`
+	require.NoError(t, e.c.Set(ctx, holdKey(o.Hold.ID), legacy, time.Hour).Err())
+	ended, err := e.store.Settle(ctx, o.Hold.ID, []string{tk}, 700)
+	require.NoError(t, err)
+	require.True(t, ended)
+	require.InDelta(t, 100, level(t, e, tk, l), 0.5, "an overage the bucket cannot cover consumes nothing, as when it was admitted")
+}
