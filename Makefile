@@ -30,6 +30,7 @@ FUZZ_TARGETS := \
 	./shared/config:FuzzLoadNeverPanics \
 	./shared/identity:FuzzAPIKeyNeverPanics \
 	./shared/wire:FuzzDecodeAdmitResponseNeverPanics \
+	./shared/wire:FuzzDecodeAdmitRequestNeverPanics \
 	./shared/refusal:FuzzJSONStringIsValidJSONAndRoundTrips \
 	./shared/sse:FuzzDropperKeepsOrderAndNeverPanics \
 	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
