@@ -15,7 +15,7 @@
 -- with %.17g otherwise, so a float survives the round trip exactly; the
 -- t: fields of one script all carry the same text, parsed once.
 
-local unpack, byte, fmt, floor, ceil = unpack, string.byte, string.format, math.floor, math.ceil
+local unpack, byte, fmt, ceil = unpack, string.byte, string.format, math.ceil
 local sunpack, spack, tonumber = struct.unpack, struct.pack, tonumber
 
 local now, nowstr
@@ -27,7 +27,8 @@ end
 
 -- A level's text: exact, and cheap when integral.
 local function lvstr(x)
-  if x == floor(x) and x > -9e15 and x < 9e15 then return fmt('%d', x) end
+  -- x % 1 is VM arithmetic; math.floor would be a C call per level
+  if x % 1 == 0 and x > -9e15 and x < 9e15 then return fmt('%d', x) end
   return fmt('%.17g', x)
 end
 
