@@ -16,17 +16,26 @@ clock()
 if record ~= '' and redis.call('EXISTS', KEYS[nops + 1], KEYS[nops + 2]) > 0 then
   return { -1, now }
 end
-local kind, priv, amount, k0, nl = slots(), slots(), slots(), slots(), slots()
+local kind, priv, amount, k0, nl, xd = slots(), slots(), slots(), slots(), slots(), slots()
 local k = 0
 for i = 1, nops do
-  local n
-  kind[i], priv[i], amount[i], n, pos = sunpack('<BBdB', plan, pos)
+  -- an op's limit count is its 11th byte; a two-limit op (minute and day)
+  -- is read in one unpack
+  local n = byte(plan, pos + 10)
   k0[i], nl[i] = k, n
-  for _ = 1, n do
-    k = k + 1
-    lf[k], tf[k], cap[k], rate[k], pos = sunpack('<Bc0Bc0dd', plan, pos)
+  if n == 2 then
+    local a, b = k + 1, k + 2
+    kind[i], priv[i], amount[i], n, lf[a], tf[a], cap[a], rate[a], lf[b], tf[b], cap[b], rate[b], pos =
+      sunpack('<BBdBBc0Bc0ddBc0Bc0dd', plan, pos)
+    k = b
+  else
+    kind[i], priv[i], amount[i], n, pos = sunpack('<BBdB', plan, pos)
+    for _ = 1, n do
+      k = k + 1
+      lf[k], tf[k], cap[k], rate[k], pos = sunpack('<Bc0Bc0dd', plan, pos)
+    end
   end
-  load(KEYS[i], k0[i], n)
+  xd[i] = load(KEYS[i], k0[i], n)
 end
 
 -- first limit of op i that cannot cover the amount, 0 when all can. A token
@@ -74,7 +83,7 @@ for i = nreq + 1, nops do
   if j > 0 then
     for r = 1, nreq do
       if kind[r] == 1 then
-        save(KEYS[r], k0[r], nl[r], margin, holdttl)
+        save(KEYS[r], k0[r], nl[r], margin, holdttl, xd[r])
       else
         stands[r] = 0
       end
@@ -83,7 +92,7 @@ for i = nreq + 1, nops do
   end
 end
 for i = nreq + 1, nops do take(i) end
-for i = 1, nops do save(KEYS[i], k0[i], nl[i], margin, holdttl) end
+for i = 1, nops do save(KEYS[i], k0[i], nl[i], margin, holdttl, xd[i]) end
 if record ~= '' then
   redis.call('SET', KEYS[nops + 1], record, 'PX', fmt('%d', holdttl))
 end

@@ -6,7 +6,8 @@
 --
 -- A bucket is one hash per Op: fields l:<budget> (level, text) and
 -- t:<budget> (last refill, integer text), one pair per Limit, so both
--- periods sit in one slot and an operator can read them with redis-cli.
+-- periods sit in one slot and an operator can read them with redis-cli;
+-- field x is the expiry deadline last set (see save).
 --
 -- Cost matters more than elegance here: every admission runs this for each
 -- op. Numbers from the service arrive packed as little-endian doubles
@@ -68,43 +69,53 @@ local function refill(k, s, ts)
   end
 end
 
--- load reads and refills limits k0+1 .. k0+n of the bucket at key. One and
--- two limits (every plan the filter makes) call HMGET without building an
--- argument table.
+-- load reads and refills limits k0+1 .. k0+n of the bucket at key and
+-- returns the bucket's expiry deadline (field x, Unix ms; nil when unknown).
+-- One and two limits (every plan the filter makes) call HMGET without
+-- building an argument table.
 local function load(key, k0, n)
   local a, b = k0 + 1, k0 + 2
   if n == 2 then
-    local v = redis.call('HMGET', key, lf[a], tf[a], lf[b], tf[b])
+    local v = redis.call('HMGET', key, lf[a], tf[a], lf[b], tf[b], 'x')
     refill(a, v[1], v[2])
     refill(b, v[3], v[4])
+    return v[5] and tonumber(v[5])
   elseif n == 1 then
-    local v = redis.call('HMGET', key, lf[a], tf[a])
+    local v = redis.call('HMGET', key, lf[a], tf[a], 'x')
     refill(a, v[1], v[2])
-  else
-    local f = {}
-    for j = 1, n do
-      f[2 * j - 1], f[2 * j] = lf[k0 + j], tf[k0 + j]
-    end
-    local v = redis.call('HMGET', key, unpack(f))
-    for j = 1, n do refill(k0 + j, v[2 * j - 1], v[2 * j]) end
+    return v[3] and tonumber(v[3])
   end
+  local f = {}
+  for j = 1, n do
+    f[2 * j - 1], f[2 * j] = lf[k0 + j], tf[k0 + j]
+  end
+  f[2 * n + 1] = 'x'
+  local v = redis.call('HMGET', key, unpack(f))
+  for j = 1, n do refill(k0 + j, v[2 * j - 1], v[2 * j]) end
+  return v[2 * n + 1] and tonumber(v[2 * n + 1])
 end
 
 -- save writes limits k0+1 .. k0+n back and lets the bucket expire once
--- every limit would be full again (plus a margin): an absent bucket reads as
--- full, so expiry loses nothing. A level below zero (a debt) makes that time
--- longer by the debt's refill, so an indebted bucket outlives its debt. A
--- limit that never refills and is not full (a concurrency bucket with units
--- held) keeps the bucket for the hold TTL after its last touch, so it
--- outlives every hold that could still give units back.
-local function save(key, k0, n, margin, keepms)
+-- every limit would be full again, plus between half the margin and the
+-- whole margin: an absent bucket reads as full, so expiry loses nothing. A
+-- level below zero (a debt) makes that time longer by the debt's refill, so
+-- an indebted bucket outlives its debt. A limit that never refills and is
+-- not full (a concurrency bucket with units held) keeps the bucket for the
+-- hold TTL after its last touch, so it outlives every hold that could still
+-- give units back.
+--
+-- The deadline set last is kept in field x (Unix ms), and PEXPIRE is sent
+-- only when it falls outside that window: a busy bucket, refilled to near
+-- full on every touch, would otherwise pay a PEXPIRE per admission for a
+-- deadline that moved by microseconds.
+local function save(key, k0, n, margin, keepms, x)
   local ttl, keep = 0, false
   for k = k0 + 1, k0 + n do
-    local x, c = lv[k], cap[k]
-    if x < c then
+    local lvl, c = lv[k], cap[k]
+    if lvl < c then
       local r = rate[k]
       if r > 0 then
-        local ms = ceil((c - x) / r * 1000)
+        local ms = ceil((c - lvl) / r * 1000)
         if ms > ttl then ttl = ms end
       else
         keep = true
@@ -113,7 +124,29 @@ local function save(key, k0, n, margin, keepms)
   end
   if keep and keepms > ttl then ttl = keepms end
   if ttl > 31622400000 then ttl = 31622400000 end
+  local nowms = (now - now % 1000) / 1000
+  local full = nowms + ttl
+  local expire = not x or x < full + margin / 2 or x > full + margin
   local a, b = k0 + 1, k0 + 2
+  if expire then
+    local xs = fmt('%d', full + margin)
+    if n == 2 then
+      redis.call('HSET', key, lf[a], lvstr(lv[a]), tf[a], lasts[a], lf[b], lvstr(lv[b]), tf[b], lasts[b], 'x', xs)
+    elseif n == 1 then
+      redis.call('HSET', key, lf[a], lvstr(lv[a]), tf[a], lasts[a], 'x', xs)
+    else
+      local args = {}
+      for j = 1, n do
+        local k = k0 + j
+        args[4 * j - 3], args[4 * j - 2], args[4 * j - 1], args[4 * j] = lf[k], lvstr(lv[k]), tf[k], lasts[k]
+      end
+      args[4 * n + 1], args[4 * n + 2] = 'x', xs
+      redis.call('HSET', key, unpack(args))
+    end
+    -- integer text: a Lua number argument would be formatted with %.17g
+    redis.call('PEXPIRE', key, fmt('%d', ttl + margin))
+    return
+  end
   if n == 2 then
     redis.call('HSET', key, lf[a], lvstr(lv[a]), tf[a], lasts[a], lf[b], lvstr(lv[b]), tf[b], lasts[b])
   elseif n == 1 then
@@ -126,8 +159,6 @@ local function save(key, k0, n, margin, keepms)
     end
     redis.call('HSET', key, unpack(args))
   end
-  -- integer text: a Lua number argument would be formatted with %.17g
-  redis.call('PEXPIRE', key, fmt('%d', ttl + margin))
 end
 
 -- A hold record, written by the service (store.go appendRecord) and kept

@@ -6,12 +6,12 @@ local margin, holdttl = sunpack('<dd', ARGV[1])
 clock()
 local _, entries = readRecord(ARGV[2])
 for _, e in ipairs(entries) do
-  load(e.key, e.k0, e.n)
+  local x = load(e.key, e.k0, e.n)
   for k = e.k0 + 1, e.k0 + e.n do
     local x = lv[k] + e.amount
     if x > cap[k] then x = cap[k] end
     lv[k] = x
   end
-  save(e.key, e.k0, e.n, margin, holdttl)
+  save(e.key, e.k0, e.n, margin, holdttl, x)
 end
 return 1

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -296,4 +298,38 @@ func TestAJSONHoldRecordFromBeforeThePackedLayoutStillSettlesUnderSkip(t *testin
 	require.NoError(t, err)
 	require.True(t, ended)
 	require.InDelta(t, 100, level(t, e, tk, l), 0.5, "an overage the bucket cannot cover consumes nothing, as when it was admitted")
+}
+
+// pexpireCalls is how many PEXPIRE commands the server has run (scripts'
+// included).
+func pexpireCalls(t *testing.T, e env) int64 {
+	t.Helper()
+	info, err := e.c.Info(context.Background(), "commandstats").Result()
+	require.NoError(t, err)
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_pexpire:calls="); ok {
+			n, err := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	return 0
+}
+
+func TestABusyBucketExpiresWithinItsMarginWithoutAPexpirePerAdmission(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	tk := uniq("tk")
+	// refilled to full within a microsecond: the bucket only needs the margin
+	l := sharedstore.Limit{Budget: "minute", Capacity: 1000, RefillPerSec: 1e9}
+	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
+	before := pexpireCalls(t, e)
+	for i := 0; i < 20; i++ {
+		require.True(t, admit(t, e, p).Admitted)
+		ttl, err := e.c.PTTL(ctx, bucketKey(tk)).Result()
+		require.NoError(t, err)
+		require.Greater(t, ttl, 400*time.Millisecond, "admission %d", i)
+		require.LessOrEqual(t, ttl, time.Second+time.Millisecond, "admission %d: 1 ms to refill 10 tokens, plus the margin", i)
+	}
+	require.Less(t, pexpireCalls(t, e)-before, int64(20), "the deadline is moved only when it leaves its window")
 }
