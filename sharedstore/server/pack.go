@@ -86,3 +86,29 @@ func appendRecord(dst []byte, entries []sharedstore.HoldEntry, overage sharedsto
 	}
 	return dst
 }
+
+// planSize and recordSize are the packed lengths, so each blob is
+// allocated once.
+func planSize(ops []sharedstore.Op) int {
+	n := 2 + 16
+	for _, op := range ops {
+		n += 11 + limitsSize(op.Limits)
+	}
+	return n
+}
+
+func recordSize(entries []sharedstore.HoldEntry) int {
+	n := 2
+	for _, e := range entries {
+		n += 2 + len(keyPrefix) + len("b:{#0123456789abcdef}") + len(e.Key) + 10 + limitsSize(e.Limits)
+	}
+	return n
+}
+
+func limitsSize(ls []sharedstore.Limit) int {
+	n := 0
+	for _, l := range ls {
+		n += 2 + 2*(2+len(l.Budget)) + 16
+	}
+	return n
+}

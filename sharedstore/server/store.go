@@ -127,9 +127,9 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 	var record []byte
 	if id != "" {
 		keys = append(keys, holdKey(id), releasedKey(id))
-		record = appendRecord(nil, entries, p.Overage)
+		record = appendRecord(make([]byte, 0, recordSize(entries)), entries, p.Overage)
 	}
-	plan := appendPlan(nil, len(p.Requests), len(p.Tokens), s.holdTTL, s.margin, ops)
+	plan := appendPlan(make([]byte, 0, planSize(ops)), len(p.Requests), len(p.Tokens), s.holdTTL, s.margin, ops)
 	v, err := s.admit.run(ctx, s.c, keys, []any{plan, record})
 	if err != nil {
 		return sharedstore.Outcome{}, err
