@@ -333,3 +333,24 @@ func TestABusyBucketExpiresWithinItsMarginWithoutAPexpirePerAdmission(t *testing
 	}
 	require.Less(t, pexpireCalls(t, e)-before, int64(20), "the deadline is moved only when it leaves its window")
 }
+
+func TestAnOpWithThreeOrFourPeriodsIsTakenAndSettledOnEach(t *testing.T) {
+	for _, e := range envs(t) {
+		t.Run(e.name, func(t *testing.T) {
+			tk, rq := uniq("tk"), uniq("rq")
+			ls := []sharedstore.Limit{{Budget: "second", Capacity: 900, RefillPerSec: 0.001}, minute(1000), day(5000), {Budget: "week", Capacity: 7000, RefillPerSec: 0.0001}}
+			p := sharedstore.Plan{Requests: []sharedstore.Op{reqOp(rq, "api_key", ls[:3]...)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, ls...)}}
+			o := admit(t, e, p)
+			require.True(t, o.Admitted)
+			ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 100)
+			require.NoError(t, err)
+			require.True(t, ended)
+			for i, want := range []float64{800, 900, 4900, 6900} {
+				require.InDelta(t, want, level(t, e, tk, ls[i]), 0.5, ls[i].Budget)
+			}
+			for i, want := range []float64{899, 999, 4999} {
+				require.InDelta(t, want, level(t, e, rq, ls[i]), 0.5, ls[i].Budget)
+			}
+		})
+	}
+}
