@@ -31,6 +31,7 @@ FUZZ_TARGETS := \
 	./shared/identity:FuzzAPIKeyNeverPanics \
 	./shared/wire:FuzzDecodeAdmitResponseNeverPanics \
 	./shared/wire:FuzzDecodeAdmitRequestNeverPanics \
+	./shared/wire:FuzzDecodeAdmitRequestAgreesWithEncodingJSON \
 	./shared/refusal:FuzzJSONStringIsValidJSONAndRoundTrips \
 	./shared/sse:FuzzDropperKeepsOrderAndNeverPanics \
 	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \

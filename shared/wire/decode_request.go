@@ -27,9 +27,9 @@ func DecodeAdmitRequest(b []byte) (AdmitRequest, error) {
 		case "hold_id":
 			return decodeString(val, "hold_id", &r.HoldID)
 		case "requests":
-			return decodeSlice(val, "requests", &r.Requests, decodeOp)
+			return decodeFreshSlice(val, "requests", &r.Requests, decodeOp)
 		case "tokens":
-			return decodeSlice(val, "tokens", &r.Tokens, decodeOp)
+			return decodeFreshSlice(val, "tokens", &r.Tokens, decodeOp)
 		case "overage":
 			return decodeString(val, "overage", &r.Overage)
 		}
@@ -103,7 +103,7 @@ func decodeOp(v jsonx.Value, o *Op) error {
 		case "dimension":
 			return decodeString(val, "op.dimension", &o.Dimension)
 		case "limits":
-			return decodeSlice(val, "op.limits", &o.Limits, decodeLimit)
+			return decodeFreshSlice(val, "op.limits", &o.Limits, decodeLimit)
 		case "amount":
 			return decodeInt(val, "op.amount", &o.Amount)
 		case "private":
@@ -139,5 +139,32 @@ func decodeFloat(v jsonx.Value, what string, p *float64) error {
 	default:
 		return typeError(what, v)
 	}
+	return nil
+}
+
+// decodeFreshSlice is decodeSlice without its counting pass when the slice
+// has no backing array yet (every member seen once, the only case the
+// encoders produce): appending to a nil slice is then exactly what
+// encoding/json does. A repeated member, whose earlier array encoding/json
+// decodes into, takes decodeSlice.
+func decodeFreshSlice[T any](v jsonx.Value, what string, p *[]T, elem func(jsonx.Value, *T) error) error {
+	if cap(*p) > 0 || v.Kind != jsonx.Array {
+		return decodeSlice(v, what, p, elem)
+	}
+	var s []T
+	var err error
+	v.ForEach(func(_ []byte, val jsonx.Value) bool {
+		var zero T
+		s = append(s, zero)
+		err = elem(val, &s[len(s)-1])
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		s = make([]T, 0)
+	}
+	*p = s
 	return nil
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -134,5 +136,45 @@ func FuzzDecodeAdmitRequestNeverPanics(f *testing.F) {
 		}
 		_, _ = DecodeSettleRequest(b)
 		_, _ = DecodeReleaseRequest(b)
+	})
+}
+
+var requestFields = []string{"hold_id", "requests", "tokens", "overage", "key", "kind", "dimension", "limits", "amount",
+	"private", "budget", "capacity", "refill_per_sec"}
+
+// foldsOntoAField reports whether any member name in the document matches
+// a request field case-insensitively but not exactly: there encoding/json
+// and DecodeAdmitRequest differ by design.
+func foldsOntoAField(v jsonx.Value) bool {
+	found := false
+	v.ForEach(func(raw []byte, val jsonx.Value) bool {
+		if v.Kind == jsonx.Object {
+			quoted := append(append([]byte{'"'}, raw...), '"')
+			if k, ok := jsonx.Unquote(quoted); ok {
+				for _, f := range requestFields {
+					if k != f && strings.EqualFold(k, f) {
+						found = true
+					}
+				}
+			}
+		}
+		if val.Kind == jsonx.Object || val.Kind == jsonx.Array {
+			found = found || foldsOntoAField(val)
+		}
+		return !found
+	})
+	return found
+}
+
+func FuzzDecodeAdmitRequestAgreesWithEncodingJSON(f *testing.F) {
+	f.Add(AppendAdmitHold(nil, samplePlan("k"), "0123456789abcdef0123456789abcdef"))
+	f.Add([]byte(`{"tokens":[{"key":"a","amount":1},{"key":"b"}],"tokens":[{"amount":9}]}`))
+	f.Add([]byte(`{"tokens":[],"tokens":[{"limits":[{"budget":"m"}]}],"tokens":[{"limits":[]}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v := jsonx.Parse(b)
+		if !v.Exists() || nestingDepth(b) > jsonx.MaxDepth || foldsOntoAField(v) {
+			return
+		}
+		requireRequestDecodesLikeEncodingJSON(t, b)
 	})
 }
