@@ -27,9 +27,9 @@ func DecodeAdmitRequest(b []byte) (AdmitRequest, error) {
 		case "hold_id":
 			return decodeString(val, "hold_id", &r.HoldID)
 		case "requests":
-			return decodeFreshSlice(val, "requests", &r.Requests, decodeOp)
+			return decodeFreshSlice(val, "requests", &r.Requests, decodeOp, 2)
 		case "tokens":
-			return decodeFreshSlice(val, "tokens", &r.Tokens, decodeOp)
+			return decodeFreshSlice(val, "tokens", &r.Tokens, decodeOp, 8)
 		case "overage":
 			return decodeString(val, "overage", &r.Overage)
 		}
@@ -101,9 +101,9 @@ func decodeOp(v jsonx.Value, o *Op) error {
 		case "kind":
 			return decodeKind(val, "op.kind", &o.Kind)
 		case "dimension":
-			return decodeString(val, "op.dimension", &o.Dimension)
+			return decodeName(val, "op.dimension", &o.Dimension)
 		case "limits":
-			return decodeFreshSlice(val, "op.limits", &o.Limits, decodeLimit)
+			return decodeFreshSlice(val, "op.limits", &o.Limits, decodeLimit, 2)
 		case "amount":
 			return decodeInt(val, "op.amount", &o.Amount)
 		case "private":
@@ -117,7 +117,7 @@ func decodeLimit(v jsonx.Value, l *Limit) error {
 	return decodeObject(v, "limit", func(key []byte, val jsonx.Value) error {
 		switch string(key) {
 		case "budget":
-			return decodeString(val, "limit.budget", &l.Budget)
+			return decodeName(val, "limit.budget", &l.Budget)
 		case "capacity":
 			return decodeInt(val, "limit.capacity", &l.Capacity)
 		case "refill_per_sec":
@@ -147,7 +147,10 @@ func decodeFloat(v jsonx.Value, what string, p *float64) error {
 // encoders produce): appending to a nil slice is then exactly what
 // encoding/json does. A repeated member, whose earlier array encoding/json
 // decodes into, takes decodeSlice.
-func decodeFreshSlice[T any](v jsonx.Value, what string, p *[]T, elem func(jsonx.Value, *T) error) error {
+//
+// hint is the usual length, allocated at the first element, so a typical
+// array costs one allocation.
+func decodeFreshSlice[T any](v jsonx.Value, what string, p *[]T, elem func(jsonx.Value, *T) error, hint int) error {
 	if cap(*p) > 0 || v.Kind != jsonx.Array {
 		return decodeSlice(v, what, p, elem)
 	}
@@ -155,6 +158,9 @@ func decodeFreshSlice[T any](v jsonx.Value, what string, p *[]T, elem func(jsonx
 	var err error
 	v.ForEach(func(_ []byte, val jsonx.Value) bool {
 		var zero T
+		if s == nil {
+			s = make([]T, 0, hint)
+		}
 		s = append(s, zero)
 		err = elem(val, &s[len(s)-1])
 		return err == nil
@@ -167,4 +173,24 @@ func decodeFreshSlice[T any](v jsonx.Value, what string, p *[]T, elem func(jsonx
 	}
 	*p = s
 	return nil
+}
+
+// names are the dimension and budget names every plan repeats; decodeName
+// hands out these strings instead of allocating a copy per op and limit.
+var names = [...]string{"global", "client", "api_key", "user", "team", "model",
+	"second", "minute", "hour", "day", "concurrent"}
+
+// decodeName is decodeString for a dimension or budget name.
+func decodeName(v jsonx.Value, what string, p *string) error {
+	if v.Kind == jsonx.String && len(v.Raw) >= 2 {
+		if c := v.Raw[1 : len(v.Raw)-1]; !hasBackslash(c) {
+			for _, n := range names {
+				if string(c) == n {
+					*p = n
+					return nil
+				}
+			}
+		}
+	}
+	return decodeString(v, what, p)
 }

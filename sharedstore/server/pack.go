@@ -76,9 +76,9 @@ func appendRecord(dst []byte, entries []sharedstore.HoldEntry, overage sharedsto
 	}
 	dst = append(dst, skip, byte(len(entries)))
 	for _, e := range entries {
-		k := bucketKey(e.Key)
-		dst = binary.LittleEndian.AppendUint16(dst, uint16(len(k)))
-		dst = append(dst, k...)
+		at := len(dst)
+		dst = appendBucketKey(binary.LittleEndian.AppendUint16(dst, 0), e.Key)
+		binary.LittleEndian.PutUint16(dst[at:], uint16(len(dst)-at-2))
 		dst = append(dst, byte(e.Kind))
 		dst = appendDouble(dst, float64(e.Amount))
 		dst = append(dst, byte(len(e.Limits)))

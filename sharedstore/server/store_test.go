@@ -354,3 +354,9 @@ func TestAnOpWithThreeOrFourPeriodsIsTakenAndSettledOnEach(t *testing.T) {
 		})
 	}
 }
+
+func TestAppendBucketKeyWritesBucketKey(t *testing.T) {
+	for _, k := range []string{"tb|t|api_key|v1|abc", "}weird{model", "{", "", "plain"} {
+		require.Equal(t, bucketKey(k), string(appendBucketKey([]byte{}, k)), k)
+	}
+}
