@@ -30,6 +30,8 @@ FUZZ_TARGETS := \
 	./shared/config:FuzzLoadNeverPanics \
 	./shared/identity:FuzzAPIKeyNeverPanics \
 	./shared/wire:FuzzDecodeAdmitResponseNeverPanics \
+	./shared/wire:FuzzDecodeAdmitRequestNeverPanics \
+	./shared/wire:FuzzDecodeAdmitRequestAgreesWithEncodingJSON \
 	./shared/refusal:FuzzJSONStringIsValidJSONAndRoundTrips \
 	./shared/refusal:FuzzSpendRefusalIsAlwaysValidJSON \
 	./shared/money:FuzzParseScaledAgreesWithBigRat \
@@ -46,7 +48,7 @@ FUZZ_TARGETS := \
 	./filter/abi:FuzzDecodePairsNeverPanics \
 	./envoy/host:FuzzDecodePairsNeverPanicsAndRoundTrips
 
-.PHONY: all build test test-profiles run bench fuzz fuzz-smoke vet validate clean
+.PHONY: all build test test-profiles run bench bench-peers bench-peers-instr fuzz fuzz-smoke vet validate clean
 
 all: build
 
@@ -121,3 +123,27 @@ validate:
 
 clean:
 	rm -rf build
+
+# sharedstore against envoyproxy/ratelimit on one throwaway redis-server, the
+# same plan on both (e2e/peers/ratelimit). ratelimit is built from the Go
+# module proxy inside its own module, so its dependencies stay out of go.mod.
+# The last line is "sharedstore/ratelimit decisions/s ratio: N.NN".
+PEERS     := e2e/peers/ratelimit
+PEERFLAGS ?=
+
+build/sharedstore: FORCE
+	@mkdir -p build
+	$(GO) build -o $@ ./sharedstore/cmd/sharedstore
+
+build/ratelimit build/peers-ratelimit: FORCE
+	@mkdir -p build
+	cd $(PEERS) && $(GO) build -o $(CURDIR)/build/ratelimit github.com/envoyproxy/ratelimit/src/service_cmd
+	cd $(PEERS) && $(GO) build -o $(CURDIR)/build/peers-ratelimit .
+
+bench-peers: build/sharedstore build/peers-ratelimit
+	build/peers-ratelimit -sharedstore build/sharedstore -ratelimit build/ratelimit $(PEERFLAGS)
+
+# The same plan's Redis instructions per decision on each side, counted by
+# valgrind's callgrind on redis-server (repeatable under any load).
+bench-peers-instr: build/sharedstore build/peers-ratelimit
+	build/peers-ratelimit -sharedstore build/sharedstore -ratelimit build/ratelimit -callgrind 2000 $(PEERFLAGS)
