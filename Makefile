@@ -9,44 +9,18 @@ FUZZTIME  ?= 60s
 # coordinator can report a spurious "context deadline exceeded" when a
 # duration-based -fuzztime expires under CPU load (golang/go#75804, fixed in
 # 1.27); a count has no deadline to race.
-SMOKETIME ?= 50000x
+SMOKETIME ?= 20000x
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
 # Packages under shared/ that compile for wasip1 (schema and cmd/ are native tools).
 SHARED_PKGS = $(shell $(GO) list ./shared/... | grep -v -e /schema -e /cmd/)
 
-# Fuzz targets: package and target name. `make test` runs each for SMOKETIME
+# Fuzz targets are found, not listed: every `func FuzzX` in a _test.go file of
+# this module, as package:name. `make test` runs each for SMOKETIME
 # executions, `make fuzz` for FUZZTIME each.
-FUZZ_TARGETS := \
-	./shared/estimate:FuzzParse \
-	./shared/estimate:FuzzText \
-	./shared/usage:FuzzStream \
-	./shared/usage:FuzzFromJSON \
-	./shared/usage:FuzzInjectIncludeUsage \
-	./shared/jsonx:FuzzParse \
-	./shared/jsonx:FuzzSetMember \
-	./shared/jsonx:FuzzAppendString \
-	./shared/config:FuzzLoadNeverPanics \
-	./shared/identity:FuzzAPIKeyNeverPanics \
-	./shared/wire:FuzzDecodeAdmitResponseNeverPanics \
-	./shared/wire:FuzzDecodeAdmitRequestNeverPanics \
-	./shared/wire:FuzzDecodeAdmitRequestAgreesWithEncodingJSON \
-	./shared/refusal:FuzzJSONStringIsValidJSONAndRoundTrips \
-	./shared/refusal:FuzzSpendRefusalIsAlwaysValidJSON \
-	./shared/money:FuzzParseScaledAgreesWithBigRat \
-	./shared/money:FuzzFormatRoundTrips \
-	./shared/calendar:FuzzAtMatchesTheTimePackage \
-	./shared/calendar:FuzzParseKeyRoundTrips \
-	./shared/pricing:FuzzCostIsTheExactCeilingOfTheUsageAtItsRates \
-	./shared/config:FuzzUSDFieldAcceptsExactlyWhatMoneyParses \
-	./shared/cmd/tbconfig:FuzzPerTokenToPerMillionNeverUnderCharges \
-	./shared/sse:FuzzDropperKeepsOrderAndNeverPanics \
-	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
-	./shared/budget:FuzzFallbackPlanReadsBackAnyIdentity \
-	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
-	./filter/abi:FuzzDecodePairsNeverPanics \
-	./envoy/host:FuzzDecodePairsNeverPanicsAndRoundTrips
+FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
+	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
 .PHONY: all build test test-profiles run bench bench-peers bench-peers-instr fuzz fuzz-smoke vet validate clean
 
@@ -89,11 +63,14 @@ test-profiles:
 			$(GO) test -count=1 -run '$(PROFILE_SMOKE)' ./filter/wasmtest ./e2e; \
 	done
 
+fuzz: build
 fuzz-smoke fuzz:
+	@test -n "$(FUZZ_TARGETS)" || { echo "no fuzz targets found"; exit 1; }
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+		TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
 
 # Native vet of everything, and a wasip1 build of every package the module
