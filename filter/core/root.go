@@ -7,6 +7,7 @@ package core
 import (
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/shared/identity"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/fallback"
@@ -50,7 +51,13 @@ type Root struct {
 	headers []refusal.Header
 	// free holds deleted streams nothing can reach any more, for reuse.
 	free []*Stream
+	// keys caches the SHA-256 of the API keys this root saw: a client sends
+	// the same key on every request.
+	keys *identity.KeyCache
 }
+
+// maxCachedKeys bounds the key hashes a root remembers.
+const maxCachedKeys = 1024
 
 // maxFreeStreams bounds the streams kept for reuse: enough for a burst of
 // concurrent requests on one worker, small enough not to matter.
@@ -100,6 +107,7 @@ func NewRoot(id uint32, h abi.Host) *Root {
 		metrics: newMetricSet(h),
 		streams: map[uint32]*Stream{},
 		scratch: sr,
+		keys:    identity.NewKeyCache(maxCachedKeys),
 	}
 }
 
