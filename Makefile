@@ -36,7 +36,7 @@ FUZZ_TARGETS := \
 	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
 	./filter/abi:FuzzDecodePairsNeverPanics
 
-.PHONY: all build test run bench fuzz fuzz-smoke vet validate clean
+.PHONY: all build test run bench bench-instructions fuzz fuzz-smoke vet validate clean
 
 all: build
 
@@ -87,6 +87,33 @@ bench: build
 	@bs=$$(command -v benchstat || echo "$$($(GO) env GOPATH)/bin/benchstat"); \
 	for col in module limits vm; do \
 		"$$bs" -col /$$col -filter "/$$col:/.+/" build/bench.txt; done | tee -a build/bench-ratios.txt
+
+# Instructions per 1 KiB request, filter vs pass-through, counted by
+# valgrind's callgrind in one process: bench's instruction-count test marks
+# N steady-state requests per module with callgrind client requests
+# (internal/callgrind), so the figure does not depend on the machine's load.
+# A native run first fills wazero's compilation cache, so valgrind does not
+# spend its time compiling the modules. Async preemption is off because
+# callgrind cannot follow the Go runtime's preemption signals.
+INSTR_REQUESTS ?= 200
+CGDIR := build/callgrind
+bench-instructions: build
+	@mkdir -p $(CGDIR) build/wasmcache && rm -f $(CGDIR)/callgrind.out*
+	CGO_ENABLED=0 $(GO) test -c -o build/bench.test ./bench
+	cd bench && TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+		TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache TOKENBUDGET_INSTRUCTION_REQUESTS=2 \
+		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
+	cd bench && GODEBUG=asyncpreemptoff=1 TOKENBUDGET_WASM=$(CURDIR)/$(WASM) \
+		TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache \
+		TOKENBUDGET_INSTRUCTION_REQUESTS=$(INSTR_REQUESTS) valgrind --tool=callgrind -q \
+		--callgrind-out-file=$(CURDIR)/$(CGDIR)/callgrind.out \
+		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
+	@awk -v n=$(INSTR_REQUESTS) '/^desc: Trigger: Client Request: / { m = $$NF } \
+		/^totals: / && m != "" { ir[m] = $$2; m = "" } \
+		END { if (!ir["filter"] || !ir["passthrough"]) { print "no callgrind dumps found"; exit 1 } \
+			printf "instructions per 1 KiB request: passthrough %d, filter %d\n", ir["passthrough"]/n, ir["filter"]/n; \
+			printf "filter/passthrough instructions ratio: %.1f\n", ir["filter"]/ir["passthrough"] }' \
+		$(CGDIR)/callgrind.out.*
 
 validate:
 	$(GO) run ./shared/cmd/tbconfig validate $(CONFIG)
