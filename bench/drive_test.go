@@ -58,18 +58,18 @@ func newDriver(tb testing.TB, module, config string) *driver {
 	}
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
 	h, err := host.New(context.Background(), host.Options{
-		Module:         wasm,
-		PluginConfig:   []byte(config),
-		RootID:         "tokenbudget",
-		VMID:           "tokenbudget",
-		PluginName:     "tokenbudget",
-		Workers:        1,
-		Now:            c.Now,
-		LogLevel:       host.LevelInfo, // Envoy's default: lines below are not even formatted
+		Module:       wasm,
+		PluginConfig: []byte(config),
+		RootID:       "tokenbudget",
+		VMID:         "tokenbudget",
+		PluginName:   "tokenbudget",
+		Workers:      1,
+		Now:          c.Now,
+		LogLevel:     host.LevelInfo, // Envoy's default: lines below are not even formatted
 		// The compiled machine code is kept across processes when asked, so a
 		// run under valgrind does not spend its time compiling the module.
-		CacheDir: os.Getenv(envWasmCache),
-		AllowStdioInit: true,           // TEMPORARY until the module drops syscall
+		CacheDir:       os.Getenv(envWasmCache),
+		AllowStdioInit: true, // TEMPORARY until the module drops syscall
 	})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = h.Close(context.Background()) })
