@@ -27,10 +27,7 @@ func proxyOnHTTPCallResponse(id, token, numHeaders, bodySize, numTrailers uint32
 
 //go:wasmexport proxy_on_request_headers
 func proxyOnRequestHeaders(id, n, end uint32) uint32 {
-	beginHeaders(MapRequestHeaders)
-	a := onRequestHeaders(id, int(n), end != 0)
-	endHeaders()
-	return uint32(a)
+	return uint32(onRequestHeaders(id, int(n), end != 0))
 }
 
 //go:wasmexport proxy_on_request_body
@@ -43,10 +40,7 @@ func proxyOnRequestTrailers(id, n uint32) uint32 { return uint32(onRequestTraile
 
 //go:wasmexport proxy_on_response_headers
 func proxyOnResponseHeaders(id, n, end uint32) uint32 {
-	beginHeaders(MapResponseHeaders)
-	a := onResponseHeaders(id, int(n), end != 0)
-	endHeaders()
-	return uint32(a)
+	return uint32(onResponseHeaders(id, int(n), end != 0))
 }
 
 //go:wasmexport proxy_on_response_body

@@ -68,101 +68,20 @@ func (wasmHost) GetProperty(path ...string) ([]byte, Status) {
 	return returned(proxyGetProperty(bytesArg(scratch), &retData, &retSize))
 }
 
-// headers remembers, during one request- or response-headers callback, the
-// pairs of the map that callback announced, so a callback that reads several
-// headers asks the host once (proxy_get_header_map_pairs) instead of once per
-// name. A header the map holds more than once is still asked of the host,
-// whose answer for repeated headers differs between hosts; any change to the
-// map, another effective context or a local reply forgets the pairs.
-var headers struct {
-	active bool    // inside the callback of map m
-	m      MapType // the map the callback announced
-	loaded bool    // pairs holds the map as it is now
-	pairs  [][2]string
-}
-
-// beginHeaders and endHeaders bracket a headers callback for map m.
-func beginHeaders(m MapType) {
-	headers.active, headers.m, headers.loaded, headers.pairs = true, m, false, nil
-}
-
-func endHeaders() { headers.active, headers.loaded, headers.pairs = false, false, nil }
-
-// forgetHeaders drops the remembered pairs of m after a change to it.
-func forgetHeaders(m MapType) {
-	if headers.m == m {
-		headers.loaded, headers.pairs = false, nil
-	}
-}
-
-// rememberedHeader answers GetHeader from the remembered pairs; ok false
-// leaves it to the host (no pairs, or the name is repeated).
-func rememberedHeader(h wasmHost, m MapType, name string) (string, Status, bool) {
-	if !headers.active || m != headers.m {
-		return "", 0, false
-	}
-	if !headers.loaded {
-		pairs, st := h.GetHeaders(m)
-		if st != StatusOK {
-			headers.active = false // this host cannot list the map: ask per name
-			return "", 0, false
-		}
-		headers.pairs, headers.loaded = pairs, true
-	}
-	value, found := "", 0
-	for _, p := range headers.pairs {
-		if lowerEqual(p[0], name) {
-			value = p[1]
-			found++
-		}
-	}
-	switch found {
-	case 0:
-		return "", StatusNotFound, true
-	case 1:
-		return value, StatusOK, true
-	}
-	return "", 0, false
-}
-
-// lowerEqual reports whether a header name from the map (lower case, as
-// the proxy keeps them) is name, which the host would lower-case first.
-func lowerEqual(stored, name string) bool {
-	if len(stored) != len(name) {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if stored[i] != c {
-			return false
-		}
-	}
-	return true
-}
-
-func (h wasmHost) GetHeader(m MapType, name string) (string, Status) {
-	if v, st, ok := rememberedHeader(h, m, name); ok {
-		return v, st
-	}
+func (wasmHost) GetHeader(m MapType, name string) (string, Status) {
 	b, st := returned(proxyGetHeaderMapValue(uint32(m), name, &retData, &retSize))
 	return bytesString(b), st
 }
 
 func (wasmHost) AddHeader(m MapType, name, value string) Status {
-	forgetHeaders(m)
 	return Status(proxyAddHeaderMapValue(uint32(m), name, value))
 }
 
 func (wasmHost) ReplaceHeader(m MapType, name, value string) Status {
-	forgetHeaders(m)
 	return Status(proxyReplaceHeaderMapValue(uint32(m), name, value))
 }
 
 func (wasmHost) RemoveHeader(m MapType, name string) Status {
-	forgetHeaders(m)
 	return Status(proxyRemoveHeaderMapValue(uint32(m), name))
 }
 
@@ -206,12 +125,11 @@ const maxUint32 = 1<<32 - 1
 // noGRPCStatus tells Envoy the local response is not a gRPC one.
 const noGRPCStatus = -1
 
-func (wasmHost) SendLocalResponse(status int, details string, body []byte, hs [][2]string) Status {
+func (wasmHost) SendLocalResponse(status int, details string, body []byte, headers [][2]string) Status {
 	if status < 0 || status > maxUint32 {
 		return StatusBadArgument
 	}
-	headers.active = false
-	scratch = AppendPairs(scratch[:0], hs)
+	scratch = AppendPairs(scratch[:0], headers)
 	return Status(proxySendLocalResponse(uint32(status), details, bytesArg(body), bytesArg(scratch), noGRPCStatus))
 }
 
@@ -240,7 +158,6 @@ func (wasmHost) HTTPCall(cluster string, headers [][2]string, body []byte, timeo
 }
 
 func (wasmHost) SetEffectiveContext(contextID uint32) Status {
-	headers.active = false
 	return Status(proxySetEffectiveContext(contextID))
 }
 

@@ -94,10 +94,6 @@ func (s *stream) OnRequestHeaders(n int, end bool) abi.Action {
 
 	// Many host-returned values in a row, each checked, so a buffer the GC
 	// reclaimed or a mixed-up hand-over shows up as a mismatch.
-	// The binding answers a headers callback's reads from one listing of
-	// the map; a change of effective context (to this stream, context 2)
-	// ends that, so every read below crosses the ABI.
-	h.SetEffectiveContext(2)
 	bad := 0
 	for i := 0; i < 300; i++ {
 		got, _ := h.GetHeaders(abi.MapRequestHeaders)
