@@ -100,11 +100,14 @@ CGDIR := build/callgrind
 bench-instructions: build
 	@mkdir -p $(CGDIR) build/wasmcache && rm -f $(CGDIR)/callgrind.out*
 	CGO_ENABLED=0 $(GO) test -c -o build/bench.test ./bench
+	$(WASMENV) $(GO) build -buildmode=c-shared -o build/estvm.wasm ./bench/testdata/estvm
 	cd bench && TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
-		TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache TOKENBUDGET_INSTRUCTION_REQUESTS=2 \
+		TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
+		TOKENBUDGET_INSTRUCTION_REQUESTS=2 \
 		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
 	cd bench && GODEBUG=asyncpreemptoff=1 TOKENBUDGET_WASM=$(CURDIR)/$(WASM) \
 		TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache \
+		TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
 		TOKENBUDGET_INSTRUCTION_REQUESTS=$(INSTR_REQUESTS) valgrind --tool=callgrind -q \
 		--callgrind-out-file=$(CURDIR)/$(CGDIR)/callgrind.out \
 		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
@@ -112,6 +115,9 @@ bench-instructions: build
 		/^totals: / && m != "" { ir[m] = $$2; m = "" } \
 		END { if (!ir["filter"] || !ir["passthrough"]) { print "no callgrind dumps found"; exit 1 } \
 			printf "instructions per 1 KiB request: passthrough %d, filter %d\n", ir["passthrough"]/n, ir["filter"]/n; \
+			if (ir["estimator-native"] && ir["estimator-vm"]) \
+				printf "estimator instructions per byte (64 KiB body): native %.1f, vm %.1f\n", \
+					ir["estimator-native"]/n/65536, ir["estimator-vm"]/n/65536; \
 			printf "filter/passthrough instructions ratio: %.1f\n", ir["filter"]/ir["passthrough"] }' \
 		$(CGDIR)/callgrind.out.*
 

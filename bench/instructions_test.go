@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/internal/callgrind"
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
 )
 
 // envInstructionRequests sets how many requests each measured phase of
@@ -54,5 +55,29 @@ func TestInstructionCountPhasesAdmitEveryRequest(t *testing.T) {
 				require.Equal(t, "1000000000000", o.header("x-ratelimit-tokens-limit"))
 			}
 		}
+	}
+
+	// The estimator alone on BenchmarkEstimator's 64 KiB body, natively and
+	// in the estvm module: n parses each, dumped as estimator-native and
+	// estimator-vm (instructions per parse ÷ 65,536 is per byte).
+	body := chatBody(t, 64<<10, false)
+	want, err := estimate.Parse(body, 4096)
+	require.NoError(t, err)
+	vm := newEstimatorVM(t)
+	vm.load(t, body)
+	require.Equal(t, want.Input, vm.run(t, len(body)))
+	got := make([]int64, 2*n)
+	callgrind.ZeroStats()
+	for i := range n {
+		r, _ := estimate.Parse(body, 4096)
+		got[i] = r.Input
+	}
+	callgrind.DumpStatsAt("estimator-native")
+	for i := range n {
+		got[n+i] = vm.run(t, len(body))
+	}
+	callgrind.DumpStatsAt("estimator-vm")
+	for _, g := range got {
+		require.Equal(t, want.Input, g)
 	}
 }
