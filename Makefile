@@ -22,7 +22,7 @@ SHARED_PKGS = $(shell $(GO) list ./shared/... | grep -v -e /schema -e /cmd/)
 FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
 	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
-.PHONY: all build test test-profiles run bench bench-peers bench-peers-instr fuzz fuzz-smoke vet validate clean
+.PHONY: all build test test-profiles run bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate clean
 
 all: build
 
@@ -94,6 +94,39 @@ bench: build
 	@bs=$$(command -v benchstat || echo "$$($(GO) env GOPATH)/bin/benchstat"); \
 	for col in module limits vm; do \
 		"$$bs" -col /$$col -filter "/$$col:/.+/" build/bench.txt; done | tee -a build/bench-ratios.txt
+
+# Instructions per 1 KiB request, filter vs pass-through, counted by
+# valgrind's callgrind in one process: bench's instruction-count test marks
+# N steady-state requests per module with callgrind client requests
+# (internal/callgrind), so the figure does not depend on the machine's load.
+# A native run first fills wazero's compilation cache, so valgrind does not
+# spend its time compiling the modules. Async preemption is off because
+# callgrind cannot follow the Go runtime's preemption signals.
+INSTR_REQUESTS ?= 200
+CGDIR := build/callgrind
+bench-instructions: build
+	@mkdir -p $(CGDIR) build/wasmcache && rm -f $(CGDIR)/callgrind.out*
+	CGO_ENABLED=0 $(GO) test -c -o build/bench.test ./bench
+	$(WASMENV) $(GO) build -buildmode=c-shared -o build/estvm.wasm ./bench/testdata/estvm
+	cd bench && TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+		TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
+		TOKENBUDGET_INSTRUCTION_REQUESTS=2 \
+		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
+	cd bench && GODEBUG=asyncpreemptoff=1 TOKENBUDGET_WASM=$(CURDIR)/$(WASM) \
+		TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache \
+		TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
+		TOKENBUDGET_INSTRUCTION_REQUESTS=$(INSTR_REQUESTS) valgrind --tool=callgrind -q \
+		--callgrind-out-file=$(CURDIR)/$(CGDIR)/callgrind.out \
+		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
+	@awk -v n=$(INSTR_REQUESTS) '/^desc: Trigger: Client Request: / { m = $$NF } \
+		/^totals: / && m != "" { ir[m] = $$2; m = "" } \
+		END { if (!ir["filter"] || !ir["passthrough"]) { print "no callgrind dumps found"; exit 1 } \
+			printf "instructions per 1 KiB request: passthrough %d, filter %d\n", ir["passthrough"]/n, ir["filter"]/n; \
+			if (ir["estimator-native"] && ir["estimator-vm"]) \
+				printf "estimator instructions per byte (64 KiB body): native %.1f, vm %.1f\n", \
+					ir["estimator-native"]/n/65536, ir["estimator-vm"]/n/65536; \
+			printf "filter/passthrough instructions ratio: %.1f\n", ir["filter"]/ir["passthrough"] }' \
+		$(CGDIR)/callgrind.out.*
 
 validate:
 	$(GO) run ./shared/cmd/tbconfig validate $(CONFIG)
