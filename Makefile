@@ -9,44 +9,20 @@ FUZZTIME  ?= 60s
 # coordinator can report a spurious "context deadline exceeded" when a
 # duration-based -fuzztime expires under CPU load (golang/go#75804, fixed in
 # 1.27); a count has no deadline to race.
-SMOKETIME ?= 50000x
+SMOKETIME ?= 20000x
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
 # Packages under shared/ that compile for wasip1 (schema and cmd/ are native tools).
 SHARED_PKGS = $(shell $(GO) list ./shared/... | grep -v -e /schema -e /cmd/)
 
-# Fuzz targets: package and target name. `make test` runs each for SMOKETIME
+# Fuzz targets are found, not listed: every `func FuzzX` in a _test.go file of
+# this module, as package:name. `make test` runs each for SMOKETIME
 # executions, `make fuzz` for FUZZTIME each.
-FUZZ_TARGETS := \
-	./shared/estimate:FuzzParse \
-	./shared/estimate:FuzzText \
-	./shared/usage:FuzzStream \
-	./shared/usage:FuzzFromJSON \
-	./shared/usage:FuzzInjectIncludeUsage \
-	./shared/jsonx:FuzzParse \
-	./shared/jsonx:FuzzSetMember \
-	./shared/jsonx:FuzzAppendString \
-	./shared/config:FuzzLoadNeverPanics \
-	./shared/identity:FuzzAPIKeyNeverPanics \
-	./shared/wire:FuzzDecodeAdmitResponseNeverPanics \
-	./shared/refusal:FuzzJSONStringIsValidJSONAndRoundTrips \
-	./shared/refusal:FuzzSpendRefusalIsAlwaysValidJSON \
-	./shared/money:FuzzParseScaledAgreesWithBigRat \
-	./shared/money:FuzzFormatRoundTrips \
-	./shared/calendar:FuzzAtMatchesTheTimePackage \
-	./shared/calendar:FuzzParseKeyRoundTrips \
-	./shared/pricing:FuzzCostIsTheExactCeilingOfTheUsageAtItsRates \
-	./shared/config:FuzzUSDFieldAcceptsExactlyWhatMoneyParses \
-	./shared/cmd/tbconfig:FuzzPerTokenToPerMillionNeverUnderCharges \
-	./shared/sse:FuzzDropperKeepsOrderAndNeverPanics \
-	./shared/bucket:FuzzDecodeNeverPanicsAndRoundTrips \
-	./shared/budget:FuzzFallbackPlanReadsBackAnyIdentity \
-	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
-	./filter/abi:FuzzDecodePairsNeverPanics \
-	./envoy/host:FuzzDecodePairsNeverPanicsAndRoundTrips
+FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
+	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
-.PHONY: all build test test-profiles run bench fuzz fuzz-smoke vet validate clean
+.PHONY: all build test test-profiles run bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate clean
 
 all: build
 
@@ -87,11 +63,14 @@ test-profiles:
 			$(GO) test -count=1 -run '$(PROFILE_SMOKE)' ./filter/wasmtest ./e2e; \
 	done
 
+fuzz: build
 fuzz-smoke fuzz:
+	@test -n "$(FUZZ_TARGETS)" || { echo "no fuzz targets found"; exit 1; }
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+		TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
 
 # Native vet of everything, and a wasip1 build of every package the module
@@ -116,8 +95,65 @@ bench: build
 	for col in module limits vm; do \
 		"$$bs" -col /$$col -filter "/$$col:/.+/" build/bench.txt; done | tee -a build/bench-ratios.txt
 
+# Instructions per 1 KiB request, filter vs pass-through, counted by
+# valgrind's callgrind in one process: bench's instruction-count test marks
+# N steady-state requests per module with callgrind client requests
+# (internal/callgrind), so the figure does not depend on the machine's load.
+# A native run first fills wazero's compilation cache, so valgrind does not
+# spend its time compiling the modules. Async preemption is off because
+# callgrind cannot follow the Go runtime's preemption signals.
+INSTR_REQUESTS ?= 200
+CGDIR := build/callgrind
+bench-instructions: build
+	@mkdir -p $(CGDIR) build/wasmcache && rm -f $(CGDIR)/callgrind.out*
+	CGO_ENABLED=0 $(GO) test -c -o build/bench.test ./bench
+	$(WASMENV) $(GO) build -buildmode=c-shared -o build/estvm.wasm ./bench/testdata/estvm
+	cd bench && TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+		TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
+		TOKENBUDGET_INSTRUCTION_REQUESTS=2 \
+		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
+	cd bench && GODEBUG=asyncpreemptoff=1 TOKENBUDGET_WASM=$(CURDIR)/$(WASM) \
+		TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache \
+		TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
+		TOKENBUDGET_INSTRUCTION_REQUESTS=$(INSTR_REQUESTS) valgrind --tool=callgrind -q \
+		--callgrind-out-file=$(CURDIR)/$(CGDIR)/callgrind.out \
+		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
+	@awk -v n=$(INSTR_REQUESTS) '/^desc: Trigger: Client Request: / { m = $$NF } \
+		/^totals: / && m != "" { ir[m] = $$2; m = "" } \
+		END { if (!ir["filter"] || !ir["passthrough"]) { print "no callgrind dumps found"; exit 1 } \
+			printf "instructions per 1 KiB request: passthrough %d, filter %d\n", ir["passthrough"]/n, ir["filter"]/n; \
+			if (ir["estimator-native"] && ir["estimator-vm"]) \
+				printf "estimator instructions per byte (64 KiB body): native %.1f, vm %.1f\n", \
+					ir["estimator-native"]/n/65536, ir["estimator-vm"]/n/65536; \
+			printf "filter/passthrough instructions ratio: %.1f\n", ir["filter"]/ir["passthrough"] }' \
+		$(CGDIR)/callgrind.out.*
+
 validate:
 	$(GO) run ./shared/cmd/tbconfig validate $(CONFIG)
 
 clean:
 	rm -rf build
+
+# sharedstore against envoyproxy/ratelimit on one throwaway redis-server, the
+# same plan on both (e2e/peers/ratelimit). ratelimit is built from the Go
+# module proxy inside its own module, so its dependencies stay out of go.mod.
+# The last line is "sharedstore/ratelimit decisions/s ratio: N.NN".
+PEERS     := e2e/peers/ratelimit
+PEERFLAGS ?=
+
+build/sharedstore: FORCE
+	@mkdir -p build
+	$(GO) build -o $@ ./sharedstore/cmd/sharedstore
+
+build/ratelimit build/peers-ratelimit: FORCE
+	@mkdir -p build
+	cd $(PEERS) && $(GO) build -o $(CURDIR)/build/ratelimit github.com/envoyproxy/ratelimit/src/service_cmd
+	cd $(PEERS) && $(GO) build -o $(CURDIR)/build/peers-ratelimit .
+
+bench-peers: build/sharedstore build/peers-ratelimit
+	build/peers-ratelimit -sharedstore build/sharedstore -ratelimit build/ratelimit $(PEERFLAGS)
+
+# The same plan's Redis instructions per decision on each side, counted by
+# valgrind's callgrind on redis-server (repeatable under any load).
+bench-peers-instr: build/sharedstore build/peers-ratelimit
+	build/peers-ratelimit -sharedstore build/sharedstore -ratelimit build/ratelimit -callgrind 2000 $(PEERFLAGS)

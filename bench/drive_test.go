@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,9 @@ const (
 	passthrough = "passthrough"
 	filter      = "filter"
 )
+
+// envWasmCache names a directory for wazero's compilation cache.
+const envWasmCache = "TOKENBUDGET_WASM_CACHE"
 
 // clock is the wall clock every VM of a host reads; frozen unless a
 // benchmark advances it.
@@ -54,15 +58,18 @@ func newDriver(tb testing.TB, module, config string) *driver {
 	}
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
 	h, err := host.New(context.Background(), host.Options{
-		Module:         wasm,
-		PluginConfig:   []byte(config),
-		RootID:         "tokenbudget",
-		VMID:           "tokenbudget",
-		PluginName:     "tokenbudget",
-		Workers:        1,
-		Now:            c.Now,
-		LogLevel:       host.LevelInfo, // Envoy's default: lines below are not even formatted
-		AllowStdioInit: true,           // TEMPORARY until the module drops syscall
+		Module:       wasm,
+		PluginConfig: []byte(config),
+		RootID:       "tokenbudget",
+		VMID:         "tokenbudget",
+		PluginName:   "tokenbudget",
+		Workers:      1,
+		Now:          c.Now,
+		LogLevel:     host.LevelInfo, // Envoy's default: lines below are not even formatted
+		// The compiled machine code is kept across processes when asked, so a
+		// run under valgrind does not spend its time compiling the module.
+		CacheDir:       os.Getenv(envWasmCache),
+		AllowStdioInit: true, // TEMPORARY until the module drops syscall
 	})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = h.Close(context.Background()) })

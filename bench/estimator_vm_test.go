@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -14,6 +15,9 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 )
 
+// envEstimatorWasm names a prebuilt testdata/estvm module.
+const envEstimatorWasm = "TOKENBUDGET_ESTVM_WASM"
+
 // estimatorVM is testdata/estvm instantiated in plain wazero (the compiler
 // engine, as the host uses) with WASI, no proxy-wasm host.
 type estimatorVM struct {
@@ -24,10 +28,25 @@ type estimatorVM struct {
 func newEstimatorVM(tb testing.TB) *estimatorVM {
 	tb.Helper()
 	ctx := context.Background()
-	rt := wazero.NewRuntime(ctx)
+	cfg := wazero.NewRuntimeConfig()
+	if dir := os.Getenv(envWasmCache); dir != "" {
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		require.NoError(tb, err)
+		cfg = cfg.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	tb.Cleanup(func() { _ = rt.Close(ctx) })
 	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-	compiled, err := rt.CompileModule(ctx, wasmbuild.Build(tb, "./bench/testdata/estvm"))
+	wasm := []byte(nil)
+	if p := os.Getenv(envEstimatorWasm); p != "" {
+		// Prebuilt, for runs that must not start a compiler (under valgrind).
+		var err error
+		wasm, err = os.ReadFile(p)
+		require.NoError(tb, err)
+	} else {
+		wasm = wasmbuild.Build(tb, "./bench/testdata/estvm")
+	}
+	compiled, err := rt.CompileModule(ctx, wasm)
 	require.NoError(tb, err)
 	mod, err := rt.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithStartFunctions("_initialize"))
 	require.NoError(tb, err)

@@ -258,6 +258,7 @@ func readBucket(t testing.TB, rdb *redis.Client, dim, ident, budget string) buck
 // is 0 (a counter never incremented is never defined).
 func promValue(t testing.TB, g *gateway.Gateway, series string) int64 {
 	t.Helper()
+	g.Host().Tick() // the filter hands its counters to the proxy on its tick
 	res, err := http.Get("http://" + g.AdminAddr() + "/stats/prometheus")
 	require.NoError(t, err)
 	defer res.Body.Close()

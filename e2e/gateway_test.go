@@ -124,6 +124,7 @@ func TestE2EAdmittedUntilTheKeyBudgetIsSpentThenRetryAfterAdmitsAgain(t *testing
 func TestE2EMetricsReachThePrometheusEndpointWithLabels(t *testing.T) {
 	g := startGateway(t, `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":100}},"budget_division":{"replicas":1}}}`)
 	require.Equal(t, 429, post(t, g, "/v1/chat/completions", "sk-m", chat(1000)).status)
+	g.Host().Tick() // the filter hands its counters to the proxy on its tick
 	res, err := http.Get("http://" + g.AdminAddr() + "/stats/prometheus")
 	require.NoError(t, err)
 	defer res.Body.Close()

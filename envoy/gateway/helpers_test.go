@@ -89,8 +89,10 @@ func waitServed(t *testing.T, tally *mockllm.Tally, n int) {
 	require.NoError(t, tally.WaitCount(ctx, n))
 }
 
-// metric reads one of the guest's counters from the host.
+// metric reads one of the guest's counters from the host, after a tick has
+// handed it the increments the guest sums between ticks.
 func metric(g *Gateway, name string) int64 {
+	g.Host().Tick()
 	v, _ := g.Host().Metric(name)
 	return v
 }

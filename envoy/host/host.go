@@ -44,6 +44,9 @@ type Host struct {
 	traps []string
 
 	pollCalls atomic.Int64
+	// hostCalls counts the guest's calls into each host function by name
+	// ("env.proxy_get_header_map_value"); the map is filled before any VM runs.
+	hostCalls map[string]*atomic.Int64
 
 	workers []*worker
 	rr      atomic.Uint32
@@ -427,6 +430,11 @@ func (h *Host) wrap(f hostFn) api.GoModuleFunc {
 	fn := f.fn
 	name := f.module + "." + f.name
 	okInit, okAlloc := f.initOK, f.allocOK
+	if h.hostCalls == nil {
+		h.hostCalls = map[string]*atomic.Int64{}
+	}
+	n := new(atomic.Int64)
+	h.hostCalls[name] = n
 	if h.opts.AllowStdioInit && f.module != "env" && (f.name == "fd_fdstat_get" || f.name == "fd_fdstat_set_flags") {
 		okInit = true
 	}
@@ -445,8 +453,21 @@ func (h *Host) wrap(f hostFn) api.GoModuleFunc {
 				panic(errors.New("restricted_callback: " + name + " is not allowed during memory allocation"))
 			}
 		}
+		n.Add(1)
 		fn(v, stack)
 	}
+}
+
+// HostCalls reports how many times the guests called each host function so
+// far, by "module.name", leaving out functions never called.
+func (h *Host) HostCalls() map[string]int64 {
+	out := map[string]int64{}
+	for name, n := range h.hostCalls {
+		if c := n.Load(); c > 0 {
+			out[name] = c
+		}
+	}
+	return out
 }
 
 func itoa(n int64) string {

@@ -9,18 +9,32 @@ import (
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
-// metricSet defines counters on first use and remembers their ids, so a
-// series that never moves is never defined and a hot series costs one map
-// lookup with no string built. The series every admitted request moves
-// (token movements per dimension, period and outcome; the admitted count)
-// are also remembered by position, so the hot path hashes nothing: in the
-// VM a map lookup keyed by seven strings cost more than the host call.
+// metricSet defines counters on first use and remembers them, so a series
+// that never moves is never defined and a hot series costs one map lookup
+// with no string built. The series every admitted request moves (token
+// movements per dimension, period and outcome; the admitted count) are also
+// remembered by position, so the hot path hashes nothing: in the VM a map
+// lookup keyed by seven strings cost more than the host call.
+//
+// Increments are summed in the VM and handed to the host by flush, which
+// the root calls on its tick and when it is done: Envoy's stats are read by
+// a scrape, so a delay of one tick is invisible, while an increment per
+// series per request was a third of the host calls a request made.
 type metricSet struct {
-	h   abi.Host
+	h abi.Host
+	// ids maps a series to its local index (below).
 	ids map[series]uint32
 
-	// period and total hold id+1 of the token series (0: not defined yet),
-	// indexed by dimension, period and outcome as numbered below.
+	// hostIDs and pending are indexed by local index: the host's metric id
+	// and the increment not yet handed to it. dirty lists the local indexes
+	// whose pending is not zero, each once.
+	hostIDs []uint32
+	pending []int64
+	dirty   []uint32
+
+	// period and total hold local index+1 of the token series (0: not
+	// defined yet), indexed by dimension, period and outcome as numbered
+	// below.
 	period   [len(dimNames)][len(tokenBudgets)][len(tokenOutcomes)]uint32
 	total    [len(dimNames)][len(tokenOutcomes)]uint32
 	admitted uint32
@@ -75,8 +89,8 @@ func (m *metricSet) count(s series, delta int64) {
 	if delta <= 0 {
 		return
 	}
-	if id, ok := m.define(s); ok {
-		m.h.IncrementMetric(id, delta)
+	if i, ok := m.define(s); ok {
+		m.add(i, delta)
 	}
 }
 
@@ -87,13 +101,14 @@ func (m *metricSet) hit(slot *uint32, delta int64) bool {
 		return false
 	}
 	if delta > 0 {
-		m.h.IncrementMetric(*slot-1, delta)
+		m.add(*slot-1, delta)
 	}
 	return true
 }
 
 // countAt is count for a series remembered by position: *slot holds its
-// id+1 once defined. A nil slot is a series the fast path does not know.
+// local index+1 once defined. A nil slot is a series the fast path does not
+// know.
 func (m *metricSet) countAt(slot *uint32, s series, delta int64) {
 	if slot == nil {
 		m.count(s, delta)
@@ -103,32 +118,59 @@ func (m *metricSet) countAt(slot *uint32, s series, delta int64) {
 		return
 	}
 	if *slot == 0 {
-		id, ok := m.define(s)
+		i, ok := m.define(s)
 		if !ok {
 			return
 		}
-		*slot = id + 1
+		*slot = i + 1
 	}
-	m.h.IncrementMetric(*slot-1, delta)
+	m.add(*slot-1, delta)
 }
 
-// define returns the id of a series, defining it on first use; false when
-// the host refused the definition (it is tried again next time).
+// add records a positive increment of the series at local index i. A sum
+// that would overflow is handed to the host first, so the host sees the
+// same increments, wrapping the same way, as one call per increment would.
+func (m *metricSet) add(i uint32, delta int64) {
+	p := m.pending[i]
+	switch {
+	case p == 0:
+		m.dirty = append(m.dirty, i)
+	case p > math.MaxInt64-delta:
+		m.h.IncrementMetric(m.hostIDs[i], p)
+		p = 0
+	}
+	m.pending[i] = p + delta
+}
+
+// flush hands every pending increment to the host, one call per series
+// that moved since the last flush.
+func (m *metricSet) flush() {
+	for _, i := range m.dirty {
+		m.h.IncrementMetric(m.hostIDs[i], m.pending[i])
+		m.pending[i] = 0
+	}
+	m.dirty = m.dirty[:0]
+}
+
+// define returns the local index of a series, defining it on first use;
+// false when the host refused the definition (it is tried again next time).
 func (m *metricSet) define(s series) (uint32, bool) {
-	id, ok := m.ids[s]
+	i, ok := m.ids[s]
 	if !ok {
 		pairs := make([]string, 0, 2*s.nlabels)
 		for i := 0; i < s.nlabels; i++ {
 			pairs = append(pairs, s.names[i], s.labels[i])
 		}
-		var st abi.Status
-		id, st = m.h.DefineMetric(abi.MetricCounter, metrics.Name(s.family, pairs...))
+		id, st := m.h.DefineMetric(abi.MetricCounter, metrics.Name(s.family, pairs...))
 		if st != abi.StatusOK {
 			return 0, false
 		}
-		m.ids[s] = id
+		i = uint32(len(m.hostIDs))
+		m.hostIDs = append(m.hostIDs, id)
+		m.pending = append(m.pending, 0)
+		m.ids[s] = i
 	}
-	return id, true
+	return i, true
 }
 
 func metricRedisUnavailable(dimension, action string) series {

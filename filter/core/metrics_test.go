@@ -36,6 +36,7 @@ func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
 	m.request(outcomeAdmitted)
 	m.request(outcomeAdmitted)
 	m.request("refused")
+	m.flush()
 
 	for _, c := range []struct {
 		want  int64
@@ -65,7 +66,42 @@ func TestATotalTooLargeForOneIncrementIsAddedPerPeriod(t *testing.T) {
 	m := newMetricSet(h)
 	big := int64(math.MaxInt64/2 + 1)
 	m.tokens(entry("api_key", "minute", "day"), outcomeReserved, big)
+	m.flush()
 	got, ok := h.Metric(metrics.Name(metrics.TokenBudgetTokens, metrics.LabelDimension, "api_key", metrics.LabelOutcome, "reserved"))
 	require.True(t, ok)
 	require.Equal(t, big+big, got, "two increments of big, wrapping in the fake as they would one by one")
+}
+
+// Increments are summed in the VM and reach the host in one call per
+// series on the root's tick, and when the root is done, so nothing counted
+// is lost and a request makes no metric host call of its own.
+func TestMetricIncrementsReachTheHostOnTheTickAndWhenTheRootIsDone(t *testing.T) {
+	name := metrics.Name(metrics.Requests, metrics.LabelOutcome, "admitted")
+	for _, c := range []struct {
+		name string
+		end  func(r *Root)
+	}{
+		{"tick", func(r *Root) { r.OnTick() }},
+		{"done", func(r *Root) { r.OnDone() }},
+		{"delete", func(r *Root) { r.OnDelete() }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := abitest.New(nil)
+			r := NewRoot(1, h)
+			require.True(t, r.OnConfigure([]byte(`{"rate_limiting":{"limits":{"global":{"tokens_per_minute":1000}}}}`)))
+			require.Equal(t, uint32(tickPeriodMs), h.TickPeriod(), "every root ticks")
+			for range 3 {
+				r.metrics.request(outcomeAdmitted)
+			}
+			got, _ := h.Metric(name)
+			require.Zero(t, got, "not before the flush")
+			c.end(r)
+			got, ok := h.Metric(name)
+			require.True(t, ok)
+			require.Equal(t, int64(3), got)
+			r.OnTick()
+			got, _ = h.Metric(name)
+			require.Equal(t, int64(3), got, "a flush hands each increment over once")
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/shared/identity"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/fallback"
@@ -15,8 +16,9 @@ import (
 	"github.com/tokenbudget/tokenbudget/sharedstore/remote"
 )
 
-// tickPeriodMs drives retries of remote settlements; a tick with nothing
-// pending costs one map check.
+// tickPeriodMs drives retries of remote settlements and hands the metric
+// increments summed since the last tick to the host; a tick with nothing
+// pending makes no host call.
 const tickPeriodMs = 500
 
 // remoteRetryNs bounds how long a settlement or release the store did not
@@ -51,7 +53,13 @@ type Root struct {
 	headers []refusal.Header
 	// free holds deleted streams nothing can reach any more, for reuse.
 	free []*Stream
+	// keys caches the SHA-256 of the API keys this root saw: a client sends
+	// the same key on every request.
+	keys *identity.KeyCache
 }
+
+// maxCachedKeys bounds the key hashes a root remembers.
+const maxCachedKeys = 1024
 
 // maxFreeStreams bounds the streams kept for reuse: enough for a burst of
 // concurrent requests on one worker, small enough not to matter.
@@ -102,6 +110,7 @@ func NewRoot(id uint32, h abi.Host) *Root {
 		health:  storeHealth{h: h},
 		streams: map[uint32]*Stream{},
 		scratch: sr,
+		keys:    identity.NewKeyCache(maxCachedKeys),
 	}
 }
 
@@ -138,11 +147,10 @@ func (r *Root) OnConfigure(raw []byte) bool {
 		store = fallback.New(watched{Store: r.remote, health: &r.health}, localStore, rt.Redis.FallbackToMemory, r.countUnavailable, localPlan)
 		vm.remotes = append(vm.remotes, vmRemote{store: r.remote, owner: r})
 	}
-	if len(vm.remotes) > 0 {
-		// Also under storage "memory": an earlier config's streams may still
-		// hand their settlements to its fleet store, and only ticks retry them.
-		r.host.SetTickPeriod(tickPeriodMs)
-	}
+	// Every root ticks: its metric increments reach the host on the tick,
+	// and an earlier config's streams may still hand their settlements to
+	// its fleet store, which only ticks retry.
+	r.host.SetTickPeriod(tickPeriodMs)
 	r.rt = rt
 	r.store = store
 	r.anyClamp = false
@@ -153,9 +161,11 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	return true
 }
 
-// OnTick retries the VM's undelivered settlements and releases, and forgets
-// the fleet store of a deleted root once it has nothing left to send.
+// OnTick hands the root's pending metric increments to the host, retries
+// the VM's undelivered settlements and releases, and forgets the fleet
+// store of a deleted root once it has nothing left to send.
 func (r *Root) OnTick() {
+	r.metrics.flush()
 	kept := vm.remotes[:0]
 	for _, rem := range vm.remotes {
 		rem.store.Tick()
@@ -211,11 +221,19 @@ func (r *Root) NewHTTPContext(contextID uint32) abi.HTTPContext {
 	return s
 }
 
-func (r *Root) OnDone() bool { return true }
+// OnDone hands the pending metric increments to the host: no tick follows.
+func (r *Root) OnDone() bool {
+	r.metrics.flush()
+	return true
+}
 
 // OnDelete marks the root gone: its streams are all done, so its fleet
 // store receives no new holds and is dropped once its calls are delivered.
-func (r *Root) OnDelete() { r.deleted = true }
+// Increments counted since OnDone (a late callout answer) are flushed too.
+func (r *Root) OnDelete() {
+	r.metrics.flush()
+	r.deleted = true
+}
 
 func (r *Root) countUnavailable(dimension, action string) {
 	r.metrics.count(metricRedisUnavailable(dimension, action), 1)

@@ -140,7 +140,7 @@ func (s *Stream) identify() {
 	raw, ok, conflict := identity.Lookup(pairs, s.rt.APIKeyHeaders)
 	s.keyConflict = conflict
 	if ok {
-		s.who.APIKeyHash = identity.HashKey(raw)
+		s.who.APIKeyHash = s.root.keys.Hash(raw)
 		s.who.Key = s.rt.Key(s.who.APIKeyHash)
 	}
 	s.who.User, s.who.Team = s.who.Key.User, s.who.Key.Team

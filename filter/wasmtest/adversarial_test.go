@@ -206,6 +206,7 @@ func TestHostileKeysAreHashedEverywhere(t *testing.T) {
 	for _, k := range keys {
 		x.do(call{headers: host.Headers{{"x-api-key", k}}, body: chatBody("hello", 50000)})
 	}
+	x.h.Tick()
 	prom := x.h.PrometheusText()
 	for _, k := range keys {
 		probe := k[:min(len(k), 24)]

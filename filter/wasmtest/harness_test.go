@@ -208,8 +208,11 @@ func (x *harness) settled(s *host.Stream, res host.Result, out *reply) (reply, b
 	return *out, true
 }
 
-// metric reads a counter by its series name (labels folded as metrics.Name does).
+// metric reads a counter by its series name (labels folded as metrics.Name
+// does), after a tick has handed the host the increments the guest sums
+// between ticks.
 func (x *harness) metric(family string, pairs ...string) int64 {
+	x.h.Tick()
 	v, ok := x.h.Metric(metrics.Name(family, pairs...))
 	if !ok {
 		return 0

@@ -209,3 +209,32 @@ func TestAWhitelistedClientNeedsNoKey(t *testing.T) {
 	r = x.do(call{source: "10.8.1.1:5000", body: chatBody("hi", 10)})
 	require.Equal(t, 401, r.status)
 }
+
+func TestARequestThatCanNeverFitIsToldNotToRetry(t *testing.T) {
+	x := newHarness(t, cutCfg(""))
+	r := x.do(call{key: "sk-big", body: chatBody("hi", 30000)})
+	require.Equal(t, 429, r.status)
+	require.Equal(t, "false", r.header("x-should-retry"), "SDKs that honour it stop retrying")
+	require.NotEmpty(t, r.header("retry-after"), "Retry-After stays size-aware")
+	d := details(t, r)
+	require.Equal(t, true, d["exceeds_capacity"])
+	require.Contains(t, r.json(t)["error"].(map[string]any)["message"], "larger than the whole api_key minute token budget")
+
+	fits := x.do(call{key: "sk-big", body: chatBody("hi", 10000), chunks: []string{chatResponse(10, 10)}})
+	require.Equal(t, 200, fits.status)
+	require.Empty(t, fits.header("x-should-retry"))
+}
+
+func TestADebtShowsNoRemainingAndARetryAfterThatCountsIt(t *testing.T) {
+	x := newHarness(t, cutCfg(""))
+	// No ceiling: the hold is input + 4,096; the backend reports 50,000.
+	r := x.do(call{key: "sk-debt", body: `{"model":"gpt-4o","messages":[{"role":"user","content":"go"}]}`,
+		chunks: []string{chatResponse(10, 49990)}})
+	require.Equal(t, 200, r.status)
+	refused := x.do(call{key: "sk-debt", body: chatBody("hi", 10)})
+	require.Equal(t, 429, refused.status)
+	require.Equal(t, "0", refused.header("x-ratelimit-tokens-remaining"), "a level below zero shows as 0")
+	// 30,000 tokens of debt plus this request, at 20,000 a minute: 90 s or more.
+	require.GreaterOrEqual(t, atoi(t, refused.header("retry-after")), int64(90))
+	require.Empty(t, refused.header("x-should-retry"), "waiting does cure a debt")
+}

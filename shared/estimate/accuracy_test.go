@@ -3,6 +3,7 @@ package estimate
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -64,6 +65,31 @@ func TestEstimateNeverUndercountsRealTokenizersAndStaysCloseOnProseAndCode(t *te
 		for _, class := range []string{"prose", "code"} {
 			rs := ratios[class]
 			require.Less(t, quantile(rs, 0.5), 1.5, encName+" median over-count on "+class+" ("+strconv.Itoa(len(rs))+" requests)")
+		}
+		// CJK and Hangul prose is charged from the tokenizers' own counts per
+		// character: close to cl100k_base, which needs 1.5 to 1.7 times the
+		// tokens of o200k_base on it (Korean the most), so that ratio is the
+		// floor of any estimate that never under-counts both.
+		for _, class := range []string{"korean", "japanese", "chinese"} {
+			rs := ratios[class]
+			require.Less(t, quantile(rs, 0.5), 1.9, encName+" median over-count on "+class+" ("+strconv.Itoa(len(rs))+" requests)")
+		}
+	}
+}
+
+// A space before a CJK or Hangul character is a token of its own wherever
+// the vocabularies hold no pair of the two: the estimate of a text made of
+// spaced characters, alone or repeated, never falls below either count.
+func TestSpacedCJKAndHangulCharactersAreNeverUnderCounted(t *testing.T) {
+	encs, err := loadEncodings()
+	require.NoError(t, err)
+	for _, rg := range [][2]rune{{0x3040, 0x30FF}, {0x3400, 0x4DBF}, {0x4E00, 0x9FFF}, {0xAC00, 0xD7A3}, {0xFF00, 0xFFEF}} {
+		for r := rg[0]; r <= rg[1]; r += 7 {
+			for _, s := range []string{string(r), " " + string(r), strings.Repeat(" "+string(r), 4), "a " + string(r) + string(r)} {
+				for name, enc := range encs {
+					require.GreaterOrEqual(t, TextString(s), int64(len(enc.EncodeOrdinary(s))), "%s: %q (%U)", name, s, r)
+				}
+			}
 		}
 	}
 }

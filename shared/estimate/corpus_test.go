@@ -233,6 +233,19 @@ func (g *gen) chat(text func() string) map[string]any {
 	return map[string]any{"model": "gpt-4o", "messages": msgs, "max_tokens": 512}
 }
 
+// proseChat is a conversation held entirely in the language of list, so
+// the class measures that language alone.
+func (g *gen) proseChat(list []string) map[string]any {
+	var msgs []any
+	for i := 0; i < 1+g.rng.IntN(3); i++ {
+		msgs = append(msgs, g.msg("user", g.sentences(list, 2, 10)))
+		if g.rng.IntN(2) == 0 {
+			msgs = append(msgs, g.msg("assistant", g.sentences(list, 2, 10)))
+		}
+	}
+	return map[string]any{"model": "gpt-4o", "messages": msgs, "max_tokens": 512}
+}
+
 var weatherTool = map[string]any{"type": "function", "function": map[string]any{
 	"name": "get_weather", "description": "Get the current weather for a city, in metric units.",
 	"parameters": map[string]any{"type": "object", "properties": map[string]any{
@@ -302,7 +315,8 @@ func (g *gen) completions() map[string]any {
 }
 
 // corpusClasses names the classes in report order.
-var corpusClasses = []string{"prose", "code", "json", "cjk", "emoji", "base64", "mixed", "tools", "anthropic", "responses", "completions"}
+var corpusClasses = []string{"prose", "code", "json", "cjk", "emoji", "base64", "mixed", "tools", "anthropic", "responses", "completions",
+	"korean", "japanese", "chinese"}
 
 // buildCorpus generates perClass requests of every class from a fixed seed.
 func buildCorpus(perClass int) []corpusRequest {
@@ -335,6 +349,12 @@ func buildCorpus(perClass int) []corpusRequest {
 				req = g.responses()
 			case "completions":
 				req = g.completions()
+			case "korean":
+				req = g.proseChat(koreanProse)
+			case "japanese":
+				req = g.proseChat(japaneseProse)
+			case "chinese":
+				req = g.proseChat(chineseProse)
 			}
 			out = append(out, corpusRequest{class: class, body: []byte(marshal(req)), texts: g.texts, overhead: g.overhead})
 		}

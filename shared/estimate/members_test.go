@@ -20,9 +20,28 @@ func TestTheDecisiveMembersAreTheModelEveryCeilingTheChoicesAndTheStreamMode(t *
 	for i, f := range DecisiveMembers {
 		require.Equal(t, i, decisive([]byte(f)), f)
 	}
-	for _, f := range []string{"messages", "temperature", "Model", "MAX_TOKENS", "model ", "", "metadata"} {
+	for _, f := range []string{"messages", "temperature", "model ", "", "metadata", "n_", "streams"} {
 		require.Equal(t, -1, decisive([]byte(f)), f)
 	}
+}
+
+// Go's encoding/json reads a member under any case-folded spelling, so a
+// backend built on it serves "MODEL" as the model: the filter reads it so
+// too, and a spelling beside the plain one is a repeat.
+func TestACaseFoldedSpellingOfADecisiveMemberIsThatMember(t *testing.T) {
+	for spelling, want := range map[string]int{"Model": 0, "MODEL": 0, "Max_Tokens": 1, "MAX_COMPLETION_TOKENS": 2,
+		"N": 4, "Best_Of": 5, "STREAM": 6, "\u017ftream": 6, "max_to\u212aens": 1, "Stream_Options": 7} {
+		decoded, ok := jsonx.Unquote([]byte(`"` + spelling + `"`))
+		require.True(t, ok)
+		require.Equal(t, want, decisive([]byte(decoded)), spelling)
+		body := `{"` + wantDecisive[want] + `":1,"` + spelling + `":2,"messages":[]}`
+		_, err := Parse([]byte(body), 4096)
+		require.Equal(t, DuplicateFieldError{Field: wantDecisive[want]}, err, body)
+	}
+	r, err := Parse([]byte(`{"MODEL":"gpt-4o","MAX_TOKENS":700,"messages":[]}`), 4096)
+	require.NoError(t, err)
+	require.Equal(t, "gpt-4o", r.Model, "read as a case-insensitive backend reads it")
+	require.Equal(t, int64(700), r.Output)
 }
 
 // escapeFirst spells name's first letter as a \u escape.
@@ -69,7 +88,7 @@ func TestRepeatedNamesBelowTheTopLevelOrOfOtherMembersAreNoDuplicate(t *testing.
 		`{"response_format":{"json_schema":{"model":{},"model":{}}}}`,
 		`{"temperature":1,"temperature":0,"user":"u","user":"v"}`,
 		`{"messages":[],"messages":[{"role":"user","content":"x"}]}`,
-		`{"model":"a","Model":"b","MODEL":"c","max_tokens":1,"max_tokens ":2}`,
+		`{"model":"a","max_tokens":1,"max_tokens ":2,"models":3}`,
 		`{"model":"a","max_tokens":1,"max_completion_tokens":2,"max_output_tokens":3,"n":2,"best_of":3,"stream":true,"stream_options":{}}`,
 	} {
 		_, err := Parse([]byte(body), 4096)

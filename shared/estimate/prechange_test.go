@@ -98,6 +98,15 @@ func preScan[T string | []byte](s T) int64 {
 			}
 			i = j
 		case preClsSpace:
+			// The second deliberate change: a lone space or tab before a
+			// three-byte character is charged with it (spacedRuneCost).
+			if i+1 < n && preByteClass[s[i+1]] != preClsSpace && c != '\n' && c != '\r' {
+				if size, cost := spacedRuneCost([]byte(string(s[i+1:min(i+4, n)])), 0, c == ' '); size > 0 {
+					u += cost
+					i += 1 + size
+					continue
+				}
+			}
 			j := i + 1
 			changes := 0
 			newline := c == '\n' || c == '\r'
@@ -333,24 +342,15 @@ const (
 	// Latin accents, Greek, Cyrillic, Hebrew, Arabic: at most one token
 	// per letter in both vocabularies for running text.
 	preCostTwoByte = preUnit
-	// CJK ideographs, kana, Hangul and other three-byte letters: common
-	// ones are one token, rare ones up to three in cl100k_base.
-	preCostThreeByte = 2 * preUnit
-	// Typographic punctuation (dashes, curly quotes, bullets, ellipsis)
-	// and CJK punctuation, frequent enough to be single tokens.
-	preCostThreeBytePunct = preUnit
 	// Emoji and supplementary-plane characters: two or three tokens each
 	// in cl100k_base, fewer in o200k_base.
 	preCostFourByte = 3 * preUnit
 )
 
-func preThreeByteCost(r rune) int64 {
-	switch {
-	case r >= 0x2010 && r <= 0x2027:
-		return preCostThreeBytePunct
-	}
-	return preCostThreeByte
-}
+// preThreeByteCost is the one deliberate change since the speed rewrite:
+// three-byte characters are charged from the tokenizers' own counts (see
+// threeByteCost) instead of two tokens each, one for typographic marks.
+func preThreeByteCost(r rune) int64 { return threeByteCost(r) }
 
 // Fixed charges besides text. OpenAI documents 3 tokens of framing per chat
 // message plus the role, and 3 for priming the reply; the estimator charges

@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
@@ -55,6 +56,24 @@ func decisive(key []byte) int {
 		return 6
 	case "stream_options":
 		return 7
+	}
+	return decisiveFold(key)
+}
+
+// decisiveFold matches key against DecisiveMembers ignoring case, with
+// Unicode simple folding ("MODEL", "Max_Tokens", "ſtream" with a long s):
+// Go's encoding/json reads a member under any such spelling, so a backend
+// built on it serves "MODEL" as the model. The filter reads it the same
+// way, and a spelling beside the plain one is a repeat.
+func decisiveFold(key []byte) int {
+	if len(key) == 0 || len(key) > 3*len("max_completion_tokens") {
+		return -1
+	}
+	k := string(key) // no copy: the conversion is only compared
+	for i, m := range DecisiveMembers {
+		if strings.EqualFold(k, m) {
+			return i
+		}
 	}
 	return -1
 }
@@ -114,14 +133,16 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 			w.messagesAt(&c)
 			continue
 		}
+		member := "" // the decisive member key spells, whatever its case
 		if i := decisive(key); i >= 0 {
 			if seen&(1<<i) != 0 {
 				return Request{}, DuplicateFieldError{Field: DecisiveMembers[i]}
 			}
 			seen |= 1 << i
+			member = DecisiveMembers[i]
 		}
 		v := c.Value()
-		switch string(key) {
+		switch member {
 		case "model":
 			if v.Kind == jsonx.String {
 				r.Model = v.Str() // a copy: the body may be rewritten later

@@ -53,8 +53,10 @@ var byteClass = func() (t [256]uint8) {
 //     characters and common code pairs, which both vocabularies hold whole;
 //   - whitespace between words is free, longer runs cost one token per change
 //     of character;
-//   - a non-ASCII character costs by its UTF-8 length and script: CJK and
-//     Hangul two tokens, emoji three, two-byte scripts one.
+//   - a non-ASCII character costs by its UTF-8 length and script: a
+//     three-byte one (CJK, kana, Hangul, symbols) what both tokenizers charge
+//     it alone, from a table, and with a space before it what they charge the
+//     pair; emoji three, two-byte scripts one.
 //
 // The result is never negative and never exceeds the fragment's byte length,
 // the most tokens any byte-level BPE can produce, so it cannot overflow.
@@ -89,7 +91,15 @@ func scan(s []byte) int64 {
 		switch cls {
 		case clsSpace:
 			if i+1 < n && byteClass[s[i+1]] != clsSpace && c != '\n' && c != '\r' {
-				// A lone space or tab between words rides on the next piece.
+				// A lone space or tab between words rides on the next piece,
+				// unless that piece starts with a CJK or Hangul character.
+				if s[i+1] >= 0xE0 {
+					if size, cost := spacedRuneCost(s, i+1, c == ' '); size > 0 {
+						u += cost
+						i += 1 + size
+						continue
+					}
+				}
 				i++
 				continue
 			}

@@ -44,8 +44,18 @@ func (a API) String() string {
 // answer without usage releases its hold. Outside that, matching is exact
 // (no prefix match: /v1/messages/count_tokens is not a route).
 func Route(path string) (API, bool) {
+	// A route spelled canonically, what clients send, is its own canonical
+	// form: matched without building one.
+	if api, ok := routeOf(path); ok {
+		return api, true
+	}
 	var buf [64]byte
-	switch canonicalPath(buf[:0], path) {
+	return routeOf(canonicalPath(buf[:0], path))
+}
+
+// routeOf matches a canonical path against the route table.
+func routeOf(path string) (API, bool) {
+	switch path {
 	case "/v1/chat/completions":
 		return OpenAIChat, true
 	case "/v1/completions":

@@ -82,3 +82,19 @@ func FuzzRouteNeverPanics(f *testing.F) {
 		}
 	})
 }
+
+// Route matches a canonically spelled route without building its canonical
+// form; that shortcut is right only because every route in the table is its
+// own canonical form.
+func TestEveryRouteIsItsOwnCanonicalForm(t *testing.T) {
+	for _, r := range []string{"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/responses/compact",
+		"/v1/messages", "/anthropic/v1/messages"} {
+		var buf [64]byte
+		require.Equal(t, r, canonicalPath(buf[:0], r))
+		api, ok := routeOf(r)
+		require.True(t, ok, r)
+		got, ok := Route(r)
+		require.True(t, ok, r)
+		require.Equal(t, api, got, r)
+	}
+}

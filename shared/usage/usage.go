@@ -90,32 +90,50 @@ func FromJSON(api API, body []byte) (Usage, bool) {
 
 // openAIUsage reads a chat or completions usage object.
 func openAIUsage(u jsonx.Value) (Usage, bool) {
-	if u.Kind != jsonx.Object {
-		return Usage{}, false
-	}
-	in, okIn := readCount(u.Get("prompt_tokens"))
-	out, okOut := readCount(u.Get("completion_tokens"))
-	if !okIn || !okOut {
-		return Usage{}, false
-	}
-	cached, _ := readCount(u.Path("prompt_tokens_details", "cached_tokens"))
-	reasoning, _ := readCount(u.Path("completion_tokens_details", "reasoning_tokens"))
-	return Usage{Input: in, Output: out, CacheRead: min(cached, in), Reasoning: min(reasoning, out)}, true
+	return countsUsage(u, "prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details")
 }
 
 // responsesUsage reads a Responses API usage object.
 func responsesUsage(u jsonx.Value) (Usage, bool) {
+	return countsUsage(u, "input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details")
+}
+
+// countsUsage reads an OpenAI-style usage object in one pass: the input and
+// output counters, the cached_tokens of the input details (part of the
+// input) and the reasoning_tokens of the output details (part of the output).
+func countsUsage(u jsonx.Value, inKey, outKey, inDetails, outDetails string) (Usage, bool) {
 	if u.Kind != jsonx.Object {
 		return Usage{}, false
 	}
-	in, okIn := readCount(u.Get("input_tokens"))
-	out, okOut := readCount(u.Get("output_tokens"))
+	var vals [4]jsonx.Value
+	firstMembers(u, []string{inKey, outKey, inDetails, outDetails}, vals[:])
+	in, okIn := readCount(vals[0])
+	out, okOut := readCount(vals[1])
 	if !okIn || !okOut {
 		return Usage{}, false
 	}
-	cached, _ := readCount(u.Path("input_tokens_details", "cached_tokens"))
-	reasoning, _ := readCount(u.Path("output_tokens_details", "reasoning_tokens"))
+	cached, _ := readCount(vals[2].Get("cached_tokens"))
+	reasoning, _ := readCount(vals[3].Get("reasoning_tokens"))
 	return Usage{Input: in, Output: out, CacheRead: min(cached, in), Reasoning: min(reasoning, out)}, true
+}
+
+// firstMembers sets vals[i] to obj.Get(keys[i]) for every i in one pass over
+// the members, stopping once each key has been seen: as Get, the first
+// member of a repeated key wins, readable or not. A usage object read key by
+// key was scanned once per key, the costliest part of a settlement in the VM.
+func firstMembers(obj jsonx.Value, keys []string, vals []jsonx.Value) {
+	missing := len(keys)
+	var seen [4]bool
+	obj.Members(func(key string, val jsonx.Value) bool {
+		for i, k := range keys {
+			if !seen[i] && key == k {
+				seen[i], vals[i] = true, val
+				missing--
+				break
+			}
+		}
+		return missing > 0
+	})
 }
 
 // anthropicUsage accumulates Anthropic's usage fields, which a stream spreads
@@ -130,16 +148,18 @@ func (a *anthropicUsage) merge(u jsonx.Value) {
 	if u.Kind != jsonx.Object {
 		return
 	}
-	if n, ok := readCount(u.Get("input_tokens")); ok {
+	var vals [4]jsonx.Value
+	firstMembers(u, []string{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}, vals[:])
+	if n, ok := readCount(vals[0]); ok {
 		a.input, a.haveInput = n, true
 	}
-	if n, ok := readCount(u.Get("output_tokens")); ok {
+	if n, ok := readCount(vals[1]); ok {
 		a.output, a.haveOutput = n, true
 	}
-	if n, ok := readCount(u.Get("cache_read_input_tokens")); ok {
+	if n, ok := readCount(vals[2]); ok {
 		a.cacheRead = n
 	}
-	if n, ok := readCount(u.Get("cache_creation_input_tokens")); ok {
+	if n, ok := readCount(vals[3]); ok {
 		a.cacheWrite = n
 	}
 	if n, ok := readCount(u.Path("cache_creation", "ephemeral_1h_input_tokens")); ok {

@@ -166,3 +166,31 @@ func TestKindsSplitTheUsageIntoDisjointPricedParts(t *testing.T) {
 		})
 	}
 }
+
+// The usage object is read in one pass, yet each counter is the one Get
+// would find: the first member of its name (escaped spellings included),
+// even when that first one is unreadable.
+func TestAUsageCounterIsTheFirstMemberOfItsName(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		body  string
+		want  Usage
+		found bool
+	}{
+		{"plain", `{"usage":{"prompt_tokens":10,"completion_tokens":5}}`, Usage{Input: 10, Output: 5}, true},
+		{"repeated, first wins", `{"usage":{"prompt_tokens":10,"prompt_tokens":99,"completion_tokens":5,"completion_tokens":1}}`, Usage{Input: 10, Output: 5}, true},
+		{"first unreadable", `{"usage":{"prompt_tokens":"x","prompt_tokens":10,"completion_tokens":5}}`, Usage{}, false},
+		{"escaped key", `{"usage":{"prompt\u005ftokens":7,"completion_tokens":5}}`, Usage{Input: 7, Output: 5}, true},
+		{"details", `{"usage":{"prompt_tokens_details":{"cached_tokens":4,"cached_tokens":9},"prompt_tokens":10,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":8}}}`, Usage{Input: 10, Output: 5, CacheRead: 4}, true},
+		{"output missing", `{"usage":{"prompt_tokens":10}}`, Usage{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := FromJSON(OpenAIChat, []byte(c.body))
+			require.Equal(t, c.found, ok)
+			require.Equal(t, c.want, got)
+		})
+	}
+	a, ok := FromJSON(AnthropicMessages, []byte(`{"usage":{"input_tokens":3,"input_tokens":8,"output_tokens":2,"cache_read_input_tokens":1,"cache_creation_input_tokens":2,"cache_read_input_tokens":50}}`))
+	require.True(t, ok)
+	require.Equal(t, Usage{Input: 6, Output: 2, CacheRead: 1, CacheWrite: 2}, a)
+}

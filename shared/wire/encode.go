@@ -121,3 +121,87 @@ func appendKeys(dst []byte, keys []string) []byte {
 	}
 	return append(dst, ']')
 }
+
+// AppendAdmitResponse appends the JSON answer to POST /v1/admit: the
+// members, order and omissions json.Marshal writes for r (strings escaped by
+// jsonx, which decode to the same values), written without reflection
+// because the service answers every admission.
+func AppendAdmitResponse(dst []byte, r AdmitResponse) []byte {
+	dst = append(dst, `{"admitted":`...)
+	dst = strconv.AppendBool(dst, r.Admitted)
+	if r.Aborted {
+		dst = append(dst, `,"aborted":true`...)
+	}
+	if f := r.Refusal; f != nil {
+		dst = append(dst, `,"refusal":{"kind":`...)
+		dst = strconv.AppendUint(dst, uint64(f.Kind), 10)
+		dst = append(dst, `,"dimension":`...)
+		dst = jsonx.AppendString(dst, f.Dimension)
+		dst = append(dst, `,"budget":`...)
+		dst = jsonx.AppendString(dst, f.Budget)
+		dst = append(dst, `,"retry_after":`...)
+		dst = strconv.AppendInt(dst, f.RetryAfter, 10)
+		if f.ExceedsCapacity {
+			dst = append(dst, `,"exceeds_capacity":true`...)
+		}
+		if f.Private {
+			dst = append(dst, `,"private":true`...)
+		}
+		if f.Level != nil {
+			dst = append(dst, `,"level":`...)
+			dst = appendLevel(dst, *f.Level)
+		}
+		dst = append(dst, '}')
+	}
+	if len(r.Levels) > 0 {
+		dst = append(dst, `,"levels":[`...)
+		for i, l := range r.Levels {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"kind":`...)
+			dst = strconv.AppendUint(dst, uint64(l.Kind), 10)
+			dst = append(dst, `,"dimension":`...)
+			dst = jsonx.AppendString(dst, l.Dimension)
+			dst = append(dst, `,"budget":`...)
+			dst = jsonx.AppendString(dst, l.Budget)
+			dst = append(dst, `,"level":`...)
+			dst = appendLevel(dst, l.Level)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if r.Hold != "" {
+		dst = append(dst, `,"hold":`...)
+		dst = jsonx.AppendString(dst, r.Hold)
+	}
+	if len(r.Skipped) > 0 {
+		dst = append(dst, `,"skipped":[`...)
+		for i, s := range r.Skipped {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonx.AppendString(dst, s)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+func appendLevel(dst []byte, l Level) []byte {
+	dst = append(dst, `{"capacity":`...)
+	dst = strconv.AppendInt(dst, l.Capacity, 10)
+	dst = append(dst, `,"remaining":`...)
+	dst = strconv.AppendInt(dst, l.Remaining, 10)
+	dst = append(dst, `,"reset_unix":`...)
+	dst = strconv.AppendInt(dst, l.ResetUnix, 10)
+	return append(dst, '}')
+}
+
+// AppendEndResponse appends the JSON answer to settle and release.
+func AppendEndResponse(dst []byte, r EndResponse) []byte {
+	if r.Ended {
+		return append(dst, `{"ended":true}`...)
+	}
+	return append(dst, `{"ended":false}`...)
+}

@@ -1,89 +1,99 @@
 -- Admit a plan all or nothing (BUCKET_MATH.md "Admit a Plan").
 -- KEYS[1..n]: bucket hashes, request ops then token ops, plan order; when there is a hold
 --   record, KEYS[n+1]: the record, KEYS[n+2]: its release tombstone.
--- ARGV: nreq, ntok, hold TTL ms, expiry margin ms, hold record (JSON, '' for none),
---       then per op: kind, amount, private (1/0), nlimits, then per limit: budget, capacity, refill/s.
--- Reply: {admitted 1/0, now_us, refused op (1-based, 0 none), refused limit, refused level,
---         then one level per limit of every op: the standing level of a private op, '' otherwise};
---        {-1, now_us, 0, 0, ''} when the hold id was released already (the caller gave up on
---        this admission and end.lua left a tombstone) or is taken: nothing is written.
-local nreq, ntok = tonumber(ARGV[1]), tonumber(ARGV[2])
-local holdttl, margin, record = tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local now = now_us()
-if record ~= '' and redis.call('EXISTS', KEYS[nreq + ntok + 1], KEYS[nreq + ntok + 2]) > 0 then
-  return { -1, string.format('%d', now), 0, 0, '' }
+-- ARGV[1]: the plan, packed (store.go appendPlan): '<BBdd' nreq, ntok, hold TTL ms, expiry margin ms,
+--   then per op '<BBdB' kind, private (1/0), amount, nlimits, then per limit '<Bc0Bc0dd' level field,
+--   time field, capacity, refill/s.
+-- ARGV[2]: the hold record to keep verbatim ('' for none; format in common.lua).
+-- Reply: {admitted 1/0, now_us, refused op (1-based, 0 none), refused limit, refused level ('<d', '' none),
+--         levels: '<d' per limit of every private op whose units stand, plan order};
+--        {-1, now_us} when the hold id was released already (the caller gave up on this admission
+--        and end.lua left a tombstone) or is taken: nothing is written.
+local plan, record = ARGV[1], ARGV[2]
+local nreq, ntok, holdttl, margin, pos = sunpack('<BBdd', plan)
+local nops = nreq + ntok
+clock()
+if record ~= '' and redis.call('EXISTS', KEYS[nops + 1], KEYS[nops + 2]) > 0 then
+  return { -1, now }
 end
-local ops, a = {}, 6
-for i = 1, nreq + ntok do
-  local op = { key = KEYS[i], kind = tonumber(ARGV[a]), amount = tonumber(ARGV[a + 1]),
-    private = ARGV[a + 2] == '1', limits = {} }
-  local nl = tonumber(ARGV[a + 3])
-  a = a + 4
-  for j = 1, nl do
-    op.limits[j] = { budget = ARGV[a], cap = tonumber(ARGV[a + 1]), rate = tonumber(ARGV[a + 2]) }
-    a = a + 3
+local kind, priv, amount, k0, nl, xd = slots(), slots(), slots(), slots(), slots(), slots()
+local k = 0
+for i = 1, nops do
+  -- an op's limit count is its 11th byte; a two-limit op (minute and day)
+  -- is read in one unpack
+  local n = byte(plan, pos + 10)
+  k0[i], nl[i] = k, n
+  if n == 2 then
+    local a, b = k + 1, k + 2
+    kind[i], priv[i], amount[i], n, lf[a], tf[a], cap[a], rate[a], lf[b], tf[b], cap[b], rate[b], pos =
+      sunpack('<BBdBBc0Bc0ddBc0Bc0dd', plan, pos)
+    k = b
+  else
+    kind[i], priv[i], amount[i], n, pos = sunpack('<BBdB', plan, pos)
+    for _ = 1, n do
+      k = k + 1
+      lf[k], tf[k], cap[k], rate[k], pos = sunpack('<Bc0Bc0dd', plan, pos)
+    end
   end
-  op.lv, op.last = load(op.key, op.limits, now)
-  ops[i] = op
+  xd[i] = load(KEYS[i], k0[i], n)
 end
 
--- first limit that cannot cover the amount, 0 when all can. A token op is
--- also refused on a level at or below zero, so a zero-token hold never rides
--- on a spent or indebted bucket; request-count and concurrency ops only need
--- the level to cover their unit.
-local function refuses(op)
-  for j = 1, #op.limits do
-    local lv = op.lv[j]
-    if lv < op.amount or (op.kind == 3 and lv <= 0) then return j end
+-- first limit of op i that cannot cover the amount, 0 when all can. A token
+-- op is also refused on a level at or below zero, so a zero-token hold never
+-- rides on a spent or indebted bucket; request-count and concurrency ops
+-- only need the level to cover their unit.
+local function refuses(i)
+  local a, tok, b = amount[i], kind[i] == 3, k0[i]
+  for j = 1, nl[i] do
+    local x = lv[b + j]
+    if x < a or (tok and x <= 0) then return j end
   end
   return 0
 end
 
-local function take(op)
-  for j = 1, #op.limits do op.lv[j] = op.lv[j] - op.amount end
-  op.stands = true
+local stands = slots()
+local function take(i)
+  local a, b = amount[i], k0[i]
+  for kk = b + 1, b + nl[i] do lv[kk] = lv[kk] - a end
+  stands[i] = 1
 end
 
 local function reply(admitted, ri, rj)
-  local out = { admitted, string.format('%d', now), ri, rj, '' }
-  if ri > 0 then out[5] = string.format('%.17g', ops[ri].lv[rj]) end
-  for _, op in ipairs(ops) do
-    for j = 1, #op.limits do
-      if op.private and op.stands then
-        out[#out + 1] = string.format('%.17g', op.lv[j])
-      else
-        out[#out + 1] = ''
-      end
+  local ref = ''
+  if ri > 0 then ref = spack('<d', lv[k0[ri] + rj]) end
+  local out = {}
+  for i = 1, nops do
+    if priv[i] == 1 and stands[i] == 1 then
+      for kk = k0[i] + 1, k0[i] + nl[i] do out[#out + 1] = spack('<d', lv[kk]) end
     end
   end
-  return out
+  return { admitted, now, ri, rj, ref, table.concat(out) }
 end
 
 -- Requests, all or nothing: a refusal writes nothing.
 for i = 1, nreq do
-  local j = refuses(ops[i])
+  local j = refuses(i)
   if j > 0 then return reply(0, i, j) end
 end
-for i = 1, nreq do take(ops[i]) end
+for i = 1, nreq do take(i) end
 
 -- Tokens, all or nothing: a refusal keeps only the request-count units.
-for i = nreq + 1, nreq + ntok do
-  local j = refuses(ops[i])
+for i = nreq + 1, nops do
+  local j = refuses(i)
   if j > 0 then
-    for k = 1, nreq do
-      local op = ops[k]
-      if op.kind == 1 then
-        save(op.key, op.limits, op.lv, op.last, margin, holdttl)
+    for r = 1, nreq do
+      if kind[r] == 1 then
+        save(KEYS[r], k0[r], nl[r], margin, holdttl, xd[r])
       else
-        op.stands = false
+        stands[r] = 0
       end
     end
     return reply(0, i, j)
   end
 end
-for i = nreq + 1, nreq + ntok do take(ops[i]) end
-for _, op in ipairs(ops) do save(op.key, op.limits, op.lv, op.last, margin, holdttl) end
+for i = nreq + 1, nops do take(i) end
+for i = 1, nops do save(KEYS[i], k0[i], nl[i], margin, holdttl, xd[i]) end
 if record ~= '' then
-  redis.call('SET', KEYS[nreq + ntok + 1], record, 'PX', holdttl)
+  redis.call('SET', KEYS[nops + 1], record, 'PX', fmt('%d', holdttl))
 end
 return reply(1, 0, 0)

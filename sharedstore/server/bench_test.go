@@ -149,3 +149,24 @@ type statusErr struct {
 }
 
 func (e *statusErr) Error() string { return strconv.Itoa(e.code) + ": " + e.body }
+
+// BenchmarkAdmitHandler is one admission through the service's handler
+// without the network in front of it (the Redis call is real), to show the
+// service's own CPU and allocations per decision.
+//
+//	go test ./sharedstore/server -run '^$' -bench AdmitHandler -benchmem
+func BenchmarkAdmitHandler(b *testing.B) {
+	e := newEnv(b, false)
+	h := New(Config{Store: e.store, Token: testToken, Registry: prometheus.NewRegistry()})
+	body := wire.AppendAdmit(nil, sixDimensionPlan("handler", 1))
+	b.ReportAllocs()
+	for b.Loop() {
+		req := httptest.NewRequest(http.MethodPost, wire.PathAdmit, bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}

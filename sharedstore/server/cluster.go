@@ -107,17 +107,17 @@ func (s *Store) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, 
 		nreq, ntok = 1, 0
 	}
 	keys := []string{bucketKey(op.Key)}
-	record := ""
+	var record []byte
 	if op.Kind != sharedstore.KindRequests && id != "" {
 		keys = append(keys, opHoldKey(op.Key, id), opReleasedKey(op.Key, id))
-		record = recordJSON([]sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount}}, overage)
+		record = appendRecord(nil, []sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount}}, overage)
 	}
-	args := appendOpArgs([]any{nreq, ntok, s.holdTTL, s.margin, record}, op)
-	v, err := s.admit.run(ctx, s.c, keys, args)
+	plan := appendPlan(nil, nreq, ntok, s.holdTTL, s.margin, []sharedstore.Op{op})
+	v, err := s.admit.run(ctx, s.c, keys, []any{plan, record})
 	if err != nil {
 		return opResult{err: err}
 	}
-	r, err := parseAdmitReply(v, []sharedstore.Op{op})
+	r, err := parseAdmitReply(v, []sharedstore.Op{op}, nreq)
 	if err != nil {
 		return opResult{err: err}
 	}
@@ -133,10 +133,8 @@ func (s *Store) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, 
 // it, so no later release can give the units back twice).
 func (s *Store) compensate(ctx context.Context, op sharedstore.Op, id string) error {
 	if op.Kind == sharedstore.KindRequests {
-		args := []any{op.Amount, s.margin, s.holdTTL, len(op.Limits)}
-		for _, l := range op.Limits {
-			args = append(args, l.Budget, l.Capacity, formatRate(l.RefillPerSec))
-		}
+		args := []any{appendDoubles(nil, float64(s.margin), float64(s.holdTTL)),
+			appendRecord(nil, []sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Limits: op.Limits, Amount: op.Amount}}, sharedstore.OverageDebt)}
 		_, err := s.give.run(ctx, s.c, []string{bucketKey(op.Key)}, args)
 		return err
 	}

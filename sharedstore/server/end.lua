@@ -5,49 +5,50 @@
 -- nothing for a released id, so the release holds in either order.
 -- KEYS[1]: hold record, KEYS[2]: its release tombstone (KEYS[3..]: its buckets,
 -- declared for cluster routing).
--- ARGV: mode ('settle' or 'release'), actual, expiry margin ms, hold TTL ms, tombstone TTL ms.
--- Record: JSON [{"k": bucket key, "c": kind, "a": amount, "l": [[budget, capacity, refill]], "o": 1 when
---   the admitted plan's overage rule is skip}]: the rule travels with the hold, so a reload never
---   changes how an older hold settles.
+-- ARGV[1]: mode ('settle' or 'release'); ARGV[2]: '<dddd' actual, expiry margin ms, hold TTL ms,
+--   tombstone TTL ms.
+-- The record (format in common.lua) carries the admitted plan's overage rule, so a reload never
+-- changes how an older hold settles.
 -- Reply: 1 when the hold was ended now, 0 when it was already ended, expired or never admitted.
-local record = redis.call('GET', KEYS[1])
-if not record then
+local actual, margin, holdttl, tombttl = sunpack('<dddd', ARGV[2])
+local rec = redis.call('GET', KEYS[1])
+if not rec then
   if ARGV[1] == 'release' then
-    redis.call('SET', KEYS[2], '1', 'PX', tonumber(ARGV[5]))
+    redis.call('SET', KEYS[2], '1', 'PX', fmt('%d', tombttl))
   end
   return 0
 end
 redis.call('DEL', KEYS[1])
-local settle, actual = ARGV[1] == 'settle', tonumber(ARGV[2])
-local margin, holdttl = tonumber(ARGV[3]), tonumber(ARGV[4])
+local settle = ARGV[1] == 'settle'
 if actual < 0 then actual = 0 end
-local now = now_us()
-for _, e in ipairs(cjson.decode(record)) do
-  local limits = {}
-  for j, l in ipairs(e.l) do
-    limits[j] = { budget = l[1], cap = tonumber(l[2]), rate = tonumber(l[3]) }
-  end
-  local amount = tonumber(e.a)
-  local lv, last = load(e.k, limits, now)
-  for j, l in ipairs(limits) do
-    if settle and e.c == 3 then
+clock()
+local skip, entries = readRecord(rec)
+for _, e in ipairs(entries) do
+  local x = load(e.key, e.k0, e.n)
+  local amount = e.amount
+  for k = e.k0 + 1, e.k0 + e.n do
+    if settle and e.kind == 3 then
       if actual < amount then
-        lv[j] = math.min(l.cap, lv[j] + (amount - actual))
+        local x = lv[k] + (amount - actual)
+        if x > cap[k] then x = cap[k] end
+        lv[k] = x
       elseif actual > amount then
         local d = actual - amount
-        if e.o ~= 1 then
+        if not skip then
           -- debt: the whole overage is charged, the level may go below
           -- zero and refill repays it
-          lv[j] = lv[j] - d
-        elseif lv[j] >= d then
+          lv[k] = lv[k] - d
+        elseif lv[k] >= d then
           -- skip: an overage the bucket cannot cover consumes nothing
-          lv[j] = lv[j] - d
+          lv[k] = lv[k] - d
         end
       end
     else
-      lv[j] = math.min(l.cap, lv[j] + amount)
+      local x = lv[k] + amount
+      if x > cap[k] then x = cap[k] end
+      lv[k] = x
     end
   end
-  save(e.k, limits, lv, last, margin, holdttl)
+  save(e.key, e.k0, e.n, margin, holdttl, x)
 end
 return 1

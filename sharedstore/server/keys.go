@@ -24,7 +24,21 @@ func slotTag(opKey string) string {
 }
 
 // bucketKey is the hash holding every period of one op's bucket.
-func bucketKey(opKey string) string { return keyPrefix + "b:" + slotTag(opKey) }
+func bucketKey(opKey string) string {
+	if !strings.ContainsAny(opKey, "{}") {
+		return keyPrefix + "b:{" + opKey + "}" // one allocation, the same text as slotTag's
+	}
+	return keyPrefix + "b:" + slotTag(opKey)
+}
+
+// appendBucketKey appends bucketKey(opKey) without building the string.
+func appendBucketKey(dst []byte, opKey string) []byte {
+	if strings.ContainsAny(opKey, "{}") {
+		return append(dst, bucketKey(opKey)...)
+	}
+	dst = append(dst, keyPrefix+"b:{"...)
+	return append(append(dst, opKey...), '}')
+}
 
 // holdKey is a single server's hold record: one key with every entry.
 func holdKey(id string) string { return keyPrefix + "h:" + id }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +13,15 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	redisErrors *prometheus.CounterVec
+	// series caches each (operation, outcome) pair's counter and histogram:
+	// resolving label values hashes them on every call, which showed in the
+	// service's profile. The pairs are a small fixed set.
+	series sync.Map // [2]string -> *opSeries
+}
+
+type opSeries struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -35,6 +45,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 }
 
 func (m *metrics) observe(op, outcome string, start time.Time) {
-	m.requests.WithLabelValues(op, outcome).Inc()
-	m.latency.WithLabelValues(op, outcome).Observe(time.Since(start).Seconds())
+	key := [2]string{op, outcome}
+	v, ok := m.series.Load(key)
+	if !ok {
+		v, _ = m.series.LoadOrStore(key, &opSeries{count: m.requests.WithLabelValues(op, outcome), latency: m.latency.WithLabelValues(op, outcome)})
+	}
+	s := v.(*opSeries)
+	s.count.Inc()
+	s.latency.Observe(time.Since(start).Seconds())
 }

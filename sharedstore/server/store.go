@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -123,24 +121,20 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 		return s.admitCluster(ctx, ops, len(p.Requests), id, entries, p.Overage)
 	}
 	keys := make([]string, 0, len(ops)+2)
-	args := make([]any, 0, 5+len(ops)*10)
 	for _, op := range ops {
 		keys = append(keys, bucketKey(op.Key))
 	}
-	record := ""
+	var record []byte
 	if id != "" {
 		keys = append(keys, holdKey(id), releasedKey(id))
-		record = recordJSON(entries, p.Overage)
+		record = appendRecord(make([]byte, 0, recordSize(entries)), entries, p.Overage)
 	}
-	args = append(args, len(p.Requests), len(p.Tokens), s.holdTTL, s.margin, record)
-	for _, op := range ops {
-		args = appendOpArgs(args, op)
-	}
-	v, err := s.admit.run(ctx, s.c, keys, args)
+	plan := appendPlan(make([]byte, 0, planSize(ops)), len(p.Requests), len(p.Tokens), s.holdTTL, s.margin, ops)
+	v, err := s.admit.run(ctx, s.c, keys, []any{plan, record})
 	if err != nil {
 		return sharedstore.Outcome{}, err
 	}
-	r, err := parseAdmitReply(v, ops)
+	r, err := parseAdmitReply(v, ops, len(p.Requests))
 	if err != nil {
 		return sharedstore.Outcome{}, err
 	}
@@ -150,8 +144,11 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 	views := make([]opView, len(ops))
 	at := 0
 	for i, op := range ops {
-		views[i] = opView{now: r.now, levels: r.levels[at : at+len(op.Limits)]}
-		at += len(op.Limits)
+		views[i].now = r.now
+		if r.stands(i, op) && op.Private {
+			views[i].levels = r.levels[at : at+len(op.Limits)]
+			at += len(op.Limits)
+		}
 	}
 	o := describe(ops, views, r.refOp, r.refLimit, r.refLevel, r.now)
 	if o.Admitted && id != "" {
@@ -189,48 +186,7 @@ func (s *Store) endHold(ctx context.Context, id string, opKeys []string, mode st
 }
 
 func (s *Store) endArgs(mode string, actual int64) []any {
-	return []any{mode, actual, s.margin, s.holdTTL, s.tombTTL}
-}
-
-// recordJSON is the hold record end.lua reads. Numbers travel as strings so
-// cjson's 14-digit number formatting can never round a refill rate. Each
-// entry carries the plan's overage rule ("o": 1 for skip, absent for debt).
-func recordJSON(entries []sharedstore.HoldEntry, overage sharedstore.Overage) string {
-	type entry struct {
-		K string     `json:"k"`
-		C int        `json:"c"`
-		A string     `json:"a"`
-		L [][]string `json:"l"`
-		O int        `json:"o,omitempty"`
-	}
-	skip := 0
-	if overage == sharedstore.OverageSkip {
-		skip = 1
-	}
-	out := make([]entry, len(entries))
-	for i, e := range entries {
-		ls := make([][]string, len(e.Limits))
-		for j, l := range e.Limits {
-			ls[j] = []string{l.Budget, strconv.FormatInt(l.Capacity, 10), formatRate(l.RefillPerSec)}
-		}
-		out[i] = entry{K: bucketKey(e.Key), C: int(e.Kind), A: strconv.FormatInt(e.Amount, 10), L: ls, O: skip}
-	}
-	b, _ := json.Marshal(out) // strings and ints only: cannot fail
-	return string(b)
-}
-
-func formatRate(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-func appendOpArgs(args []any, op sharedstore.Op) []any {
-	private := 0
-	if op.Private {
-		private = 1
-	}
-	args = append(args, int(op.Kind), op.Amount, private, len(op.Limits))
-	for _, l := range op.Limits {
-		args = append(args, l.Budget, l.Capacity, formatRate(l.RefillPerSec))
-	}
-	return args
+	return []any{mode, appendDoubles(nil, float64(actual), float64(s.margin), float64(s.holdTTL), float64(s.tombTTL))}
 }
 
 type admitReply struct {
@@ -240,60 +196,78 @@ type admitReply struct {
 	refOp    int   // 0-based, -1 when nothing refused
 	refLimit int
 	refLevel float64
-	levels   []string
+	nreq     int
+	// levels are the standing private ops' levels, one per limit, in plan
+	// order (see stands).
+	levels []float64
 }
 
-func parseAdmitReply(v any, ops []sharedstore.Op) (admitReply, error) {
+// stands reports whether op i's units stand after the script ran, which is
+// when admit.lua reports its levels: every op of an admitted plan; after a
+// token refusal, the request-count ops (concurrency units are given back);
+// after a request refusal, none.
+func (r admitReply) stands(i int, op sharedstore.Op) bool {
+	switch {
+	case r.refOp < 0:
+		return true
+	case r.refOp >= r.nreq:
+		return i < r.nreq && op.Kind == sharedstore.KindRequests
+	}
+	return false
+}
+
+func parseAdmitReply(v any, ops []sharedstore.Op, nreq int) (admitReply, error) {
 	bad := errs.New("admit script: malformed reply")
 	a, ok := v.([]any)
-	if !ok || len(a) < 5 {
+	if !ok || len(a) < 2 {
 		return admitReply{}, bad
 	}
 	adm, ok1 := a[0].(int64)
-	nowS, ok2 := a[1].(string)
-	ri, ok3 := a[2].(int64)
-	rj, ok4 := a[3].(int64)
-	rl, ok5 := a[4].(string)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5) {
+	nowUs, ok2 := a[1].(int64)
+	if !ok1 || !ok2 {
 		return admitReply{}, bad
-	}
-	nowUs, err := strconv.ParseInt(nowS, 10, 64)
-	if err != nil {
-		return admitReply{}, errs.Wrap("admit script: now", err)
 	}
 	if adm == -1 {
 		return admitReply{aborted: true, now: nowUs * 1000, refOp: -1}, nil
 	}
-	r := admitReply{admitted: adm == 1, now: nowUs * 1000, refOp: int(ri) - 1, refLimit: int(rj) - 1}
-	if r.refOp >= 0 {
-		if r.refOp >= len(ops) || r.refLimit < 0 || r.refLimit >= len(ops[r.refOp].Limits) {
-			return admitReply{}, bad
-		}
-		if r.refLevel, err = strconv.ParseFloat(rl, 64); err != nil {
-			return admitReply{}, errs.Wrap("admit script: refused level", err)
-		}
-	}
-	n := 0
-	for _, op := range ops {
-		n += len(op.Limits)
-	}
-	if len(a) != 5+n {
+	if len(a) != 6 {
 		return admitReply{}, bad
 	}
-	r.levels = make([]string, n)
-	for i := range r.levels {
-		if r.levels[i], ok = a[5+i].(string); !ok {
+	ri, ok3 := a[2].(int64)
+	rj, ok4 := a[3].(int64)
+	rl, ok5 := a[4].(string)
+	lv, ok6 := a[5].(string)
+	if !(ok3 && ok4 && ok5 && ok6) {
+		return admitReply{}, bad
+	}
+	r := admitReply{admitted: adm == 1, now: nowUs * 1000, refOp: int(ri) - 1, refLimit: int(rj) - 1, nreq: nreq}
+	if r.refOp >= 0 {
+		if r.refOp >= len(ops) || r.refLimit < 0 || r.refLimit >= len(ops[r.refOp].Limits) || len(rl) != 8 {
 			return admitReply{}, bad
 		}
+		r.refLevel = readDouble(rl)
+	}
+	n := 0
+	for i, op := range ops {
+		if op.Private && r.stands(i, op) {
+			n += len(op.Limits)
+		}
+	}
+	if len(lv) != 8*n {
+		return admitReply{}, bad
+	}
+	r.levels = make([]float64, n)
+	for i := range r.levels {
+		r.levels[i] = readDouble(lv[8*i:])
 	}
 	return r, nil
 }
 
 // opView is what one op's script reported: its clock and, per limit, the
-// standing level of a private op ("" when not reported).
+// standing level of a private op (nil when not reported).
 type opView struct {
 	now    int64
-	levels []string
+	levels []float64
 }
 
 // describe turns script replies into an Outcome, computing Retry-After and
@@ -302,13 +276,9 @@ func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLeve
 	var o sharedstore.Outcome
 	o.Admitted = refOp < 0
 	for i, op := range ops {
-		for j, s := range views[i].levels {
-			if s == "" || j >= len(op.Limits) {
-				continue
-			}
-			lv, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				continue
+		for j, lv := range views[i].levels {
+			if j >= len(op.Limits) {
+				break
 			}
 			l := op.Limits[j]
 			o.Levels = append(o.Levels, sharedstore.OpLevel{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -280,4 +282,81 @@ func sixDimensionPlan(id string, amount int64) sharedstore.Plan {
 			Limits: []sharedstore.Limit{{Budget: "minute", Capacity: 1 << 40, RefillPerSec: 1 << 34}, {Budget: "day", Capacity: 1 << 45, RefillPerSec: 1 << 30}}})
 	}
 	return p
+}
+
+func TestAJSONHoldRecordFromBeforeThePackedLayoutStillSettlesUnderSkip(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	tk := uniq("tk")
+	l := minute(500)
+	// what the previous release admitted: 400 taken, a JSON record
+	o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}})
+	require.True(t, o.Admitted)
+	legacy := `[{"k":"` + bucketKey(tk) + `","c":3,"a":"400","l":[["minute","500","0.001"]]}]`
+	require.NoError(t, e.c.Set(ctx, holdKey(o.Hold.ID), legacy, time.Hour).Err())
+	ended, err := e.store.Settle(ctx, o.Hold.ID, []string{tk}, 700)
+	require.NoError(t, err)
+	require.True(t, ended)
+	require.InDelta(t, 100, level(t, e, tk, l), 0.5, "an overage the bucket cannot cover consumes nothing, as when it was admitted")
+}
+
+// pexpireCalls is how many PEXPIRE commands the server has run (scripts'
+// included).
+func pexpireCalls(t *testing.T, e env) int64 {
+	t.Helper()
+	info, err := e.c.Info(context.Background(), "commandstats").Result()
+	require.NoError(t, err)
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(line, "cmdstat_pexpire:calls="); ok {
+			n, err := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	return 0
+}
+
+func TestABusyBucketExpiresWithinItsMarginWithoutAPexpirePerAdmission(t *testing.T) {
+	e := newEnv(t, false)
+	ctx := context.Background()
+	tk := uniq("tk")
+	// refilled to full within a microsecond: the bucket only needs the margin
+	l := sharedstore.Limit{Budget: "minute", Capacity: 1000, RefillPerSec: 1e9}
+	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
+	before := pexpireCalls(t, e)
+	for i := 0; i < 20; i++ {
+		require.True(t, admit(t, e, p).Admitted)
+		ttl, err := e.c.PTTL(ctx, bucketKey(tk)).Result()
+		require.NoError(t, err)
+		require.Greater(t, ttl, 400*time.Millisecond, "admission %d", i)
+		require.LessOrEqual(t, ttl, time.Second+time.Millisecond, "admission %d: 1 ms to refill 10 tokens, plus the margin", i)
+	}
+	require.Less(t, pexpireCalls(t, e)-before, int64(20), "the deadline is moved only when it leaves its window")
+}
+
+func TestAnOpWithThreeOrFourPeriodsIsTakenAndSettledOnEach(t *testing.T) {
+	for _, e := range envs(t) {
+		t.Run(e.name, func(t *testing.T) {
+			tk, rq := uniq("tk"), uniq("rq")
+			ls := []sharedstore.Limit{{Budget: "second", Capacity: 900, RefillPerSec: 0.001}, minute(1000), day(5000), {Budget: "week", Capacity: 7000, RefillPerSec: 0.0001}}
+			p := sharedstore.Plan{Requests: []sharedstore.Op{reqOp(rq, "api_key", ls[:3]...)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, ls...)}}
+			o := admit(t, e, p)
+			require.True(t, o.Admitted)
+			ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 100)
+			require.NoError(t, err)
+			require.True(t, ended)
+			for i, want := range []float64{800, 900, 4900, 6900} {
+				require.InDelta(t, want, level(t, e, tk, ls[i]), 0.5, ls[i].Budget)
+			}
+			for i, want := range []float64{899, 999, 4999} {
+				require.InDelta(t, want, level(t, e, rq, ls[i]), 0.5, ls[i].Budget)
+			}
+		})
+	}
+}
+
+func TestAppendBucketKeyWritesBucketKey(t *testing.T) {
+	for _, k := range []string{"tb|t|api_key|v1|abc", "}weird{model", "{", "", "plain"} {
+		require.Equal(t, bucketKey(k), string(appendBucketKey([]byte{}, k)), k)
+	}
 }

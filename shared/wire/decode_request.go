@@ -1,0 +1,196 @@
+package wire
+
+import (
+	"strconv"
+
+	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+)
+
+// DecodeAdmitRequest reads the body of POST /v1/admit. The service decodes
+// one on every admission, and reflection-driven encoding/json was over a
+// third of the admit handler's time, so it reads with jsonx as the filter
+// reads the answers. It accepts what json.Unmarshal into AdmitRequest
+// accepts (the last duplicate wins, null leaves a value alone or clears a
+// slice, any type mismatch is an error, unknown members are ignored) with
+// one deliberate difference: member names match exactly, as every encoder
+// of this protocol writes them, not case-insensitively. Documents nested
+// deeper than jsonx.MaxDepth are refused.
+func DecodeAdmitRequest(b []byte) (AdmitRequest, error) {
+	v := jsonx.Parse(b)
+	if !v.Exists() {
+		return AdmitRequest{}, errs.New("decode admit request: not a single valid JSON document")
+	}
+	var r AdmitRequest
+	err := decodeObject(v, "request", func(key []byte, val jsonx.Value) error {
+		switch string(key) {
+		case "hold_id":
+			return decodeString(val, "hold_id", &r.HoldID)
+		case "requests":
+			return decodeFreshSlice(val, "requests", &r.Requests, decodeOp, 2)
+		case "tokens":
+			return decodeFreshSlice(val, "tokens", &r.Tokens, decodeOp, 8)
+		case "overage":
+			return decodeString(val, "overage", &r.Overage)
+		}
+		return nil
+	})
+	if err != nil {
+		return AdmitRequest{}, errs.Wrap("decode admit request", err)
+	}
+	return r, nil
+}
+
+// DecodeSettleRequest reads the body of POST /v1/settle (rules as
+// DecodeAdmitRequest).
+func DecodeSettleRequest(b []byte) (SettleRequest, error) {
+	v := jsonx.Parse(b)
+	if !v.Exists() {
+		return SettleRequest{}, errs.New("decode settle request: not a single valid JSON document")
+	}
+	var r SettleRequest
+	err := decodeObject(v, "request", func(key []byte, val jsonx.Value) error {
+		switch string(key) {
+		case "hold":
+			return decodeString(val, "hold", &r.Hold)
+		case "actual":
+			return decodeInt(val, "actual", &r.Actual)
+		case "keys":
+			return decodeStrings(val, &r.Keys)
+		}
+		return nil
+	})
+	if err != nil {
+		return SettleRequest{}, errs.Wrap("decode settle request", err)
+	}
+	return r, nil
+}
+
+// DecodeReleaseRequest reads the body of POST /v1/release (rules as
+// DecodeAdmitRequest).
+func DecodeReleaseRequest(b []byte) (ReleaseRequest, error) {
+	v := jsonx.Parse(b)
+	if !v.Exists() {
+		return ReleaseRequest{}, errs.New("decode release request: not a single valid JSON document")
+	}
+	var r ReleaseRequest
+	err := decodeObject(v, "request", func(key []byte, val jsonx.Value) error {
+		switch string(key) {
+		case "hold":
+			return decodeString(val, "hold", &r.Hold)
+		case "keys":
+			return decodeStrings(val, &r.Keys)
+		}
+		return nil
+	})
+	if err != nil {
+		return ReleaseRequest{}, errs.Wrap("decode release request", err)
+	}
+	return r, nil
+}
+
+func decodeStrings(v jsonx.Value, p *[]string) error {
+	return decodeSlice(v, "keys", p, func(v jsonx.Value, s *string) error { return decodeString(v, "keys[]", s) })
+}
+
+func decodeOp(v jsonx.Value, o *Op) error {
+	return decodeObject(v, "op", func(key []byte, val jsonx.Value) error {
+		switch string(key) {
+		case "key":
+			return decodeString(val, "op.key", &o.Key)
+		case "kind":
+			return decodeKind(val, "op.kind", &o.Kind)
+		case "dimension":
+			return decodeName(val, "op.dimension", &o.Dimension)
+		case "limits":
+			return decodeFreshSlice(val, "op.limits", &o.Limits, decodeLimit, 2)
+		case "amount":
+			return decodeInt(val, "op.amount", &o.Amount)
+		case "private":
+			return decodeBool(val, "op.private", &o.Private)
+		}
+		return nil
+	})
+}
+
+func decodeLimit(v jsonx.Value, l *Limit) error {
+	return decodeObject(v, "limit", func(key []byte, val jsonx.Value) error {
+		switch string(key) {
+		case "budget":
+			return decodeName(val, "limit.budget", &l.Budget)
+		case "capacity":
+			return decodeInt(val, "limit.capacity", &l.Capacity)
+		case "refill_per_sec":
+			return decodeFloat(val, "limit.refill_per_sec", &l.RefillPerSec)
+		}
+		return nil
+	})
+}
+
+func decodeFloat(v jsonx.Value, what string, p *float64) error {
+	switch v.Kind {
+	case jsonx.Number:
+		f, err := strconv.ParseFloat(string(v.Raw), 64)
+		if err != nil {
+			return errs.New(what + ": " + string(v.Raw) + " is not a float64")
+		}
+		*p = f
+	case jsonx.Null:
+	default:
+		return typeError(what, v)
+	}
+	return nil
+}
+
+// decodeFreshSlice is decodeSlice without its counting pass when the slice
+// has no backing array yet (every member seen once, the only case the
+// encoders produce): appending to a nil slice is then exactly what
+// encoding/json does. A repeated member, whose earlier array encoding/json
+// decodes into, takes decodeSlice.
+//
+// hint is the usual length, allocated at the first element, so a typical
+// array costs one allocation.
+func decodeFreshSlice[T any](v jsonx.Value, what string, p *[]T, elem func(jsonx.Value, *T) error, hint int) error {
+	if cap(*p) > 0 || v.Kind != jsonx.Array {
+		return decodeSlice(v, what, p, elem)
+	}
+	var s []T
+	var err error
+	v.ForEach(func(_ []byte, val jsonx.Value) bool {
+		var zero T
+		if s == nil {
+			s = make([]T, 0, hint)
+		}
+		s = append(s, zero)
+		err = elem(val, &s[len(s)-1])
+		return err == nil
+	})
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		s = make([]T, 0)
+	}
+	*p = s
+	return nil
+}
+
+// names are the dimension and budget names every plan repeats; decodeName
+// hands out these strings instead of allocating a copy per op and limit.
+var names = [...]string{"global", "client", "api_key", "user", "team", "model",
+	"second", "minute", "hour", "day", "concurrent"}
+
+// decodeName is decodeString for a dimension or budget name.
+func decodeName(v jsonx.Value, what string, p *string) error {
+	if v.Kind == jsonx.String && len(v.Raw) >= 2 {
+		if c := v.Raw[1 : len(v.Raw)-1]; !hasBackslash(c) {
+			for _, n := range names {
+				if string(c) == n {
+					*p = n
+					return nil
+				}
+			}
+		}
+	}
+	return decodeString(v, what, p)
+}

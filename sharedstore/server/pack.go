@@ -1,0 +1,114 @@
+package server
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// The scripts read their numbers as packed little-endian doubles
+// (struct.unpack) rather than as text: parsing decimal text with strtod and
+// formatting it back were the largest single cost of an admission inside
+// Redis. Every number that travels is an integer below 2^53 or a float64
+// refill rate, so a double carries each one exactly. The layouts are
+// documented in admit.lua and common.lua.
+
+func appendDouble(dst []byte, f float64) []byte {
+	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(f))
+}
+
+func appendDoubles(dst []byte, fs ...float64) []byte {
+	for _, f := range fs {
+		dst = appendDouble(dst, f)
+	}
+	return dst
+}
+
+func readDouble(s string) float64 {
+	return math.Float64frombits(uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56)
+}
+
+// appendField writes a '<Bc0' string: a length byte, then the bytes.
+// Budget names are at most 32 bytes (wire.Validate), so "l:"+name fits.
+func appendField(dst []byte, prefix, name string) []byte {
+	dst = append(dst, byte(len(prefix)+len(name)))
+	return append(append(dst, prefix...), name...)
+}
+
+// appendLimits writes each limit as '<Bc0Bc0dd': level field, time field,
+// capacity, refill per second.
+func appendLimits(dst []byte, ls []sharedstore.Limit) []byte {
+	for _, l := range ls {
+		dst = appendField(dst, "l:", l.Budget)
+		dst = appendField(dst, "t:", l.Budget)
+		dst = appendDoubles(dst, float64(l.Capacity), l.RefillPerSec)
+	}
+	return dst
+}
+
+// appendPlan is admit.lua's ARGV[1].
+func appendPlan(dst []byte, nreq, ntok int, holdTTL, margin int64, ops []sharedstore.Op) []byte {
+	dst = append(dst, byte(nreq), byte(ntok))
+	dst = appendDoubles(dst, float64(holdTTL), float64(margin))
+	for _, op := range ops {
+		private := byte(0)
+		if op.Private {
+			private = 1
+		}
+		dst = append(dst, byte(op.Kind), private)
+		dst = appendDouble(dst, float64(op.Amount))
+		dst = append(dst, byte(len(op.Limits)))
+		dst = appendLimits(dst, op.Limits)
+	}
+	return dst
+}
+
+// appendRecord is a hold record: what end.lua needs to settle or release
+// it, and the plan's overage rule, so a reload never changes how it settles.
+// Keys are at most wire.MaxKeyLen bytes before the prefix, well within the
+// '<H' length.
+func appendRecord(dst []byte, entries []sharedstore.HoldEntry, overage sharedstore.Overage) []byte {
+	skip := byte(0)
+	if overage == sharedstore.OverageSkip {
+		skip = 1
+	}
+	dst = append(dst, skip, byte(len(entries)))
+	for _, e := range entries {
+		at := len(dst)
+		dst = appendBucketKey(binary.LittleEndian.AppendUint16(dst, 0), e.Key)
+		binary.LittleEndian.PutUint16(dst[at:], uint16(len(dst)-at-2))
+		dst = append(dst, byte(e.Kind))
+		dst = appendDouble(dst, float64(e.Amount))
+		dst = append(dst, byte(len(e.Limits)))
+		dst = appendLimits(dst, e.Limits)
+	}
+	return dst
+}
+
+// planSize and recordSize are the packed lengths, so each blob is
+// allocated once.
+func planSize(ops []sharedstore.Op) int {
+	n := 2 + 16
+	for _, op := range ops {
+		n += 11 + limitsSize(op.Limits)
+	}
+	return n
+}
+
+func recordSize(entries []sharedstore.HoldEntry) int {
+	n := 2
+	for _, e := range entries {
+		n += 2 + len(keyPrefix) + len("b:{#0123456789abcdef}") + len(e.Key) + 10 + limitsSize(e.Limits)
+	}
+	return n
+}
+
+func limitsSize(ls []sharedstore.Limit) int {
+	n := 0
+	for _, l := range ls {
+		n += 2 + 2*(2+len(l.Budget)) + 16
+	}
+	return n
+}
