@@ -12,7 +12,8 @@ import (
 
 // fuzzConfig turns on every body-reading path: estimation on every route,
 // include_usage injection, a clamping model (so bodies may be rewritten on
-// every route), trusted identity headers, and all six dimensions.
+// every route), trusted identity headers, all six dimensions, a model image
+// limit, and spend limits on a user and a team the trusted headers name.
 const fuzzConfig = `{
   "rate_limiting": {
     "limits": {
@@ -26,8 +27,10 @@ const fuzzConfig = `{
   },
   "identity": { "trusted_user_header": "x-auth-user", "trusted_team_header": "x-auth-team", "model_header": "x-model" },
   "token_budget": { "inject_stream_usage": true, "max_body_bytes": 65536, "default_output_tokens": 500 },
-  "models": { "gpt-4o": { "max_tokens_per_request": 1000, "max_context_length": 50000, "on_max_tokens": "clamp" },
-              "claude": { "max_tokens_per_request": 2000, "on_max_tokens": "refuse" } }
+  "models": { "gpt-4o": { "max_tokens_per_request": 1000, "max_context_length": 50000, "on_max_tokens": "clamp", "max_images_per_request": 3 },
+              "claude": { "max_tokens_per_request": 2000, "on_max_tokens": "refuse" } },
+  "pricing": { "gpt-4o": { "input": "2.50", "cached_input": "1.25", "output": 10 }, "default": { "input": 1, "output": 2, "per_request": "0.000001" } },
+  "spend_limits": { "users": { "alice": { "day_usd": "0.50", "month_usd": 0 } }, "teams": { "red": { "month_usd": "100" } } }
 }`
 
 var fuzzPaths = []string{
@@ -54,6 +57,7 @@ func FuzzFilterNeverTraps(f *testing.F) {
 	seed(0, "sk-a", "", stream, 200, 1, sse, 33, false)
 	seed(0, "sk-a", "", stream, 200, 2, strings.ReplaceAll(sse, "\n", "\r\n"), 100, true)
 	seed(0, "sk-b", "x-auth-user: alice", "\xef\xbb\xbf"+chat, 200, 0, chatResponse(1, 1), 0, false)
+	seed(0, "sk-b", "x-auth-team: red", stream, 200, 1, sse, 40, true)
 	seed(0, "sk-b", "", strings.Replace(chat, "{", `{"x":NaN,`, 1), 200, 0, chatResponse(1, 1), 0, false)
 	seed(0, "", "x-api-key: sk-c", chat+`{"junk":1}`, 200, 0, chatResponse(1, 1), 0, false)
 	seed(0, "sk-c", "", `{"model":"gpt-4o","messages":[],"max_tokens":10,"max\u005ftokens":99999}`, 200, 0, chatResponse(1, 1), 0, false)
