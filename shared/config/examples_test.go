@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/money"
+	"github.com/tokenbudget/tokenbudget/shared/spend"
 )
 
 func loadExample(t *testing.T, name string) (*Runtime, []string) {
@@ -52,4 +54,19 @@ func TestPerModelExampleDividesModelBudgetsAndKeepsRequestLimits(t *testing.T) {
 	_, ok = rt.Model("unlisted")
 	require.False(t, ok)
 	require.Equal(t, "x-model", rt.ModelHeader)
+}
+
+func TestSpendExampleGivesTheDemoKeyADailyAndMonthlyLimit(t *testing.T) {
+	rt, w := loadExample(t, "spend.json")
+	require.Len(t, w, 1, "only the per-Envoy counters warning: %v", w)
+	require.Contains(t, w[0], "spend is counted per Envoy")
+	k := rt.Key(sha("sk-spend-demo"))
+	require.True(t, k.Known)
+	p := rt.SpendPolicy(k, k.User, k.Team)
+	require.Equal(t, spend.Limit{Amount: 50_000_000, Set: true}, p.Limits[spend.KeyDay], "$0.05")
+	require.Equal(t, spend.Limit{Amount: money.OneUSD, Set: true}, p.Limits[spend.KeyMonth])
+	require.Equal(t, spend.Limit{Amount: 200 * money.OneUSD, Set: true}, p.Limits[spend.TeamMonth])
+	require.Equal(t, "spend-demo", p.APIKey)
+	_, priced := rt.Price("some-new-model")
+	require.True(t, priced, "the default entry prices unknown models")
 }
