@@ -61,6 +61,7 @@ func priced(r rates, uncached, cached, write, output int64) int64 {
 func spentNano(t testing.TB, g *gateway.Gateway) int64 {
 	t.Helper()
 	require.Eventually(t, func() bool { return g.Host().OpenStreams() == 0 }, 5*time.Second, time.Millisecond)
+	g.Host().Tick() // the filter hands its counters to the proxy on its tick
 	v, _ := g.Host().Metric(metrics.Name(metrics.SpendUSD, metrics.LabelScope, "api_key"))
 	return int64(v)
 }
@@ -158,6 +159,7 @@ func TestE2EAKeyIsRefusedAtItsDailySpendLimit(t *testing.T) {
 	require.Equal(t, "spend_limit_exceeded", apiErr.Code)
 	require.Equal(t, "API Key daily spend limit exceeded.", apiErr.Message)
 	require.Equal(t, "false", apiErr.Response.Header.Get("x-should-retry"), "the SDK does not retry it")
+	g.Host().Tick()
 	refusals, _ := g.Host().Metric(metrics.Name(metrics.SpendRefusals, metrics.LabelScope, "api_key", metrics.LabelPeriod, "day"))
 	require.Equal(t, int64(1), refusals, "one refusal: x-should-retry kept the SDK's three retries from running")
 }
