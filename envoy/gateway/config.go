@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -59,6 +60,9 @@ type Config struct {
 	AllowStdioInit bool
 	// Logger receives the gateway's and the plugin's log lines; nil means slog.Default().
 	Logger *slog.Logger
+	// AccessLog receives one JSON line per request (method, path, status,
+	// duration and the filter's decision); nil writes none.
+	AccessLog io.Writer
 }
 
 // DefaultStatsTags are the stats_tags rules for the filter's metric names (labels folded in as

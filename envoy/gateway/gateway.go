@@ -22,6 +22,7 @@ import (
 type Gateway struct {
 	cfg       Config
 	log       *slog.Logger
+	access    *accessLog // nil: no access log
 	host      *host.Host
 	upstream  *url.URL
 	transport *http.Transport
@@ -47,6 +48,9 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, log: cfg.Logger}
+	if cfg.AccessLog != nil {
+		g.access = &accessLog{w: cfg.AccessLog}
+	}
 	if cfg.Upstream == UpstreamMock {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
 )
@@ -27,6 +28,7 @@ const upstreamConnectError = "upstream connect error or disconnect/reset before 
 
 // ServeHTTP proxies one request through the filter to the upstream.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
 	ctx, cancel := context.WithCancel(r.Context())
 	x := &exchange{g: g, w: w, rc: http.NewResponseController(w), r: r, ctx: ctx}
 	x.s = g.host.NewStream(host.StreamInfo{Worker: -1, SourceAddress: r.RemoteAddr, DestinationAddress: localAddr(r)})
@@ -34,6 +36,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	cancel() // whatever is still talking to the upstream stops now
 	x.cleanup()
 	x.s.Done()
+	if g.access != nil {
+		decision, _ := x.s.FilterState(FilterStateName)
+		status := x.status
+		if x.reset || status == 0 {
+			status = 0 // the stream was reset: no status reached the client
+		}
+		g.access.write(r, status, time.Since(start), decision)
+	}
 	if x.reset {
 		// Reset the downstream connection, as Envoy resets a stream it cannot finish.
 		panic(http.ErrAbortHandler)
@@ -64,6 +74,7 @@ type exchange struct {
 	reqPaused             bool
 
 	wroteHeaders bool
+	status       int    // the status written to the client, 0 until then
 	pending      []byte // response body released before the headers could be written (defensive)
 	respPaused   bool
 	reset        bool
@@ -326,7 +337,7 @@ func (x *exchange) writeHeaders(hs host.Headers, eos bool, body []byte) error {
 		h["Content-Type"] = nil // no sniffing: a proxy does not invent a content type
 	}
 	x.w.WriteHeader(status)
-	x.wroteHeaders = true
+	x.wroteHeaders, x.status = true, status
 	if len(x.pending) > 0 {
 		p := x.pending
 		x.pending = nil
@@ -355,7 +366,7 @@ func (x *exchange) writeLocal(lr *host.LocalResponse) {
 		h["Content-Type"] = nil
 	}
 	x.w.WriteHeader(lr.Status)
-	x.wroteHeaders = true
+	x.wroteHeaders, x.status = true, lr.Status
 	_, _ = x.w.Write(lr.Body)
 }
 

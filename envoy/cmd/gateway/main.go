@@ -12,6 +12,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -57,10 +58,16 @@ func run(args []string) error {
 	policy := fs.String("failure-policy", "closed", "after a VM trap: closed (503), open (pass) or reload")
 	level := fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
 	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "directory to cache compiled wasm across runs")
+	accessLog := fs.String("access-log", "stderr", "one JSON line per request: off, stderr or a FILE (appended to)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	var err error
+	var closeLog func()
+	if cfg.AccessLog, closeLog, err = openAccessLog(*accessLog); err != nil {
+		return err
+	}
+	defer closeLog()
 	if cfg.Profile, err = parseProfile(*profile); err != nil {
 		return err
 	}
@@ -73,6 +80,21 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return gateway.Run(ctx, cfg)
+}
+
+// openAccessLog opens the --access-log destination.
+func openAccessLog(dest string) (io.Writer, func(), error) {
+	switch dest {
+	case "off":
+		return nil, func() {}, nil
+	case "stderr", "":
+		return os.Stderr, func() {}, nil
+	}
+	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--access-log: %w", err)
+	}
+	return f, func() { _ = f.Close() }, nil
 }
 
 func parseProfile(s string) (host.Profile, error) {
