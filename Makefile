@@ -72,9 +72,12 @@ vet:
 	$(GO) vet ./...
 	$(WASMENV) $(GO) build ./filter/... $(SHARED_PKGS) ./sharedstore ./sharedstore/local ./sharedstore/remote ./sharedstore/fallback
 
-# The local gateway on the embedded mock LLM with the example config.
+# The local gateway on the embedded mock LLM with the example config. The binary is built and
+# exec'd (not `go run`, which would stand between a SIGHUP and the gateway), so
+# `kill -HUP <pid>` with the pid of its "listening" line reloads CONFIG.
 run: build
-	$(GO) run ./envoy/cmd/gateway --wasm $(WASM) --config $(CONFIG) --upstream mock
+	$(GO) build -o build/gateway ./envoy/cmd/gateway
+	exec build/gateway --wasm $(WASM) --config $(CONFIG) --upstream mock
 
 bench: build
 	{ TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \

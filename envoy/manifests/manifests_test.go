@@ -356,4 +356,3 @@ func TestStrictDecodingRejectsUnknownFields(t *testing.T) {
 	var svc corev1.Service
 	require.Error(t, yaml.UnmarshalStrict([]byte("apiVersion: v1\nkind: Service\nspec: {selectorr: {}}\n"), &svc))
 }
-
