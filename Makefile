@@ -36,7 +36,7 @@ FUZZ_TARGETS := \
 	./sharedstore/local:FuzzGarbageInSharedDataNeverPanics \
 	./filter/abi:FuzzDecodePairsNeverPanics
 
-.PHONY: all build test run bench fuzz fuzz-smoke vet validate clean
+.PHONY: all build test run bench fuzz fuzz-smoke vet validate oci clean
 
 all: build
 
@@ -93,6 +93,15 @@ bench: build
 
 validate:
 	$(GO) run ./shared/cmd/tbconfig validate $(CONFIG)
+
+# The module as an OCI image Istio pulls (Wasm image spec, compat variant: one layer holding
+# plugin.wasm): the layout in build/oci, the same as one tar in build/oci.tar, its manifest
+# digest in build/oci.digest, and build/istio/wasmplugin.yaml, the WasmPlugin pinned to it
+# (url oci://OCI_REF, sha256 the digest).
+OCI_REF ?= ghcr.io/example/tokenbudget:0.1.0
+oci: build
+	$(GO) run ./envoy/cmd/ociimage --wasm $(WASM) --ref $(OCI_REF) --layout build/oci --tar build/oci.tar \
+		--digest-file build/oci.digest --wasmplugin envoy/istio/wasmplugin.yaml --wasmplugin-out build/istio/wasmplugin.yaml
 
 clean:
 	rm -rf build
