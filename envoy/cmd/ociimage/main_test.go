@@ -6,13 +6,17 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -172,4 +176,30 @@ func TestBadInputsAreRefused(t *testing.T) {
 	require.ErrorContains(t, err, "spec.url")
 	require.ErrorContains(t, run([]string{"--wasmplugin", "x"}, io.Discard), "go together")
 	require.ErrorContains(t, run([]string{"--ref", "Not A Ref"}, io.Discard), "--ref")
+}
+
+// What Istio's fetcher does with a WasmPlugin url: pull the image from a registry by tag, check
+// the manifest digest against sha256, take plugin.wasm from the single tar+gzip layer.
+func TestAPushedImagePullsBackWithTheSameDigestAndModule(t *testing.T) {
+	module := wasmbuild.Filter(t)
+	img, err := Image(module)
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "oci")
+	require.NoError(t, WriteLayout(dir, img, "0.1.0"))
+	local, _ := readImage(t, dir)
+
+	reg := httptest.NewServer(registry.New())
+	defer reg.Close()
+	ref, err := name.NewTag(strings.TrimPrefix(reg.URL, "http://") + "/tokenbudget:0.1.0")
+	require.NoError(t, err)
+	require.NoError(t, remote.Write(ref, local))
+
+	pulled, err := remote.Image(ref)
+	require.NoError(t, err)
+	want, err := img.Digest()
+	require.NoError(t, err)
+	got, err := pulled.Digest()
+	require.NoError(t, err)
+	require.Equal(t, want, got, "the digest make oci writes is the one Istio sees")
+	require.Equal(t, module, pluginWasm(t, pulled))
 }
