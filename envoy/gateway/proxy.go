@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
@@ -42,7 +41,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x := &exchange{g: g, w: w, rc: http.NewResponseController(w), r: r, ctx: ctx}
 	if d := g.cfg.StreamIdleTimeout; d > 0 {
 		x.idle = time.AfterFunc(d, func() {
-			x.idleFired.Store(true)
+			x.idleMu.Lock()
+			defer x.idleMu.Unlock()
+			if x.idleOver {
+				return // the exchange ended first
+			}
+			x.idleFired = true
 			_ = x.rc.SetReadDeadline(time.Now())  // wakes a blocked read of the client's body,
 			_ = x.rc.SetWriteDeadline(time.Now()) // a write to a client that does not read,
 			cancel()                              // and the upstream round trip, and any Wait
@@ -52,9 +56,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.run(hs)
 	if x.idle != nil {
 		x.idle.Stop()
-	}
-	if x.idleFired.Load() {
-		x.idleTimeout()
+		x.idleMu.Lock()
+		x.idleOver = true
+		fired := x.idleFired
+		x.idleMu.Unlock()
+		if fired {
+			x.idleTimeout()
+		}
 	}
 	cancel() // whatever is still talking to the upstream stops now
 	x.cleanup()
@@ -94,13 +102,15 @@ type exchange struct {
 	reset        bool
 
 	idle      *time.Timer // Config.StreamIdleTimeout, pushed back whenever a byte moves
-	idleFired atomic.Bool
+	idleMu    sync.Mutex  // orders the timer against the end of the exchange
+	idleFired bool        // the timer cut the exchange off
+	idleOver  bool        // the exchange ended; a late timer does nothing
 }
 
 // active pushes the stream idle timeout back: a byte moved.
 func (x *exchange) active() {
-	if x.idle != nil && !x.idleFired.Load() {
-		x.idle.Reset(x.g.cfg.StreamIdleTimeout)
+	if x.idle != nil {
+		x.idle.Reset(x.g.cfg.StreamIdleTimeout) // a timer that already fired has cut the exchange off
 	}
 }
 
