@@ -3,7 +3,9 @@
 //
 //	gateway --wasm build/filter.wasm --config examples/local/plugin.json --upstream mock
 //
-// Admin (default 127.0.0.1:9901): /stats/prometheus, /ready, POST /reload. SIGHUP reloads too.
+// Admin (default 127.0.0.1:9901): /stats/prometheus, /ready, POST /reload. SIGHUP to this process
+// reloads too (its pid is in the "listening" log line). Envoy's defaults apply to every request:
+// 60 KiB of headers (431 beyond) and a 5 minute stream idle timeout (--stream-idle-timeout).
 // A plugin config the filter rejects at start makes the command exit 1 with the reason.
 package main
 
@@ -59,8 +61,19 @@ func run(args []string) error {
 	level := fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
 	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "directory to cache compiled wasm across runs")
 	accessLog := fs.String("access-log", "stderr", "one JSON line per request: off, stderr or a FILE (appended to)")
+	idle := fs.Duration("stream-idle-timeout", gateway.DefaultStreamIdleTimeout,
+		"end a request on which nothing moved for this long (408 before the response starts); 0 disables, as in Envoy")
+	fs.IntVar(&cfg.MaxRequestHeadersBytes, "max-request-headers-bytes", gateway.DefaultMaxRequestHeadersBytes,
+		"largest request header block (names and values); larger ones get 431")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *idle < 0 {
+		return fmt.Errorf("--stream-idle-timeout %v: must not be negative", *idle)
+	}
+	cfg.StreamIdleTimeout = *idle
+	if *idle == 0 {
+		cfg.StreamIdleTimeout = -1 // the Config's "none"
 	}
 	var err error
 	var closeLog func()

@@ -51,3 +51,7 @@ func TestFlagParsersMapToHostValues(t *testing.T) {
 	require.NoError(t, c.Set("sharedstore=http://127.0.0.1:8081"))
 	require.Equal(t, "http://127.0.0.1:8081", c["sharedstore"])
 }
+
+func TestStreamIdleTimeoutFlagRejectsNegativeDurations(t *testing.T) {
+	require.ErrorContains(t, run([]string{"--stream-idle-timeout", "-1s"}), "must not be negative")
+}
