@@ -214,13 +214,14 @@ func (w *Worker) RunTeam(ctx context.Context, team string) (res Result, err erro
 }
 
 // selectBatch reads the team's oldest unprocessed records. Records that
-// already failed to price go last, so a run of unpriceable records at the
-// head cannot starve the rest of the team.
+// failed to price go after the rest, fewest failures first, so unpriceable
+// records can neither starve the team's other records nor each other: each
+// failure sends a record behind those that failed less often.
 func (w *Worker) selectBatch(ctx context.Context, tx pgx.Tx, team string) ([]pending, error) {
 	rows, err := tx.Query(ctx, `SELECT id, api_key_id, user_id, model, input_tokens, cached_input_tokens,
 		cache_write_tokens, cache_write_1h_tokens, output_tokens, call_start, day_key, month_key, estimated_cost
 		FROM inference_records WHERE team = $1 AND NOT processed
-		ORDER BY error_count > 0, call_start, id LIMIT $2 FOR UPDATE`, team, w.batch)
+		ORDER BY error_count, call_start, id LIMIT $2 FOR UPDATE`, team, w.batch)
 	if err != nil {
 		return nil, err
 	}
