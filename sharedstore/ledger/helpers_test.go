@@ -16,7 +16,9 @@ import (
 )
 
 // newStore is a migrated ledger on a database of the test's own.
-func newStore(t *testing.T) (*Store, *pgxpool.Pool) {
+func newStore(t *testing.T) (*Store, *pgxpool.Pool) { return newStoreTB(t) }
+
+func newStoreTB(t testing.TB) (*Store, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, pgtest.Database(t))

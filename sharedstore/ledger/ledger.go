@@ -68,7 +68,7 @@ func (r *Record) validate() (day, month calendar.Window, err error) {
 		return day, month, bad("negative token count")
 	}
 	day, month, ok := calendar.Both(r.CallStart.UnixNano())
-	if !ok || r.CallStart.Year() > 2200 {
+	if !ok || r.CallStart.Year() > 9999 { // period keys have four-digit years
 		return day, month, bad("call start out of range")
 	}
 	return day, month, nil
