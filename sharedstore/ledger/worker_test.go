@@ -45,11 +45,14 @@ func TestConcurrentWorkersOnOneTeamNeverDoubleCount(t *testing.T) {
 			done <- res
 		}()
 		<-holding
-		res, err := NewWorker(s, 0).RunTeam(ctx, "acme")
+		// The second run must answer at once, not queue behind the first.
+		bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		res, err := NewWorker(s, 0).RunTeam(bctx, "acme")
+		cancel()
+		close(release)
 		require.NoError(t, err)
 		require.True(t, res.Busy)
 		require.Empty(t, res.Charged)
-		close(release)
 		got := <-done
 		require.False(t, got.Busy)
 		require.Len(t, got.Charged, 1)
