@@ -22,7 +22,7 @@ SHARED_PKGS = $(shell $(GO) list ./shared/... | grep -v -e /schema -e /cmd/)
 FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
 	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
-.PHONY: all build test test-profiles run bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate clean
+.PHONY: all build test test-profiles run bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci clean
 
 all: build
 
@@ -79,9 +79,12 @@ vet:
 	$(GO) vet ./...
 	$(WASMENV) $(GO) build ./filter/... $(SHARED_PKGS) ./sharedstore ./sharedstore/local ./sharedstore/remote ./sharedstore/fallback
 
-# The local gateway on the embedded mock LLM with the example config.
+# The local gateway on the embedded mock LLM with the example config. The binary is built and
+# exec'd (not `go run`, which would stand between a SIGHUP and the gateway), so
+# `kill -HUP <pid>` with the pid of its "listening" line reloads CONFIG.
 run: build
-	$(GO) run ./envoy/cmd/gateway --wasm $(WASM) --config $(CONFIG) --upstream mock
+	$(GO) build -o build/gateway ./envoy/cmd/gateway
+	exec build/gateway --wasm $(WASM) --config $(CONFIG) --upstream mock
 
 bench: build
 	{ TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
@@ -130,6 +133,15 @@ bench-instructions: build
 
 validate:
 	$(GO) run ./shared/cmd/tbconfig validate $(CONFIG)
+
+# The module as an OCI image Istio pulls (Wasm image spec, compat variant: one layer holding
+# plugin.wasm): the layout in build/oci, the same as one tar in build/oci.tar, its manifest
+# digest in build/oci.digest, and build/istio/wasmplugin.yaml, the WasmPlugin pinned to it
+# (url oci://OCI_REF, sha256 the digest).
+OCI_REF ?= ghcr.io/example/tokenbudget:0.1.0
+oci: build
+	$(GO) run ./envoy/cmd/ociimage --wasm $(WASM) --ref $(OCI_REF) --layout build/oci --tar build/oci.tar \
+		--digest-file build/oci.digest --wasmplugin envoy/istio/wasmplugin.yaml --wasmplugin-out build/istio/wasmplugin.yaml
 
 clean:
 	rm -rf build

@@ -186,23 +186,41 @@ func (l *servedLog) tokensFrom(from int) (total, largest int64) {
 	return total, largest
 }
 
+// charged is what the API-key dimension has been charged so far on the
+// gateways: reserved plus overages minus refunds. The attacks run one key
+// at a time, so its growth over one attack is that key's charge.
+func charged(t *testing.T, gws []*gateway.Gateway) int64 {
+	var n int64
+	for _, g := range gws {
+		series := func(outcome string) int64 {
+			return promValue(t, g, `rate_limit_token_budget_tokens_total{dimension="api_key",outcome="`+outcome+`"}`)
+		}
+		n += series("reserved") + series("charged") - series("refunded")
+	}
+	return n
+}
+
 // runAttacks replays every attack on its own key and checks what the
 // backend served against the key's budget.
-func runAttacks(t *testing.T, served *servedLog, gw func(int) *gateway.Gateway, refillPerSec float64) {
+func runAttacks(t *testing.T, served *servedLog, gw func(int) *gateway.Gateway, gws []*gateway.Gateway, refillPerSec float64) {
 	for i, a := range attacks {
 		t.Run(a.name, func(t *testing.T) {
 			key := "sk-attacker-" + strconv.Itoa(i)
 			from := served.quiet(t)
+			time.Sleep(600 * time.Millisecond) // metrics reach the host on the filter's 500 ms tick
+			before := charged(t, gws)
 			start := time.Now()
 			a.run(t, gw, key)
 			served.quiet(t)
+			time.Sleep(600 * time.Millisecond)
+			paid := charged(t, gws) - before
 			total, largest := served.tokensFrom(from)
 			refill := int64(time.Since(start).Seconds()*refillPerSec) + 1
 			allowance := int64(attackBudget) + refill + 4096 + 64 // one hold: a ceiling plus a short input
 			if a.overage {
 				allowance = attackBudget + refill + largest
 			}
-			t.Logf("served %d tokens through a %d budget (allowance %d)", total, attackBudget, allowance)
+			t.Logf("served %d tokens, charged %d, through a %d budget (allowance %d)", total, paid, attackBudget, allowance)
 			require.LessOrEqual(t, total, allowance, "the key was held to its budget")
 			if total >= attackBudget {
 				require.NotEqual(t, 200, send(t, gw(0), key, chatReq("one more", 4000, false), nil, "x-mock-output-tokens", "4000"),
@@ -216,7 +234,7 @@ func TestE2EAttacksOnOneKeyAreHeldToItsBudgetLocally(t *testing.T) {
 	served := &servedLog{}
 	clock := &frozenClock{t: time.Unix(1_800_000_000, 0)}
 	g := startGateway(t, localAttackConfig(), withClock(clock), func(c *gateway.Config) { c.Mock.OnServed = served.add })
-	runAttacks(t, served, func(int) *gateway.Gateway { return g }, 0)
+	runAttacks(t, served, func(int) *gateway.Gateway { return g }, []*gateway.Gateway{g}, 0)
 	require.Empty(t, g.Host().Traps())
 }
 
@@ -234,7 +252,7 @@ func TestE2EAttacksOnOneKeyAreHeldToItsFleetBudget(t *testing.T) {
 		return b
 	}
 	// Redis refills on its own clock: 20,000 a minute.
-	runAttacks(t, served, gw, attackBudget/60.0)
+	runAttacks(t, served, gw, []*gateway.Gateway{a, b}, attackBudget/60.0)
 	require.Empty(t, a.Host().Traps())
 	require.Empty(t, b.Host().Traps())
 }

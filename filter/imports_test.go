@@ -165,44 +165,89 @@ type listedPackage struct {
 	Module     *struct{ Path string }
 }
 
-// Envoy's host allows only a few WASI calls while _initialize runs
-// (proxy-wasm-cpp-host WasmBase::startVm); Go's syscall package calls
-// fd_fdstat_get from its init on wasip1, which traps there. So no package of
-// the module — ours or a dependency's — may link syscall, and with it time,
-// os, fmt and encoding/json. The test names the importer so a new
-// dependency that drags syscall in is found at once.
-func TestModulesLinkNothingThatCallsWASIDuringInitialize(t *testing.T) {
+// banned are the packages that link syscall into a wasip1 build (or are
+// syscall): Envoy's host allows only a few WASI calls while _initialize runs
+// (proxy-wasm-cpp-host WasmBase::startVm), and Go's syscall package calls
+// fd_fdstat_get from its init on wasip1, which traps there on the strictest
+// hosts. time, os and fmt import it; encoding/json brings reflection-heavy
+// init and links os.
+var banned = map[string]bool{"syscall": true, "os": true, "time": true, "fmt": true, "encoding/json": true}
+
+// goList runs go list for wasip1 from the module root and decodes each
+// package it prints.
+func goList(t *testing.T, args ...string) []listedPackage {
+	t.Helper()
 	root, err := wasmbuild.Root()
 	require.NoError(t, err)
-	banned := map[string]bool{"syscall": true, "os": true, "time": true, "fmt": true, "encoding/json": true}
+	cmd := exec.Command("go", append([]string{"list", "-json"}, args...)...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		require.NoError(t, err, string(exit.Stderr))
+	}
+	require.NoError(t, err)
+	var pkgs []listedPackage
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			return pkgs
+		} else {
+			require.NoError(t, err)
+		}
+		pkgs = append(pkgs, p)
+	}
+}
+
+const modulePath = "github.com/tokenbudget/tokenbudget"
+
+// No package of the modules — ours or a dependency's — may link syscall.
+// The test names the importer, so a new dependency that drags syscall in
+// is found at once.
+func TestModulesLinkNothingThatCallsWASIDuringInitialize(t *testing.T) {
 	for _, m := range modules {
 		t.Run(m.name, func(t *testing.T) {
-			cmd := exec.Command("go", "list", "-deps", "-json", m.pkg)
-			cmd.Dir = root
-			cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-			out, err := cmd.Output()
-			var exit *exec.ExitError
-			if errors.As(err, &exit) {
-				require.NoError(t, err, string(exit.Stderr))
-			}
-			require.NoError(t, err)
-			dec := json.NewDecoder(strings.NewReader(string(out)))
 			own := 0
-			for {
-				var p listedPackage
-				if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-					break
-				} else {
-					require.NoError(t, err)
-				}
+			for _, p := range goList(t, "-deps", m.pkg) {
 				for _, imp := range p.Imports {
 					require.False(t, banned[imp], "%s imports %s, which links syscall into the module", p.ImportPath, imp)
 				}
-				if p.Module != nil && p.Module.Path == "github.com/tokenbudget/tokenbudget" {
+				if p.Module != nil && p.Module.Path == modulePath {
 					own++
 				}
 			}
 			require.Positive(t, own, "go list found none of our packages")
+		})
+	}
+}
+
+// Every package meant for the module stays startable in Envoy even before
+// the filter links it: the module's own dependencies, and every package
+// under shared/ but its native tools (cmd/, schema). The list is derived
+// from the tree, one subtest per package, failing beside the package that
+// brought the import in.
+func TestEveryPackageMeantForTheModuleLinksNoSyscall(t *testing.T) {
+	meant := map[string]bool{}
+	for _, p := range goList(t, "-deps", "./filter") {
+		if p.Module != nil && p.Module.Path == modulePath {
+			meant[p.ImportPath] = true
+		}
+	}
+	for _, p := range goList(t, "./shared/...") {
+		if !strings.Contains(p.ImportPath, "/cmd/") && !strings.HasSuffix(p.ImportPath, "/schema") {
+			meant[p.ImportPath] = true
+		}
+	}
+	require.Contains(t, meant, modulePath+"/shared/bucket", "the derived list found the shared packages")
+	for pkg := range meant {
+		t.Run(strings.TrimPrefix(pkg, modulePath+"/"), func(t *testing.T) {
+			for _, p := range goList(t, "-deps", pkg) {
+				for _, imp := range p.Imports {
+					require.False(t, banned[imp], "%s (a dependency of %s) imports %s", p.ImportPath, pkg, imp)
+				}
+			}
 		})
 	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"time"
@@ -21,6 +22,13 @@ const (
 	DefaultWasm   = "build/filter.wasm"
 	DefaultListen = "127.0.0.1:10000"
 	DefaultAdmin  = "127.0.0.1:9901"
+	// DefaultMaxRequestHeadersBytes is Envoy's max_request_headers_kb default (60 KiB): a request
+	// whose headers (names and values, pseudo-headers included) exceed it is answered 431.
+	DefaultMaxRequestHeadersBytes = 60 << 10
+	// DefaultStreamIdleTimeout is Envoy's stream_idle_timeout default: a request on which no byte
+	// moves for this long (client body, upstream answer, or a write to the client) ends, with 408
+	// if no response has started, so a slow client cannot hold a stream open forever.
+	DefaultStreamIdleTimeout = 5 * time.Minute
 )
 
 // Config says what the gateway runs and where. Zero values take the defaults above; tests set
@@ -39,6 +47,11 @@ type Config struct {
 	Upstream string
 	// Mock configures the in-process mock when Upstream is UpstreamMock.
 	Mock mockllm.Options
+	// MaxRequestHeadersBytes bounds a request's headers; 0 means DefaultMaxRequestHeadersBytes.
+	MaxRequestHeadersBytes int
+	// StreamIdleTimeout ends a stream with no activity for this long; 0 means
+	// DefaultStreamIdleTimeout, a negative value disables it (Envoy's 0).
+	StreamIdleTimeout time.Duration
 	// Workers is the number of worker VMs (Envoy's --concurrency); default 2.
 	Workers int
 	// Clusters are the Envoy clusters the filter may call (proxy_http_call), name → base URL.
@@ -59,6 +72,9 @@ type Config struct {
 	AllowStdioInit bool
 	// Logger receives the gateway's and the plugin's log lines; nil means slog.Default().
 	Logger *slog.Logger
+	// AccessLog receives one JSON line per request (method, path, status,
+	// duration and the filter's decision); nil writes none.
+	AccessLog io.Writer
 }
 
 // DefaultStatsTags are the stats_tags rules for the filter's metric names (labels folded in as
@@ -78,6 +94,12 @@ func (c *Config) applyDefaults() error {
 	}
 	if c.Admin == "" {
 		c.Admin = DefaultAdmin
+	}
+	if c.MaxRequestHeadersBytes <= 0 {
+		c.MaxRequestHeadersBytes = DefaultMaxRequestHeadersBytes
+	}
+	if c.StreamIdleTimeout == 0 {
+		c.StreamIdleTimeout = DefaultStreamIdleTimeout
 	}
 	if c.Workers <= 0 {
 		c.Workers = 2

@@ -18,10 +18,16 @@
 //
 // The admin listener serves /stats/prometheus (the host's metrics with stats_tags applied,
 // DefaultStatsTags unless configured), /ready, and POST /reload (re-read the config file, or use
-// the request body when one is given, and apply it through the host's canary).
+// the request body when one is given, and apply it through the host's canary; a rejection
+// answers 400 with the canary's error lines).
 //
-// Differences from Envoy worth knowing: one route to one upstream; no retries, timeouts, trailers
-// or HTTP/2 upstreams; the upstream request starts when the filter has released the headers and
+// Envoy's connection-manager defaults apply: request headers beyond 60 KiB (names and values,
+// pseudo-headers included) get 431 before the filter sees them, and a stream on which nothing
+// moves for StreamIdleTimeout (5 min) ends, with 408 "stream timeout" if no response started
+// and a reset otherwise.
+//
+// Differences from Envoy worth knowing: one route to one upstream; no retries, route timeouts,
+// trailers or HTTP/2 upstreams; the upstream request starts when the filter has released the headers and
 // the first body bytes (or the end of stream), not at the headers alone, so a request refused
 // while its body is held never reaches the backend; a body released whole is sent with its exact
 // Content-Length, a streamed one with the released Content-Length or chunked.

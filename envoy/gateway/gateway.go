@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,17 +23,22 @@ import (
 type Gateway struct {
 	cfg       Config
 	log       *slog.Logger
+	access    *accessLog // nil: no access log
 	host      *host.Host
 	upstream  *url.URL
 	transport *http.Transport
 
-	mock      *http.Server
-	mockLn    net.Listener
-	proxy     *http.Server
-	proxyLn   net.Listener
-	admin     *http.Server
-	adminLn   net.Listener
-	reloadMu  sync.Mutex
+	mock     *http.Server
+	mockLn   net.Listener
+	proxy    *http.Server
+	proxyLn  net.Listener
+	admin    *http.Server
+	adminLn  net.Listener
+	reloadMu sync.Mutex
+	// captured collects the plugin's error lines while a reload's canary runs (nil otherwise),
+	// so a rejected reload can say why.
+	captureMu sync.Mutex
+	captured  *[]string
 	started   atomic.Bool
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -47,6 +53,9 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, log: cfg.Logger}
+	if cfg.AccessLog != nil {
+		g.access = &accessLog{w: cfg.AccessLog}
+	}
 	if cfg.Upstream == UpstreamMock {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -111,6 +120,13 @@ func (g *Gateway) closeMockListener() {
 }
 
 func (g *Gateway) pluginLog(l host.Level, msg string) {
+	if l >= host.LevelError {
+		g.captureMu.Lock()
+		if g.captured != nil {
+			*g.captured = append(*g.captured, msg)
+		}
+		g.captureMu.Unlock()
+	}
 	lvl := slog.LevelInfo
 	switch {
 	case l <= host.LevelDebug:
@@ -134,7 +150,9 @@ func (g *Gateway) Start() error {
 		return fmt.Errorf("gateway: listen %s: %w", g.cfg.Listen, err)
 	}
 	g.proxyLn = ln
-	g.proxy = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second}
+	// Go's own header reader stops a little past MaxHeaderBytes with 431; ServeHTTP applies the
+	// exact limit.
+	g.proxy = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: g.cfg.MaxRequestHeadersBytes}
 	if g.cfg.Admin != "off" {
 		aln, err := net.Listen("tcp", g.cfg.Admin)
 		if err != nil {
@@ -184,15 +202,49 @@ func addrOf(ln net.Listener) string {
 
 // Reload applies a new plugin configuration the way Envoy applies an xDS update: a canary VM
 // checks it first, and on success every worker gets a new root context with it. A rejected config
-// leaves the running one in place and returns the reason.
+// leaves the running one in place and returns the reason: the host's verdict and what the
+// canary VM logged at error level while it refused the config (Envoy writes the same lines to its
+// log; an operator reloading by hand should not have to go and find them).
 func (g *Gateway) Reload(pluginConfig []byte) error {
 	g.reloadMu.Lock()
 	defer g.reloadMu.Unlock()
-	if err := g.host.Reload(context.Background(), pluginConfig); err != nil {
+	var lines []string
+	g.captureMu.Lock()
+	g.captured = &lines
+	g.captureMu.Unlock()
+	err := g.host.Reload(context.Background(), pluginConfig)
+	g.captureMu.Lock()
+	g.captured = nil
+	g.captureMu.Unlock()
+	if err != nil {
+		if why := g.canaryLines(lines); len(why) > 0 {
+			return fmt.Errorf("gateway: reload rejected: %w\n%s", err, strings.Join(why, "\n"))
+		}
 		return fmt.Errorf("gateway: reload rejected: %w", err)
 	}
 	g.log.Info("gateway: plugin config reloaded", "bytes", len(pluginConfig))
 	return nil
+}
+
+// canaryLines keeps the captured lines the canary VM logged: a worker logging an error while the
+// reload runs goes through the same callback, and its line is not the reason.
+func (g *Gateway) canaryLines(lines []string) []string {
+	if len(lines) == 0 {
+		return nil
+	}
+	canary := map[string]bool{}
+	for _, e := range g.host.Logs() {
+		if e.Worker == -1 && e.Level >= host.LevelError {
+			canary[e.Message] = true
+		}
+	}
+	var out []string
+	for _, l := range lines {
+		if canary[l] {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // ReloadFromFile re-reads Config.ConfigPath and reloads it (POST /reload, SIGHUP).

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
 )
@@ -27,13 +28,55 @@ const upstreamConnectError = "upstream connect error or disconnect/reset before 
 
 // ServeHTTP proxies one request through the filter to the upstream.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	hs := requestHeaders(r)
+	if headerBytes(hs) > g.cfg.MaxRequestHeadersBytes {
+		// Envoy's codec refuses such a request before any filter sees it.
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Connection", "close")
+		w.WriteHeader(http.StatusRequestHeaderFieldsTooLarge)
+		_, _ = io.WriteString(w, "Request Header Fields Too Large")
+		g.access.write(r, http.StatusRequestHeaderFieldsTooLarge, time.Since(start), nil)
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	x := &exchange{g: g, w: w, rc: http.NewResponseController(w), r: r, ctx: ctx}
+	if d := g.cfg.StreamIdleTimeout; d > 0 {
+		x.idle = time.AfterFunc(d, func() {
+			x.idleMu.Lock()
+			defer x.idleMu.Unlock()
+			if x.idleOver {
+				return // the exchange ended first
+			}
+			x.idleFired = true
+			_ = x.rc.SetReadDeadline(time.Now())  // wakes a blocked read of the client's body,
+			_ = x.rc.SetWriteDeadline(time.Now()) // a write to a client that does not read,
+			cancel()                              // and the upstream round trip, and any Wait
+		})
+	}
 	x.s = g.host.NewStream(host.StreamInfo{Worker: -1, SourceAddress: r.RemoteAddr, DestinationAddress: localAddr(r)})
-	x.run()
+	x.run(hs)
+	if x.idle != nil {
+		x.idle.Stop()
+		x.idleMu.Lock()
+		x.idleOver = true
+		fired := x.idleFired
+		x.idleMu.Unlock()
+		if fired {
+			x.idleTimeout()
+		}
+	}
 	cancel() // whatever is still talking to the upstream stops now
 	x.cleanup()
 	x.s.Done()
+	if g.access != nil {
+		decision, _ := x.s.FilterState(FilterStateName)
+		status := x.status
+		if x.reset {
+			status = 0 // the stream was reset: no complete answer reached the client
+		}
+		g.access.write(r, status, time.Since(start), decision)
+	}
 	if x.reset {
 		// Reset the downstream connection, as Envoy resets a stream it cannot finish.
 		panic(http.ErrAbortHandler)
@@ -64,9 +107,50 @@ type exchange struct {
 	reqPaused             bool
 
 	wroteHeaders bool
+	status       int    // the status written to the client, 0 until then
 	pending      []byte // response body released before the headers could be written (defensive)
 	respPaused   bool
 	reset        bool
+
+	idle      *time.Timer // Config.StreamIdleTimeout, pushed back whenever a byte moves
+	idleMu    sync.Mutex  // orders the timer against the end of the exchange
+	idleFired bool        // the timer cut the exchange off
+	idleOver  bool        // the exchange ended; a late timer does nothing
+}
+
+// active pushes the stream idle timeout back: a byte moved.
+func (x *exchange) active() {
+	if x.idle != nil {
+		x.idle.Reset(x.g.cfg.StreamIdleTimeout) // a timer that already fired has cut the exchange off
+	}
+}
+
+// idleTimeout ends a stream on which nothing moved for StreamIdleTimeout as Envoy does: 408
+// "stream timeout" when no response has started, a reset otherwise.
+func (x *exchange) idleTimeout() {
+	if x.wroteHeaders {
+		x.reset = true
+		return
+	}
+	const body = "stream timeout"
+	_ = x.rc.SetWriteDeadline(time.Time{}) // the timer cut writes off; this answer must get out
+	h := x.w.Header()
+	h.Set("Content-Type", "text/plain")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Connection", "close")
+	x.w.WriteHeader(http.StatusRequestTimeout)
+	x.wroteHeaders = true
+	_, _ = io.WriteString(x.w, body)
+}
+
+// headerBytes is the size Envoy's max_request_headers_kb limits: every name and value, the
+// pseudo-headers included.
+func headerBytes(hs host.Headers) int {
+	n := 0
+	for _, kv := range hs {
+		n += len(kv[0]) + len(kv[1])
+	}
+	return n
 }
 
 type upstreamResult struct {
@@ -74,9 +158,9 @@ type upstreamResult struct {
 	err error
 }
 
-func (x *exchange) run() {
+func (x *exchange) run(hs host.Headers) {
 	hasBody := x.r.Body != nil && x.r.Body != http.NoBody && x.r.ContentLength != 0
-	if !x.request(x.s.RequestHeaders(requestHeaders(x.r), !hasBody)) {
+	if !x.request(x.s.RequestHeaders(hs, !hasBody)) {
 		return
 	}
 	if hasBody && !x.pumpRequestBody() {
@@ -134,8 +218,9 @@ func (x *exchange) pumpRequestBody() bool {
 		n, err := x.r.Body.Read(buf)
 		eos := errors.Is(err, io.EOF)
 		if err != nil && !eos {
-			return false // the client went away mid-body: the stream ends without end of stream
+			return false // the client went away mid-body (or went idle): the stream ends without end of stream
 		}
+		x.active()
 		if n == 0 && !eos {
 			continue
 		}
@@ -249,6 +334,9 @@ func (x *exchange) respond(hs host.Headers, body io.Reader, noBody bool) {
 		for {
 			n, err := body.Read(buf)
 			eos := errors.Is(err, io.EOF)
+			if n > 0 {
+				x.active()
+			}
 			if err != nil && !eos {
 				if x.ctx.Err() == nil {
 					// The upstream reset mid-body: the client must not see a clean end.
@@ -326,7 +414,7 @@ func (x *exchange) writeHeaders(hs host.Headers, eos bool, body []byte) error {
 		h["Content-Type"] = nil // no sniffing: a proxy does not invent a content type
 	}
 	x.w.WriteHeader(status)
-	x.wroteHeaders = true
+	x.wroteHeaders, x.status = true, status
 	if len(x.pending) > 0 {
 		p := x.pending
 		x.pending = nil
@@ -339,7 +427,11 @@ func (x *exchange) write(b []byte) error {
 	if _, err := x.w.Write(b); err != nil {
 		return err
 	}
-	return x.rc.Flush()
+	if err := x.rc.Flush(); err != nil {
+		return err
+	}
+	x.active()
+	return nil
 }
 
 // writeLocal sends a reply that replaces the upstream's (the filter's, or the gateway's own).
@@ -355,7 +447,7 @@ func (x *exchange) writeLocal(lr *host.LocalResponse) {
 		h["Content-Type"] = nil
 	}
 	x.w.WriteHeader(lr.Status)
-	x.wroteHeaders = true
+	x.wroteHeaders, x.status = true, lr.Status
 	_, _ = x.w.Write(lr.Body)
 }
 

@@ -19,7 +19,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	g.log.Info("gateway: listening", "proxy", g.Addr(), "admin", g.AdminAddr(), "upstream", g.UpstreamURL(),
-		"workers", g.cfg.Workers)
+		"workers", g.cfg.Workers, "pid", os.Getpid())
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)

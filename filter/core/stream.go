@@ -95,7 +95,7 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 	s.route, s.api, s.rt, s.store = true, api, rt, s.root.store
 	s.identify()
 	if s.keyConflict {
-		s.invalid("conflicting_api_keys", "authorization", "The request carries two different API keys.")
+		s.invalid("conflicting_api_keys", "authorization", "The request carries more than one API key value (a repeated key header, or two different keys).")
 		return abi.ActionPause
 	}
 	if rt.Exempt(s.addr, s.who.APIKeyHash) {

@@ -138,7 +138,7 @@ func TestEachTierIsHeldToItsOwnLimitsAndKeyOverridesWin(t *testing.T) {
 	require.Equal(t, "20000", batch.header("x-ratelimit-tokens-limit"), "the key's own minute budget")
 	require.Equal(t, "1000000", batch.header("x-ratelimit-tokens-day-limit"), "a per-key day budget is not part of the override")
 	// Whitelisted peers and bypass keys are exempt from every dimension.
-	wl := ok(t, x, call{key: "sk-free-demo", source: "127.0.0.1:5000"})
+	wl := ok(t, x, call{key: "sk-free-demo", source: "198.51.100.7:5000"})
 	require.Empty(t, wl.header("x-ratelimit-tokens-limit"))
 }
 

@@ -8,15 +8,13 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/identity"
 )
 
-// Load is what the filter calls on configure: Parse, Validate, Compile.
-// Warnings do not stop a load; they are returned for the log.
+// Load is what the filter calls on configure: Check (parse and validate,
+// every problem reported), then Compile. Warnings do not stop a load; they
+// are returned for the log.
 func Load(raw []byte) (*Runtime, []string, error) {
-	c, err := Parse(raw)
+	c, err := Check(raw)
 	if err != nil {
 		return nil, nil, err
-	}
-	if err := c.Validate(); err != nil {
-		return nil, nil, errs.Wrap("invalid plugin config", err)
 	}
 	rt, err := c.Compile()
 	if err != nil {

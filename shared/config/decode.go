@@ -138,7 +138,14 @@ func (d *decoder) pathString() string {
 	return path
 }
 
+// fail records that the value at the current path could not be decoded.
 func (d *decoder) fail(msg string) {
+	d.problems = append(d.problems, &pathError{path: d.pathString(), msg: msg, covers: true})
+}
+
+// failMember records a bad member name (unknown, repeated) at the current
+// object's path; the object's other members still count.
+func (d *decoder) failMember(msg string) {
 	d.problems = append(d.problems, problemAt(d.pathString(), msg))
 }
 
@@ -286,12 +293,12 @@ func (d *decoder) field(p *plan, rawKey []byte, val jsonx.Value, rv reflect.Valu
 		if s := closest(key, p.names); s != "" {
 			msg += " (did you mean \"" + s + "\"?)"
 		}
-		d.fail(msg)
+		d.failMember(msg)
 		return key
 	}
 	bit := uint64(1) << uint(f.index)
 	if *seen&bit != 0 {
-		d.fail("duplicate field \"" + f.name + "\"")
+		d.failMember("duplicate field \"" + f.name + "\"")
 		return f.name
 	}
 	*seen |= bit
@@ -310,7 +317,7 @@ type mapScratch struct {
 func (d *decoder) mapEntry(p *plan, key string, val jsonx.Value, rv reflect.Value, entry mapScratch) {
 	entry.key.SetString(key)
 	if rv.MapIndex(entry.key).IsValid() {
-		d.fail("duplicate key \"" + key + "\"")
+		d.failMember("duplicate key \"" + key + "\"")
 		return
 	}
 	entry.elem.SetZero()

@@ -33,6 +33,23 @@ func TestTiersExampleGivesEachTierItsOwnKeyBudget(t *testing.T) {
 	require.Equal(t, limited(20000), batch.Tokens.Minute)
 	require.Equal(t, RequestLimits{PerSecond: 2, Burst: 4, PerMinute: 100, PerDay: 10000}, batch.Requests)
 	require.True(t, rt.Exempt(mustAddr(t, "203.0.113.1"), sha("sk-bypass-demo")))
+	require.True(t, rt.Exempt(mustAddr(t, "198.51.100.7"), ""), "the example's whitelisted host")
+}
+
+// The shipped examples are tried through the local gateway, whose clients
+// are on loopback: an example that exempted loopback would never limit.
+func TestNoExampleConfigExemptsLoopbackClients(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join("..", "..", "examples", "configs"))
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	for _, e := range entries {
+		t.Run(e.Name(), func(t *testing.T) {
+			rt, _ := loadExample(t, e.Name())
+			for _, a := range []string{"127.0.0.1", "127.3.4.5", "::1", "::ffff:127.0.0.1"} {
+				require.False(t, rt.Exempt(mustAddr(t, a), ""), a)
+			}
+		})
+	}
 }
 
 func TestPerModelExampleDividesModelBudgetsAndKeepsRequestLimits(t *testing.T) {

@@ -16,6 +16,20 @@ import (
 // otherwise leave a dimension unlimited without anyone noticing. Field names
 // match exactly. Empty input is the empty object: no limits, all defaults.
 func Parse(raw []byte) (*Config, error) {
+	c, problems, err := parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if len(problems) > 0 {
+		return nil, errs.Wrap("parse plugin config", errors.Join(problems...))
+	}
+	return c, nil
+}
+
+// parse decodes what it can: the Config it returns (with defaults) holds
+// every member that decoded, and problems lists the rest. err is set only
+// when raw is not a JSON object at all.
+func parse(raw []byte) (*Config, []error, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		raw = []byte("{}")
@@ -23,24 +37,87 @@ func Parse(raw []byte) (*Config, error) {
 	doc := jsonx.Parse(raw)
 	switch doc.Kind {
 	case jsonx.Invalid:
-		return nil, errs.New("parse plugin config: not valid JSON (one JSON object expected, nothing after it)")
+		return nil, nil, errs.New("parse plugin config: not valid JSON (one JSON object expected, nothing after it)")
 	case jsonx.Object:
 	default:
-		return nil, errs.New("parse plugin config: must be a JSON object")
+		return nil, nil, errs.New("parse plugin config: must be a JSON object")
 	}
 	var c Config
 	d := decoder{path: make([]pathSeg, 0, 8)}
 	d.decode(configPlan, doc, reflect.ValueOf(&c).Elem())
-	if len(d.problems) > 0 {
-		return nil, errs.Wrap("parse plugin config", errors.Join(d.problems...))
-	}
 	c.applyDefaults()
-	return &c, nil
+	return &c, d.problems, nil
 }
 
-// pathError is one problem at one JSON path.
+// Check reports every problem of a plugin config in one error: what the
+// decoder could not read and, on everything it could, what Validate
+// rejects, so an operator fixes a config in one round instead of one error
+// at a time. A value that did not decode is reported once, by the decoder:
+// validation problems at or under its path are left out. The Config is nil
+// only when raw is not a JSON object.
+func Check(raw []byte) (*Config, error) {
+	c, problems, err := parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	var all []error
+	if len(problems) > 0 {
+		all = append(all, errs.Wrap("parse plugin config", errors.Join(problems...)))
+	}
+	if verr := c.Validate(); verr != nil {
+		if kept := notUnder(splitJoined(verr), problems); len(kept) > 0 {
+			all = append(all, errs.Wrap("invalid plugin config", errors.Join(kept...)))
+		}
+	}
+	return c, errors.Join(all...)
+}
+
+// splitJoined undoes errors.Join.
+func splitJoined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// notUnder drops the problems whose path is one of parsed's paths or lies
+// under one.
+func notUnder(problems, parsed []error) []error {
+	var out []error
+	for _, p := range problems {
+		pe, ok := p.(*pathError)
+		covered := false
+		for _, q := range parsed {
+			qe, qok := q.(*pathError)
+			if ok && qok && qe.covers && under(pe.path, qe.path) {
+				covered = true
+				break
+			}
+		}
+		if !covered {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func under(path, prefix string) bool {
+	if !strings.HasPrefix(path, prefix) {
+		return false
+	}
+	if len(path) == len(prefix) || prefix == "" {
+		return true
+	}
+	return path[len(prefix)] == '.' || path[len(prefix)] == '['
+}
+
+// pathError is one problem at one JSON path. covers is set when the
+// value at path could not be decoded (so checks of what it would have
+// meant are moot); an unknown or repeated member is reported at its
+// object's path but leaves the object's other members standing.
 type pathError struct {
 	path, msg string
+	covers    bool
 }
 
 func (e *pathError) Error() string {

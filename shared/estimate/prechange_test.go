@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -711,10 +712,22 @@ func preParse(body []byte, defaultOutput int64) (Request, error) {
 	}
 	// Deliberate change (repeated members): a repeated decisive member is
 	// refused, found here by a second, independent reading of the names.
+	// Deliberate change (case): a case-folded spelling is the member itself,
+	// as Go's encoding/json reads it.
+	decisiveNames := [...]string{"model", "max_tokens", "max_completion_tokens", "max_output_tokens", "n", "best_of", "stream", "stream_options"}
+	canonical := func(key string) string {
+		for _, f := range decisiveNames {
+			if strings.EqualFold(key, f) {
+				return f
+			}
+		}
+		return key
+	}
 	seen := map[string]bool{}
 	var dup error
 	doc.Members(func(key string, _ jsonx.Value) bool {
-		for _, f := range [...]string{"model", "max_tokens", "max_completion_tokens", "max_output_tokens", "n", "best_of", "stream", "stream_options"} {
+		key = canonical(key)
+		for _, f := range decisiveNames {
 			if key == f && seen[f] {
 				dup = DuplicateFieldError{Field: f}
 				return false
@@ -732,7 +745,7 @@ func preParse(body []byte, defaultOutput int64) (Request, error) {
 	w.add(preRequestBase)
 	doc.ForEach(func(rawKey []byte, v jsonx.Value) bool {
 		key := w.key(rawKey)
-		switch string(key) {
+		switch canonical(string(key)) {
 		case "model":
 			if v.Kind == jsonx.String {
 				r.Model = v.Str() // a copy: the body may be rewritten later

@@ -154,7 +154,7 @@ func outcome(entries []sharedstore.HoldEntry, overage sharedstore.Overage, statu
 		if o.Refusal == nil {
 			return sharedstore.Outcome{Err: errs.New("sharedstore admit: refusal without a reason")}, true
 		}
-				o.Hold = sharedstore.Hold{}
+		o.Hold = sharedstore.Hold{}
 		return o, false
 	}
 	if len(entries) > 0 && !wire.ValidHoldID(r.Hold) {

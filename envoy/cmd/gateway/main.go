@@ -3,7 +3,9 @@
 //
 //	gateway --wasm build/filter.wasm --config examples/local/plugin.json --upstream mock
 //
-// Admin (default 127.0.0.1:9901): /stats/prometheus, /ready, POST /reload. SIGHUP reloads too.
+// Admin (default 127.0.0.1:9901): /stats/prometheus, /ready, POST /reload. SIGHUP to this process
+// reloads too (its pid is in the "listening" log line). Envoy's defaults apply to every request:
+// 60 KiB of headers (431 beyond) and a 5 minute stream idle timeout (--stream-idle-timeout).
 // A plugin config the filter rejects at start makes the command exit 1 with the reason.
 package main
 
@@ -12,6 +14,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -59,13 +62,30 @@ func run(args []string) error {
 	level := fs.String("log-level", "info", "plugin log level: trace, debug, info, warn, error, critical")
 	fs.StringVar(&cfg.CacheDir, "cache-dir", "", "directory to cache compiled wasm across runs")
 	clockStart := fs.String("clock-start", "", "RFC 3339 instant the host's clocks start at and run on from (e.g. 2026-09-30T23:59:00Z), to show calendar boundaries; default the real time")
+	accessLog := fs.String("access-log", "stderr", "one JSON line per request: off, stderr or a FILE (appended to)")
+	idle := fs.Duration("stream-idle-timeout", gateway.DefaultStreamIdleTimeout,
+		"end a request on which nothing moved for this long (408 before the response starts); 0 disables, as in Envoy")
+	fs.IntVar(&cfg.MaxRequestHeadersBytes, "max-request-headers-bytes", gateway.DefaultMaxRequestHeadersBytes,
+		"largest request header block (names and values); larger ones get 431")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *idle < 0 {
+		return fmt.Errorf("--stream-idle-timeout %v: must not be negative", *idle)
+	}
+	cfg.StreamIdleTimeout = *idle
+	if *idle == 0 {
+		cfg.StreamIdleTimeout = -1 // the Config's "none"
 	}
 	var err error
 	if cfg.Now, err = parseClockStart(*clockStart, time.Now); err != nil {
 		return err
 	}
+	var closeLog func()
+	if cfg.AccessLog, closeLog, err = openAccessLog(*accessLog); err != nil {
+		return err
+	}
+	defer closeLog()
 	if cfg.Profile, err = parseProfile(*profile); err != nil {
 		return err
 	}
@@ -94,6 +114,21 @@ func parseClockStart(s string, now func() time.Time) (func() time.Time, error) {
 	}
 	origin := now()
 	return func() time.Time { return start.Add(now().Sub(origin)) }, nil
+}
+
+// openAccessLog opens the --access-log destination.
+func openAccessLog(dest string) (io.Writer, func(), error) {
+	switch dest {
+	case "off":
+		return nil, func() {}, nil
+	case "stderr", "":
+		return os.Stderr, func() {}, nil
+	}
+	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--access-log: %w", err)
+	}
+	return f, func() { _ = f.Close() }, nil
 }
 
 func parseProfile(s string) (host.Profile, error) {

@@ -67,3 +67,7 @@ func TestClockStartStartsTheHostClockAtTheInstantAndRunsOn(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, none, "without the flag the host keeps the real clock")
 }
+
+func TestStreamIdleTimeoutFlagRejectsNegativeDurations(t *testing.T) {
+	require.ErrorContains(t, run([]string{"--stream-idle-timeout", "-1s"}), "must not be negative")
+}

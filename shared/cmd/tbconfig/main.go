@@ -5,11 +5,17 @@
 //	tbconfig schema [-o FILE]
 //	tbconfig pricing-from-litellm FILE [MODEL...]
 //
-// validate prints every error ("error: …", exit 1) and every warning
-// ("warning: …"); warnings alone exit 0. pricing-from-litellm converts
-// LiteLLM's model_prices_and_context_window.json (all models, or the ones
-// named) into the plugin config's pricing section on stdout, with notes on
-// what it skipped or rounded on stderr.
+// validate prints every problem in one run, one line each with its JSON
+// path ("error: …"): what does not parse and, on what does, what would not
+// validate. Exit codes:
+//
+//	0  the config loads (warnings, "warning: …", are printed but do not fail it)
+//	1  the config would be rejected: unreadable, not JSON, or any parse or validation error
+//	2  bad usage
+//
+// pricing-from-litellm converts LiteLLM's model_prices_and_context_window.json
+// (all models, or the ones named) into the plugin config's pricing section on
+// stdout, with notes on what it skipped or rounded on stderr.
 package main
 
 import (
@@ -54,6 +60,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
+// exitInvalid is the one exit code of a config that would not load.
+const exitInvalid = 1
+
 func validate(file string, stdin io.Reader, out io.Writer) int {
 	var raw []byte
 	var err error
@@ -64,16 +73,13 @@ func validate(file string, stdin io.Reader, out io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(out, "error: read config: %v\n", err)
-		return 1
+		return exitInvalid
 	}
 	if err := syntaxError(raw); err != nil {
 		fmt.Fprintf(out, "error: %v\n", err)
-		return 1
+		return exitInvalid
 	}
-	c, err := config.Parse(raw)
-	if err == nil {
-		err = c.Validate()
-	}
+	c, err := config.Check(raw)
 	if err == nil {
 		_, err = c.Compile()
 	}
@@ -81,7 +87,7 @@ func validate(file string, stdin io.Reader, out io.Writer) int {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(out, "error: %s\n", line)
 		}
-		return 1
+		return exitInvalid
 	}
 	for _, w := range c.Warnings() {
 		fmt.Fprintf(out, "warning: %s\n", w)

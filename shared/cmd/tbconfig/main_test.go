@@ -80,3 +80,29 @@ func TestValidatePointsAtTheLineAndColumnOfASyntaxError(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateReportsParseAndValidationErrorsTogetherWithOneExitCode(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"parse and validation errors", `{"rate_limiting":{"storage":"x","limits":{"global":{"tokens_per_minut":1,"tokens_per_day":-1}}}}`,
+			[]string{`rate_limiting.limits.global: unknown field "tokens_per_minut"`, "rate_limiting.storage", "rate_limiting.limits.global.tokens_per_day"}},
+		{"parse errors only", `{"rate_limiting":{"max_buckets":"x"},"identity":{"nope":1}}`,
+			[]string{`identity: unknown field "nope"`, "rate_limiting.max_buckets"}},
+		{"validation errors only", `{"rate_limiting":{"max_buckets":0}}`, []string{"rate_limiting.max_buckets"}},
+		{"not JSON", `{`, []string{"parse plugin config"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, _ := runCmd(t, tc.in, "validate", "-")
+			require.Equal(t, exitInvalid, code)
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			require.Len(t, lines, len(tc.want), out)
+			for i, w := range tc.want {
+				require.True(t, strings.HasPrefix(lines[i], "error: "), lines[i])
+				require.Contains(t, lines[i], w)
+			}
+		})
+	}
+}

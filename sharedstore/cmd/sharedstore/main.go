@@ -1,5 +1,8 @@
 // Command sharedstore serves fleet-wide budgets: a stateless HTTP service in
 // front of Redis (or Redis Cluster) that the filter's remote store calls.
+//
+// `sharedstore migrate --database URL` applies the spend ledger's PostgreSQL
+// schema instead.
 package main
 
 import (
@@ -29,6 +32,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "migrate" {
+		return runMigrate(args[1:], os.Stdout)
+	}
 	fs := flag.NewFlagSet("sharedstore", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:8081", "address to serve HTTP on")
 	redisURL := fs.String("redis", "redis://127.0.0.1:6379/0", "redis://host:port/db or redis-cluster://host:port,host:port")
