@@ -4,7 +4,7 @@ import "github.com/tokenbudget/tokenbudget/sharedstore"
 
 // FromPlan converts a plan to its wire form.
 func FromPlan(p sharedstore.Plan) AdmitRequest {
-	return AdmitRequest{Requests: fromOps(p.Requests), Tokens: fromOps(p.Tokens), Overage: overageName(p.Overage)}
+	return AdmitRequest{Requests: fromOps(p.Requests), Tokens: fromOps(p.Tokens), Overage: overageName(p.Overage), Spend: FromSpend(p.Spend)}
 }
 
 // overageName is a rule's wire value: debt, the default, travels as absence.
@@ -41,7 +41,8 @@ func fromOps(ops []sharedstore.Op) []Op {
 
 // Plan converts the wire form back to a plan.
 func (r AdmitRequest) Plan() sharedstore.Plan {
-	return sharedstore.Plan{Requests: toOps(r.Requests), Tokens: toOps(r.Tokens), Overage: OverageRule(r.Overage)}
+	sp, _ := r.Spend.Spend() // Validate refuses a spend part that does not convert
+	return sharedstore.Plan{Requests: toOps(r.Requests), Tokens: toOps(r.Tokens), Overage: OverageRule(r.Overage), Spend: sp}
 }
 
 func toOps(ops []Op) []sharedstore.Op {

@@ -44,6 +44,8 @@ func decodeAdmitResponse(v jsonx.Value, r *AdmitResponse) error {
 			return decodeSlice(val, "skipped", &r.Skipped, func(v jsonx.Value, s *string) error {
 				return decodeString(v, "skipped", s)
 			})
+		case keyIs(key, "spend"):
+			return decodeSpendVerdictPtr(val, &r.Spend)
 		}
 		return nil
 	})

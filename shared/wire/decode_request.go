@@ -32,6 +32,8 @@ func DecodeAdmitRequest(b []byte) (AdmitRequest, error) {
 			return decodeFreshSlice(val, "tokens", &r.Tokens, decodeOp, 8)
 		case "overage":
 			return decodeString(val, "overage", &r.Overage)
+		case "spend":
+			return decodeSpendAdmitPtr(val, &r.Spend)
 		}
 		return nil
 	})
@@ -57,6 +59,8 @@ func DecodeSettleRequest(b []byte) (SettleRequest, error) {
 			return decodeInt(val, "actual", &r.Actual)
 		case "keys":
 			return decodeStrings(val, &r.Keys)
+		case "spend":
+			return decodeSpendRecordPtr(val, &r.Spend)
 		}
 		return nil
 	})

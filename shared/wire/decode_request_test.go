@@ -140,7 +140,8 @@ func FuzzDecodeAdmitRequestNeverPanics(f *testing.F) {
 }
 
 var requestFields = []string{"hold_id", "requests", "tokens", "overage", "key", "kind", "dimension", "limits", "amount",
-	"private", "budget", "capacity", "refill_per_sec"}
+	"private", "budget", "capacity", "refill_per_sec",
+	"spend", "team", "api_key", "user", "start_unix_nano", "day", "month", "slot", "limit_nano_usd"}
 
 // foldsOntoAField reports whether any member name in the document matches
 // a request field case-insensitively but not exactly: there encoding/json
@@ -170,6 +171,7 @@ func FuzzDecodeAdmitRequestAgreesWithEncodingJSON(f *testing.F) {
 	f.Add(AppendAdmitHold(nil, samplePlan("k"), "0123456789abcdef0123456789abcdef"))
 	f.Add([]byte(`{"tokens":[{"key":"a","amount":1},{"key":"b"}],"tokens":[{"amount":9}]}`))
 	f.Add([]byte(`{"tokens":[],"tokens":[{"limits":[{"budget":"m"}]}],"tokens":[{"limits":[]}]}`))
+	f.Add([]byte(`{"spend":{"team":"t","start_unix_nano":1,"day":19700101,"month":197001,"limits":[{"slot":"api_key_day","limit_nano_usd":5}]},"spend":{"limits":null}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v := jsonx.Parse(b)
 		if !v.Exists() || nestingDepth(b) > jsonx.MaxDepth || foldsOntoAField(v) {

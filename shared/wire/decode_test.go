@@ -215,7 +215,8 @@ func FuzzDecodeAdmitResponseAgreesWithEncodingJSON(f *testing.F) {
 		f.Add(b)
 	}
 	for _, s := range []string{`null`, `{"ADMITTED":true}`, `{"levels":[{"kind":1},{}],"levels":[{}]}`, `{"refusal":{"kind":256}}`,
-		`{"skipped":["a",null]}`, `{"aborted":true,"Aborted":null}`, `{"aborted":1}`, "{\"\u212aind\":1}", `{"\u0068old":"\ud800"}`} {
+		`{"skipped":["a",null]}`, `{"aborted":true,"Aborted":null}`,
+		`{"spend":{"checked":true,"usage":[{"slot":"api_key_day","used_nano_usd":1}],"refusal":{"slot":"x"}},"Spend":{"refusal":null,"usage":[{}]}}`, `{"aborted":1}`, "{\"\u212aind\":1}", `{"\u0068old":"\ud800"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -28,11 +28,20 @@ func AppendAdmitHold(dst []byte, p sharedstore.Plan, holdID string) []byte {
 	dst = appendOps(dst, "requests", p.Requests, comma)
 	comma = comma || len(p.Requests) > 0
 	dst = appendOps(dst, "tokens", p.Tokens, comma)
+	comma = comma || len(p.Tokens) > 0
 	if p.Overage == sharedstore.OverageSkip {
-		if comma || len(p.Tokens) > 0 {
+		if comma {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `"overage":"skip"`...)
+		comma = true
+	}
+	if a := FromSpend(p.Spend); a != nil {
+		if comma {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"spend":`...)
+		dst = appendSpendAdmit(dst, a)
 	}
 	return append(dst, '}')
 }
@@ -92,11 +101,21 @@ func appendFloat(dst []byte, f float64) []byte {
 
 // AppendSettle appends the JSON body of POST /v1/settle.
 func AppendSettle(dst []byte, hold string, actual int64, keys []string) []byte {
+	return AppendSettleRecord(dst, hold, actual, keys, nil)
+}
+
+// AppendSettleRecord appends the JSON body of POST /v1/settle with the
+// hold's inference record (nil: none).
+func AppendSettleRecord(dst []byte, hold string, actual int64, keys []string, rec *SpendRecord) []byte {
 	dst = append(dst, `{"hold":`...)
 	dst = jsonx.AppendString(dst, hold)
 	dst = append(dst, `,"actual":`...)
 	dst = strconv.AppendInt(dst, actual, 10)
 	dst = appendKeys(dst, keys)
+	if rec != nil {
+		dst = append(dst, `,"spend":`...)
+		dst = appendSpendRecord(dst, rec)
+	}
 	return append(dst, '}')
 }
 
@@ -184,6 +203,10 @@ func AppendAdmitResponse(dst []byte, r AdmitResponse) []byte {
 			dst = jsonx.AppendString(dst, s)
 		}
 		dst = append(dst, ']')
+	}
+	if r.Spend != nil {
+		dst = append(dst, `,"spend":`...)
+		dst = appendSpendVerdict(dst, r.Spend)
 	}
 	return append(dst, '}')
 }

@@ -28,6 +28,9 @@ func (r AdmitRequest) Validate() error {
 	if r.Overage != "" && r.Overage != OverageSkip && r.Overage != OverageDebt {
 		return errs.New("overage is neither \"debt\" nor \"skip\"")
 	}
+	if _, err := r.Spend.Spend(); err != nil {
+		return err
+	}
 	if len(r.Requests)+len(r.Tokens) > MaxOps {
 		return errs.New("plan has more than " + strconv.Itoa(MaxOps) + " ops")
 	}

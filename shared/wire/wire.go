@@ -49,6 +49,9 @@ type AdmitRequest struct {
 	// Overage is the plan's overage rule, recorded on the hold: "skip", or
 	// absent for "debt" (the default).
 	Overage string `json:"overage,omitempty"`
+	// Spend is the plan's spend part, absent when no spend limit applies
+	// (see SpendAdmit).
+	Spend *SpendAdmit `json:"spend,omitempty"`
 }
 
 // Overage values on the wire. The encoder writes only "skip"; "debt" is
@@ -99,6 +102,9 @@ type AdmitResponse struct {
 	Levels   []OpLevel `json:"levels,omitempty"`
 	Hold     string    `json:"hold,omitempty"`
 	Skipped  []string  `json:"skipped,omitempty"`
+	// Spend is the verdict on the admission's spend part; an admission
+	// that carried one must be answered with one (see SpendVerdict).
+	Spend *SpendVerdict `json:"spend,omitempty"`
 }
 
 // SettleRequest is the body of POST /v1/settle. Keys are the hold entries'
@@ -108,6 +114,8 @@ type SettleRequest struct {
 	Hold   string   `json:"hold"`
 	Actual int64    `json:"actual"`
 	Keys   []string `json:"keys,omitempty"`
+	// Spend is the inference record of a hold with a spend part.
+	Spend *SpendRecord `json:"spend,omitempty"`
 }
 
 // ReleaseRequest is the body of POST /v1/release (see SettleRequest.Keys).

@@ -233,6 +233,7 @@ func FuzzAppendStringMatchesEncodingJSON(f *testing.F) {
 func FuzzDecodeAdmitResponseNeverPanics(f *testing.F) {
 	f.Add([]byte(`{"admitted":true,"hold":"x","levels":[{"level":{"remaining":1}}]}`))
 	f.Add([]byte(`{"refusal":{"private":true,"level":null}}`))
+	f.Add([]byte(`{"admitted":false,"spend":{"checked":true,"unavailable":true,"refusal":{"slot":"team_month","used_nano_usd":-1}}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := DecodeAdmitResponse(b)
 		if err == nil {

@@ -107,7 +107,9 @@ func New(c Caller, cfg Config, now func() int64) *Store {
 func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 	entries := plan.HoldEntries()
 	id := ""
-	if len(entries) > 0 {
+	if len(entries) > 0 || plan.Spend.Any() {
+		// A spend part needs an id too: it names the inference record the
+		// settlement sends, so a retried settlement counts once.
 		id = s.cfg.NewHoldID()
 	}
 	answered := false
@@ -116,7 +118,7 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 			return
 		}
 		answered = true
-		o, unsure := outcome(entries, plan.Overage, status, body, err)
+		o, unsure := outcome(entries, &plan, status, body, err)
 		if unsure && id != "" {
 			s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: plan.Overage})
 		}
@@ -134,7 +136,12 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 // a transport failure or timeout, a 5xx, 408 or 429, or a 2xx it cannot
 // use. Any other 4xx (bad request, wrong token) committed nothing, nor did
 // a refusal or an aborted admission.
-func outcome(entries []sharedstore.HoldEntry, overage sharedstore.Overage, status int, body []byte, err error) (o sharedstore.Outcome, unsure bool) {
+//
+// A plan with a spend part needs the answer's spend verdict: an answer
+// without one (a service that does not check spend) or one that says the
+// ledger failed is ErrSpendUnavailable, so nothing passes a spend limit
+// unchecked; a spend refusal commits nothing, like any refusal.
+func outcome(entries []sharedstore.HoldEntry, plan *sharedstore.Plan, status int, body []byte, err error) (o sharedstore.Outcome, unsure bool) {
 	if err != nil {
 		return sharedstore.Outcome{Err: errs.Wrap("sharedstore admit", err)}, true
 	}
@@ -150,17 +157,20 @@ func outcome(entries []sharedstore.HoldEntry, overage sharedstore.Overage, statu
 		return sharedstore.Outcome{Err: errs.New("sharedstore admit: aborted, the hold id was already released")}, false
 	}
 	o = r.Outcome()
+	if err := r.SpendOutcome(&o, &plan.Spend); err != nil {
+		return sharedstore.Outcome{Err: err}, true
+	}
 	if !o.Admitted {
-		if o.Refusal == nil {
+		if o.Refusal == nil && o.SpendRefusal == nil {
 			return sharedstore.Outcome{Err: errs.New("sharedstore admit: refusal without a reason")}, true
 		}
 		o.Hold = sharedstore.Hold{}
 		return o, false
 	}
-	if len(entries) > 0 && !wire.ValidHoldID(r.Hold) {
+	if (len(entries) > 0 || plan.Spend.Any()) && !wire.ValidHoldID(r.Hold) {
 		return sharedstore.Outcome{Err: errs.New("sharedstore admit: admitted without a hold id")}, true
 	}
-	o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: r.Hold, Entries: entries, Overage: overage}
+	o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: r.Hold, Entries: entries, Overage: plan.Overage, Spend: plan.Spend}
 	return o, false
 }
 
@@ -172,13 +182,14 @@ func entryKeys(h sharedstore.Hold) []string {
 	return keys
 }
 
-// Settle ends the hold with the reported usage; a hold with nothing to end
-// (no id) costs no call.
+// Settle ends the hold with the reported usage, and with its inference
+// record when it has a spend part; a hold with nothing to end (no id)
+// costs no call.
 func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	if h.ID == "" {
 		return
 	}
-	s.send(s.hSettle, wire.AppendSettle(nil, h.ID, actual, entryKeys(h)))
+	s.send(s.hSettle, wire.AppendSettleRecord(nil, h.ID, actual, entryKeys(h), wire.RecordOf(h)))
 }
 
 // Release ends the hold giving everything back.

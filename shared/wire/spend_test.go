@@ -1,0 +1,141 @@
+package wire
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/money"
+	"github.com/tokenbudget/tokenbudget/shared/spend"
+	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// 2026-09-30 23:59:59.5 UTC.
+const sep30Late = int64(1790812799_500_000_000)
+
+func sampleSpend(t testing.TB) sharedstore.Spend {
+	t.Helper()
+	day, month, ok := calendar.Both(sep30Late)
+	require.True(t, ok)
+	p := spend.Policy{Team: "eng", APIKey: `k"1`, User: "alice"}
+	p.Limits[spend.KeyDay] = spend.Limit{Amount: 5 * money.OneUSD, Set: true}
+	p.Limits[spend.TeamMonth] = spend.Limit{Amount: 0, Set: true}
+	return sharedstore.Spend{Policy: p, Day: day, Month: month, Start: sep30Late, Model: "gpt-4o"}
+}
+
+func TestTheSpendPartTravelsWithTheAdmission(t *testing.T) {
+	const id = "0123456789abcdef0123456789abcdef"
+	for _, plan := range []sharedstore.Plan{
+		{Tokens: samplePlan("k").Tokens, Spend: sampleSpend(t)},
+		{Spend: sampleSpend(t)},
+		samplePlan("no spend"),
+	} {
+		b := AppendAdmitHold(nil, plan, id)
+		var got AdmitRequest
+		require.NoError(t, json.Unmarshal(b, &got), string(b))
+		want := FromPlan(plan)
+		want.HoldID = id
+		require.Equal(t, want, got, string(b))
+		decoded, err := DecodeAdmitRequest(b)
+		require.NoError(t, err)
+		require.Equal(t, want, decoded)
+
+		sp, err := decoded.Spend.Spend()
+		require.NoError(t, err)
+		wantSpend := plan.Spend
+		wantSpend.Model = "" // the admission needs no model; the record carries it
+		require.Equal(t, wantSpend, sp)
+	}
+	require.Nil(t, FromPlan(samplePlan("k")).Spend, "no limit: no spend member at all")
+}
+
+func TestASpendPartWhosePeriodsAreNotItsStartsIsRefused(t *testing.T) {
+	a := FromSpend(sampleSpend(t))
+	a.Day = 20261001
+	_, err := a.Spend()
+	require.Error(t, err)
+	a = FromSpend(sampleSpend(t))
+	a.Limits[0].Slot = "team_day"
+	_, err = a.Spend()
+	require.Error(t, err, "teams have no day limit")
+}
+
+func TestAnAnswerMustCheckTheSpendPart(t *testing.T) {
+	sp := sampleSpend(t)
+	cases := []struct {
+		name    string
+		answer  string
+		refusal *spend.Exceeded
+		used    spend.Usage
+		err     bool
+	}{
+		{"a service that ignores spend (no member)", `{"admitted":true}`, nil, spend.Usage{}, true},
+		{"checked false", `{"admitted":true,"spend":{"checked":false}}`, nil, spend.Usage{}, true},
+		{"null", `{"admitted":true,"spend":null}`, nil, spend.Usage{}, true},
+		{"the ledger failed its lookup", `{"admitted":false,"spend":{"checked":true,"unavailable":true}}`, nil, spend.Usage{}, true},
+		{"usage for a slot the request has no limit on", `{"admitted":true,"spend":{"checked":true,"usage":[{"slot":"user_day","used_nano_usd":1}]}}`, nil, spend.Usage{}, true},
+		{"negative usage", `{"admitted":true,"spend":{"checked":true,"usage":[{"slot":"api_key_day","used_nano_usd":-1}]}}`, nil, spend.Usage{}, true},
+		{"checked, with room", `{"admitted":true,"spend":{"checked":true,"usage":[{"slot":"api_key_day","used_nano_usd":7},{"slot":"team_month","used_nano_usd":0}]}}`,
+			nil, spend.Usage{spend.KeyDay: 7}, false},
+		{"refused", `{"admitted":false,"SPEND":{"Checked":true,"refusal":{"slot":"team_month","limit_nano_usd":0,"used_nano_usd":3}}}`,
+			&spend.Exceeded{Slot: spend.TeamMonth, Used: 3}, spend.Usage{}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := DecodeAdmitResponse([]byte(c.answer))
+			require.NoError(t, err)
+			var std AdmitResponse
+			require.NoError(t, json.Unmarshal([]byte(c.answer), &std))
+			require.Equal(t, std, r, "decoded as encoding/json does")
+			var o sharedstore.Outcome
+			err = r.SpendOutcome(&o, &sp)
+			if c.err {
+				require.ErrorIs(t, err, sharedstore.ErrSpendUnavailable)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.refusal, o.SpendRefusal)
+			require.Equal(t, c.used, o.Spend)
+		})
+	}
+	var o sharedstore.Outcome
+	require.NoError(t, AdmitResponse{Admitted: true}.SpendOutcome(&o, &sharedstore.Spend{}), "no spend part: nothing to check")
+}
+
+func TestTheVerdictRoundTripsThroughTheAnswer(t *testing.T) {
+	sp := sampleSpend(t)
+	o := sharedstore.Outcome{Spend: spend.Usage{spend.KeyDay: 5 * money.OneUSD, spend.TeamMonth: 0},
+		SpendRefusal: &spend.Exceeded{Slot: spend.KeyDay, Limit: 5 * money.OneUSD, Used: 5 * money.OneUSD}}
+	r := AdmitResponse{Spend: VerdictOf(o, &sp.Policy)}
+	b := AppendAdmitResponse(nil, r)
+	var std AdmitResponse
+	require.NoError(t, json.Unmarshal(b, &std), string(b))
+	require.Equal(t, r, std)
+	got, err := DecodeAdmitResponse(b)
+	require.NoError(t, err)
+	var back sharedstore.Outcome
+	require.NoError(t, got.SpendOutcome(&back, &sp))
+	require.Equal(t, o.Spend, back.Spend)
+	require.Equal(t, o.SpendRefusal, back.SpendRefusal)
+}
+
+func TestTheSettlementCarriesTheInferenceRecord(t *testing.T) {
+	h := sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: "0123456789abcdef0123456789abcdef", Spend: sampleSpend(t),
+		SpendCost: 1_234_567, SpendUsage: usage.Kinds{Input: 10, CachedInput: 20, CacheWrite: 3, CacheWrite1h: 4, Output: 50}}
+	b := AppendSettleRecord(nil, h.ID, 87, []string{"a", "b"}, RecordOf(h))
+	var std SettleRequest
+	require.NoError(t, json.Unmarshal(b, &std), string(b))
+	want := SettleRequest{Hold: h.ID, Actual: 87, Keys: []string{"a", "b"}, Spend: &SpendRecord{
+		Team: "eng", APIKey: `k"1`, User: "alice", Model: "gpt-4o", Start: sep30Late, Day: 20260930, Month: 202609,
+		Slots: []string{"team_month", "api_key_day"}, Usage: SpendKinds{10, 20, 3, 4, 50}, CostNanoUSD: 1_234_567}}
+	require.Equal(t, want, std, "September 30 and September, whenever it settles")
+	got, err := DecodeSettleRequest(b)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	require.Equal(t, h.SpendUsage, got.Spend.Usage.Kinds())
+
+	require.Nil(t, RecordOf(sharedstore.Hold{ID: h.ID}), "a hold without spend carries no record")
+	require.Equal(t, string(AppendSettle(nil, h.ID, 87, nil)), string(AppendSettleRecord(nil, h.ID, 87, nil, nil)))
+}
