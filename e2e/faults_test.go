@@ -217,7 +217,7 @@ func runFault(t *testing.T, fl fault, fallback bool) {
 // A settlement that fails because the store is down is retried from on_tick
 // until the store is back, even when a config reload retired the root
 // context that admitted the stream in the meantime: the hold must not be
-// lost with the old root (seed 004 accepts a loss only when the retry
+// lost with the old root (a settlement may be lost only when the retry
 // window runs out).
 func TestFaultSettlementPendingAcrossAReloadIsRetriedAfterRecovery(t *testing.T) {
 	f := &faultRig{t: t, redis: startRedisServer(t), fallback: true}

@@ -17,7 +17,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
 )
 
-// Envoy's legacy host profile (ENVOY_HOST.md): a module importing anything
+// Envoy's legacy host profile (docs/envoy-wasi.md): a module importing anything
 // else fails to load with "missing import". A signature is "params>results"
 // with i for i32 and I for i64; Envoy also refuses a mismatched signature.
 // An empty signature means "not checked".

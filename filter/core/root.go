@@ -23,7 +23,7 @@ const tickPeriodMs = 500
 
 // remoteRetryNs bounds how long a settlement or release the store did not
 // acknowledge is retried before it is dropped; the bucket then returns the
-// budget at its refill rate (seed 004, Reconciliation).
+// budget at its refill rate.
 const remoteRetryNs = 30_000_000_000
 
 // Root is one plugin instance on one worker VM. It owns the live config,

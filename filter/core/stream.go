@@ -25,7 +25,7 @@ import (
 // its usage block; a larger answer releases its hold (its usage is unknown).
 const maxResponseCopy = 8 << 20
 
-// unavailableRetryAfter is the Retry-After of a fail-closed 503 (seed 004).
+// unavailableRetryAfter is the Retry-After of a fail-closed 503: long enough for a store to come back, short enough not to strand clients.
 const unavailableRetryAfter = 5
 
 // Stream is one HTTP request through the filter. Its hold (if any) ends
@@ -306,7 +306,7 @@ func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
 	return s.admit(true)
 }
 
-// applyModelLimits enforces the model's per-request limits (seed 003). An
+// applyModelLimits enforces the model's per-request limits. An
 // input above max_context_length, or more image parts than
 // max_images_per_request, can never fit: 400. A stated output
 // ceiling above max_tokens_per_request is refused (400), or, with
@@ -359,7 +359,7 @@ func (s *Stream) invalid(code, param, msg string) {
 
 // admit plans and reserves. withTokens is false when the body could not be
 // read or parsed: the request is admitted unchanged with no reservation
-// (seed 004), but it still takes a zero-token hold on its token buckets, so
+// as the token-budget rules say, but it still takes a zero-token hold on its token buckets, so
 // the usage the backend reports is charged at settlement (a body a backend
 // parses but the filter cannot, such as one with a BOM or NaN, must not be
 // free), and request-count limits still apply.

@@ -1,5 +1,5 @@
 // Package bucket is the token-bucket arithmetic every budget store shares
-// (BUCKET_MATH.md): the shared-data backend runs it in the .wasm and the Redis
+// (docs/bucket-math.md): the shared-data backend runs it in the .wasm and the Redis
 // scripts mirror it, so a request gets the same answer whichever store holds
 // its buckets. Everything is a pure function of the state, the Limit and an
 // injected clock in Unix nanoseconds; nothing here allocates.

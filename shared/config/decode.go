@@ -9,7 +9,7 @@ import (
 
 // The strict decoder: one pass over a jsonx.Value that fills the Go value
 // and records every problem with its JSON path. It replaces encoding/json,
-// which links syscall (see NOSYSCALL.md). Semantics follow what Parse did
+// which links syscall (docs/envoy-wasi.md). Semantics follow what Parse did
 // with encoding/json: exact field names, null is absent (the target keeps
 // its zero value, but a null array element or map value still creates the
 // entry), [] and {} make empty non-nil slices and maps, a type whose pointer

@@ -3,7 +3,7 @@ package config
 import "strings"
 
 // Warnings lists settings that load but probably do not do what the operator
-// meant (seed 004, "config validate warns"). Each names its JSON path.
+// meant. Each names its JSON path.
 func (c *Config) Warnings() []string {
 	var w []string
 	rl := &c.RateLimiting

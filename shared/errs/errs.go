@@ -1,5 +1,5 @@
 // Package errs wraps errors with context without importing fmt, which the
-// .wasm module keeps out of its own code (see ENVOY_HOST.md, poll_oneoff).
+// .wasm module keeps out of its own code (docs/envoy-wasi.md).
 package errs
 
 // Wrap returns an error reading "context: err" that unwraps to err, or nil

@@ -7,7 +7,7 @@ import (
 
 // SHA-256 (FIPS 180-4) in plain Go. crypto/sha256 cannot be linked into the
 // .wasm: its FIPS module pulls crypto/internal/sysrand and with it syscall,
-// whose wasip1 init traps in Envoy (see NOSYSCALL.md). Hashing a key is not
+// whose wasip1 init traps in Envoy (docs/envoy-wasi.md). Hashing a key is not
 // secret-dependent branching, so a straightforward implementation is enough.
 
 const (

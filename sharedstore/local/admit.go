@@ -18,7 +18,7 @@ const (
 	opFailed
 )
 
-// Admit reserves plan all or nothing (BUCKET_MATH.md) and calls done before
+// Admit reserves plan all or nothing (docs/bucket-math.md) and calls done before
 // returning. The hold keeps the plan's Limits slices: a Plan's slices must
 // not be reused while its hold lives.
 func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
@@ -249,7 +249,7 @@ func holdEntries(ops []taken) []sharedstore.HoldEntry {
 }
 
 // units is what an op takes from each of its Limits: one for a request-count
-// or concurrency op (BUCKET_MATH.md), the token amount otherwise.
+// or concurrency op (docs/bucket-math.md), the token amount otherwise.
 func units(op *sharedstore.Op) int64 {
 	if op.Kind == sharedstore.KindTokens {
 		return op.Amount

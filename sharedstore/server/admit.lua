@@ -1,4 +1,4 @@
--- Admit a plan all or nothing (BUCKET_MATH.md "Admit a Plan").
+-- Admit a plan all or nothing (docs/bucket-math.md, "Admitting a plan").
 -- KEYS[1..n]: bucket hashes, request ops then token ops, plan order; when there is a hold
 --   record, KEYS[n+1]: the record, KEYS[n+2]: its release tombstone.
 -- ARGV[1]: the plan, packed (store.go appendPlan): '<BBdd' nreq, ntok, hold TTL ms, expiry margin ms,

@@ -14,7 +14,7 @@ import (
 // or concurrency op writes its own hold record beside its bucket
 // (opHoldKey), which settle and release fan out to. When an op refuses, the
 // ops that succeeded are compensated: what the plan rule would never have
-// taken is given back (BUCKET_MATH.md "Admit a Plan"), so the end state is
+// taken is given back (docs/bucket-math.md, "Admitting a plan"), so the end state is
 // the single-server one. Unlike a single server, a refused plan holds its
 // other units for one round trip, so a concurrent request may see them
 // taken; all or nothing still holds once the call returns.

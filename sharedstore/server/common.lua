@@ -1,5 +1,5 @@
 -- Shared by every script (prepended by scripts.go). Bucket math per
--- BUCKET_MATH.md, mirroring shared/bucket: a bucket never seen is full; every
+-- docs/bucket-math.md, mirroring shared/bucket: a bucket never seen is full; every
 -- touch refills continuously, capped at capacity; a clock that went backwards
 -- refills nothing and keeps the later time. Times are Redis server TIME in
 -- microseconds (exact in a Lua double until year 2255).

@@ -95,7 +95,7 @@ func (s *Store) Load(ctx context.Context) error {
 // Ping reports whether Redis answers (readiness).
 func (s *Store) Ping(ctx context.Context) error { return s.c.Ping(ctx).Err() }
 
-// Admit reserves a whole plan, all or nothing (BUCKET_MATH.md), under a
+// Admit reserves a whole plan, all or nothing (docs/bucket-math.md), under a
 // hold id the store chooses.
 func (s *Store) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outcome, error) {
 	return s.AdmitHold(ctx, p, "")
