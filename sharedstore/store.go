@@ -4,253 +4,43 @@
 // fleet-wide sharedstore service over proxy_http_call. Admission and
 // reconciliation never know which one they use.
 //
+// The vocabulary the stores speak (plans, holds, outcomes) lives in
+// shared/limit, below every pure package; the names here are that
+// vocabulary, so the stores' callers need import only this package.
+//
 // This file is compiled into the .wasm: no fmt, no os, no goroutines.
 package sharedstore
 
-import (
-	"github.com/tokenbudget/tokenbudget/shared/calendar"
-	"github.com/tokenbudget/tokenbudget/shared/errs"
-	"github.com/tokenbudget/tokenbudget/shared/money"
-	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
-)
+import "github.com/tokenbudget/tokenbudget/shared/limit"
 
-// Kind says how a bucket's units behave over a request's life.
-type Kind uint8
+// The vocabulary of shared/limit, by the names the stores use.
+type (
+	Kind      = limit.Kind
+	Limit     = limit.Limit
+	Op        = limit.Op
+	Plan      = limit.Plan
+	Spend     = limit.Spend
+	Overage   = limit.Overage
+	Level     = limit.Level
+	OpLevel   = limit.OpLevel
+	Refusal   = limit.Refusal
+	Backend   = limit.Backend
+	HoldEntry = limit.HoldEntry
+	Hold      = limit.Hold
+	Outcome   = limit.Outcome
+)
 
 const (
-	// KindRequests buckets count requests; a unit taken at admission is never
-	// given back (the request was made, whatever happened next).
-	KindRequests Kind = iota + 1
-	// KindConcurrency buckets count requests in flight; capacity never refills
-	// with time, and the unit is always released when the stream is done.
-	KindConcurrency
-	// KindTokens buckets hold the request's estimate plus output ceiling; the
-	// hold is settled with the reported usage or released.
-	KindTokens
+	KindRequests    = limit.KindRequests
+	KindConcurrency = limit.KindConcurrency
+	KindTokens      = limit.KindTokens
+	OverageDebt     = limit.OverageDebt
+	OverageSkip     = limit.OverageSkip
+	BackendLocal    = limit.BackendLocal
+	BackendRemote   = limit.BackendRemote
 )
 
-// Limit is one period of one bucket, with the parameters in force when the
-// plan was made. A hold records them, so a hold taken before a config reload
-// settles on these numbers rather than the live ones.
-type Limit struct {
-	// Budget names the period: "minute" or "day" for tokens; "second",
-	// "minute" or "day" for requests; "concurrent" for concurrency.
-	Budget string
-	// Capacity is the most the bucket holds. Zero is a budget in force with
-	// nothing to give (a divided or pushed zero), not "unlimited": an
-	// unlimited period is simply absent from the plan.
-	Capacity int64
-	// RefillPerSec is the continuous refill; zero for concurrency and for a
-	// zero-capacity budget.
-	RefillPerSec float64
-}
-
-// Op is one bucket (one dimension and identity) checked on all its periods
-// together: a request must fit every Limit of the Op or it takes from none.
-type Op struct {
-	// Key is the bucket's store key. It already carries the dimension, the
-	// identity (hashed where secret) and a version of the budget parameters,
-	// so a parameter change starts fresh buckets. Both periods of one
-	// dimension share one Key.
-	Key       string
-	Kind      Kind
-	Dimension string // global, client, api_key, user, team, model
-	Limits    []Limit
-	Amount    int64 // tokens for KindTokens, 1 otherwise
-	// Private marks the caller's own bucket (the API-key dimension): only a
-	// private bucket's level may be reported to the caller.
-	Private bool
-}
-
-// Plan is everything one request must fit. Requests (request-count and
-// concurrency ops) are admitted all or nothing first; then Tokens, all or
-// nothing. A token refusal leaves the request-count units consumed (they
-// admitted the request before the token check ran) but releases any
-// concurrency units and every token reservation.
-type Plan struct {
-	Requests []Op
-	Tokens   []Op
-	// Overage is how the hold this plan makes settles an overage its
-	// buckets cannot cover; the hold records it, so a reload never changes
-	// how an older hold settles.
-	Overage Overage
-	// Spend is the USD spend part of the admission: checked before any
-	// bucket is touched (preflight), and recorded on the hold so the
-	// settlement adds the request's cost to the counters of the call's
-	// start periods. A zero Spend (no limit applies) is skipped entirely.
-	Spend Spend
-}
-
-// Spend is the spend limits that apply to one request and the UTC periods
-// of the call's start. The periods are fixed at admission: a call that
-// starts on one day and ends on the next is counted in the day it started.
-type Spend struct {
-	Policy     spend.Policy
-	Day, Month calendar.Window
-	// Start is the call's start (Unix nanoseconds) and Model the
-	// client-facing model priced: the fleet ledger records both with the
-	// settlement, to price it again at the prices in effect then.
-	Start int64
-	Model string
-}
-
-// Any reports whether any limit applies: when none does, the store neither
-// reads nor writes a spend counter.
-func (s *Spend) Any() bool { return s.Policy.Any() }
-
-// Window is the period of the call's start that slot counts in.
-func (s *Spend) Window(slot spend.Slot) calendar.Window {
-	if slot.Period() == calendar.Day {
-		return s.Day
-	}
-	return s.Month
-}
-
-// Overage says what a settlement does with usage beyond the reservation
-// that a bucket's level cannot cover.
-type Overage uint8
-
-const (
-	// OverageDebt charges the whole overage: the level may go below zero,
-	// refill repays the debt, and while the level is at or below zero the
-	// bucket admits nothing (a zero-token hold included). The default: a
-	// request must never be cheaper than what it consumed.
-	OverageDebt Overage = iota
-	// OverageSkip consumes nothing from a bucket that cannot cover the
-	// whole overage (the seed's rule, kept behind an option).
-	OverageSkip
-)
-
-// Level is what a caller may learn about its own bucket after admission.
-type Level struct {
-	Capacity  int64
-	Remaining int64 // floor of the level after this request's reservation
-	ResetUnix int64 // Unix second at which the bucket is whole again
-}
-
-// OpLevel ties a Level to the private bucket and period it describes.
-type OpLevel struct {
-	Kind      Kind
-	Dimension string
-	Budget    string
-	Level     Level
-}
-
-// Refusal says which bucket refused and how long a caller should wait.
-type Refusal struct {
-	Kind      Kind
-	Dimension string
-	Budget    string
-	// RetryAfterSec is size-aware: the time the refused bucket needs to
-	// refill this request's own shortfall (its whole cost when the request
-	// is larger than the bucket). At least 1.
-	RetryAfterSec int64
-	// ExceedsCapacity is true when the request is larger than the refusing
-	// bucket's capacity: waiting cannot make it fit.
-	ExceedsCapacity bool
-	// Private is true when the refusing bucket is the caller's own; only then
-	// is Level meaningful and may be shown.
-	Private bool
-	Level   Level
-}
-
-// Backend records which store holds a hold, so it is ended there and never on
-// the other (a fallback reservation stays local).
-type Backend uint8
-
-const (
-	BackendLocal Backend = iota + 1
-	BackendRemote
-)
-
-// HoldEntry is one reserved bucket of a hold, with its recorded parameters.
-type HoldEntry struct {
-	Key       string
-	Kind      Kind // KindTokens or KindConcurrency
-	Dimension string
-	Limits    []Limit
-	Amount    int64
-}
-
-// HoldEntries are the units an admitted plan's hold must give back or
-// settle: concurrency units and token reservations. Request-count units are
-// never returned. The remote store and sharedstore both derive a hold from
-// its plan with this, so the two sides always agree on what a hold owns.
-func (p Plan) HoldEntries() []HoldEntry {
-	var out []HoldEntry
-	for _, group := range [2][]Op{p.Requests, p.Tokens} {
-		for _, op := range group {
-			if op.Kind == KindRequests {
-				continue
-			}
-			out = append(out, HoldEntry{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount})
-		}
-	}
-	return out
-}
-
-// Hold is an admitted request's reservation. Every hold ends exactly once:
-// Settle (normal end with usage) or Release (everything else).
-type Hold struct {
-	Backend Backend
-	ID      string // the remote store's hold id; empty for local holds
-	Entries []HoldEntry
-	Overage Overage // the admitted plan's overage rule
-	// Spend is the admitted plan's spend part: the policy-bearing counters
-	// (every slot with a limit, under its id) of the call's start periods.
-	Spend Spend
-	// SpendCost is what the request cost, in nano-USD. The filter sets it
-	// just before Settle, from the same usage the token settlement charges;
-	// Settle adds it at once to every policy-bearing counter of Spend.
-	// Release adds nothing: a failed or released request costs nothing.
-	SpendCost money.Amount
-	// SpendUsage is the usage SpendCost priced, by kind (set with it).
-	SpendUsage usage.Kinds
-}
-
-// ErrSpendUnavailable is an admission error (wrapped in Outcome.Err) that
-// says the spend part could not be checked: the fleet store failed its
-// lookup, or answered without checking spend at all. The filter answers it
-// with 503 spend_store_unavailable; it never admits a request under a
-// spend limit that nothing checked.
-var ErrSpendUnavailable = errs.New("spend limits could not be checked")
-
-// Reserved is the token amount the hold took per bucket (the same on every
-// token entry), zero when the hold has no token entry.
-func (h Hold) Reserved() int64 {
-	for _, e := range h.Entries {
-		if e.Kind == KindTokens {
-			return e.Amount
-		}
-	}
-	return 0
-}
-
-// Outcome is the answer to Admit.
-type Outcome struct {
-	Admitted bool
-	Refusal  *Refusal // set when not admitted and Err is nil
-	// Levels holds the private buckets' levels after this request's
-	// reservation (also on a token refusal, for the request-count buckets
-	// that admitted it).
-	Levels []OpLevel
-	Hold   Hold
-	// Skipped names limiter families that failed open for this request (a
-	// bucket map at its max_buckets ceiling): "token_budget" (minute map),
-	// "token_budget_day" (day map), "requests".
-	Skipped []string
-	// Spend is the usage of each limited slot in the call's periods as
-	// preflight read it (before this request's own cost), for the caller's
-	// success headers.
-	Spend spend.Usage
-	// SpendRefusal is set when a spend limit refused the request (Admitted
-	// false, Refusal nil): nothing was taken from any bucket.
-	SpendRefusal *spend.Exceeded
-	// Err is set when the store could not answer (unreachable, timed out,
-	// bad reply); Admitted and Refusal are then meaningless.
-	Err error
-}
+var ErrSpendUnavailable = limit.ErrSpendUnavailable
 
 // Store reserves, settles and releases. Admit may answer synchronously (the
 // shared-data backend calls done before returning) or later (the remote

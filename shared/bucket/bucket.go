@@ -8,7 +8,7 @@ package bucket
 import (
 	"math"
 
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // State is one Limit's bucket: the units available and when they were last
@@ -25,13 +25,13 @@ const maxRetryAfterSec = 1 << 40
 
 // Fresh is a bucket never seen before: it starts full, so a new caller may
 // spend its whole period at once.
-func Fresh(l sharedstore.Limit, now int64) State {
+func Fresh(l limit.Limit, now int64) State {
 	return State{Level: float64(l.Capacity), Last: now}
 }
 
 // Refill brings the level up to now. A clock that went backwards refills
 // nothing and keeps the later time, so refill is never counted twice.
-func (s *State) Refill(l sharedstore.Limit, now int64) {
+func (s *State) Refill(l limit.Limit, now int64) {
 	if now <= s.Last {
 		return
 	}
@@ -46,7 +46,7 @@ func (s *State) Refill(l sharedstore.Limit, now int64) {
 }
 
 // add returns units to the bucket without exceeding its capacity.
-func (s *State) add(l sharedstore.Limit, units float64) {
+func (s *State) add(l limit.Limit, units float64) {
 	s.Level += units
 	if c := float64(l.Capacity); s.Level > c {
 		s.Level = c
@@ -62,7 +62,7 @@ func (s *State) add(l sharedstore.Limit, units float64) {
 // A Limit refuses when its level is below amount or at or below zero (see
 // Admits), so a zero amount (a hold the filter could not size) never rides
 // on a spent or indebted bucket.
-func Take(states []State, limits []sharedstore.Limit, amount int64, now int64) int {
+func Take(states []State, limits []limit.Limit, amount int64, now int64) int {
 	if amount < 0 {
 		amount = 0
 	}
@@ -96,7 +96,7 @@ func admits(level, amount float64) bool { return level >= amount && level > 0 }
 
 // Give returns amount to every Limit (a refusal undoing an earlier
 // dimension, a release, a concurrency unit coming back), capped at capacity.
-func Give(states []State, limits []sharedstore.Limit, amount int64, now int64) {
+func Give(states []State, limits []limit.Limit, amount int64, now int64) {
 	if amount <= 0 {
 		return
 	}
@@ -118,7 +118,7 @@ func Give(states []State, limits []sharedstore.Limit, amount int64, now int64) {
 //   - OverageSkip charges the overage only where the bucket can cover all of
 //     it, and consumes nothing elsewhere (a partial drain would punish the
 //     bucket for an estimate it had no part in).
-func Settle(states []State, limits []sharedstore.Limit, reserved, actual int64, now int64, overage sharedstore.Overage) {
+func Settle(states []State, limits []limit.Limit, reserved, actual int64, now int64, overage limit.Overage) {
 	if actual < 0 {
 		actual = 0
 	}
@@ -133,7 +133,7 @@ func Settle(states []State, limits []sharedstore.Limit, reserved, actual int64, 
 			states[i].add(limits[i], float64(reserved-actual))
 		case actual > reserved:
 			d := float64(actual - reserved)
-			if overage != sharedstore.OverageSkip || states[i].Level >= d {
+			if overage != limit.OverageSkip || states[i].Level >= d {
 				states[i].Level -= d
 			}
 		}
@@ -160,7 +160,7 @@ func PeriodSeconds(budget string) int64 {
 // whole cost (waiting cannot make it fit, see ExceedsCapacity, but the caller
 // still learns how much budget it asks for). At least 1. s must already be
 // refilled to now.
-func RetryAfterSec(l sharedstore.Limit, s State, amount int64) int64 {
+func RetryAfterSec(l limit.Limit, s State, amount int64) int64 {
 	if l.RefillPerSec <= 0 || math.IsNaN(l.RefillPerSec) {
 		return PeriodSeconds(l.Budget)
 	}
@@ -178,13 +178,13 @@ func RetryAfterSec(l sharedstore.Limit, s State, amount int64) int64 {
 
 // ExceedsCapacity reports that amount is larger than the Limit's capacity:
 // no wait can make the request fit, so a caller must not retry it as is.
-func ExceedsCapacity(l sharedstore.Limit, amount int64) bool { return amount > l.Capacity }
+func ExceedsCapacity(l limit.Limit, amount int64) bool { return amount > l.Capacity }
 
 // LevelOf is what a caller may learn about its own bucket: the whole units
 // left, never below zero (a debt is not shown as a negative balance), and
 // the Unix second at which the bucket is whole again, which includes
 // repaying any debt. s must already be refilled to now.
-func LevelOf(l sharedstore.Limit, s State, now int64) sharedstore.Level {
+func LevelOf(l limit.Limit, s State, now int64) limit.Level {
 	nowSec := float64(now) / 1e9
 	reset := nowSec
 	if c := float64(l.Capacity); s.Level < c && l.RefillPerSec > 0 {
@@ -194,7 +194,7 @@ func LevelOf(l sharedstore.Limit, s State, now int64) sharedstore.Level {
 	if remaining > l.Capacity {
 		remaining = max(l.Capacity, 0)
 	}
-	return sharedstore.Level{
+	return limit.Level{
 		Capacity:  l.Capacity,
 		Remaining: remaining,
 		ResetUnix: clampSeconds(math.Ceil(reset), 0),

@@ -4,15 +4,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 const sec = int64(1e9)
 
 var (
-	minute = sharedstore.Limit{Budget: "minute", Capacity: 600, RefillPerSec: 10}
-	day    = sharedstore.Limit{Budget: "day", Capacity: 86400, RefillPerSec: 1}
-	zero   = sharedstore.Limit{Budget: "minute"}
+	minute = limit.Limit{Budget: "minute", Capacity: 600, RefillPerSec: 10}
+	day    = limit.Limit{Budget: "day", Capacity: 86400, RefillPerSec: 1}
+	zero   = limit.Limit{Budget: "minute"}
 )
 
 func TestAFreshBucketIsFull(t *testing.T) {
@@ -42,7 +42,7 @@ func TestRefillIsContinuousAndCappedAtCapacity(t *testing.T) {
 }
 
 func TestTakeChargesEveryPeriodOrNone(t *testing.T) {
-	limits := []sharedstore.Limit{minute, day}
+	limits := []limit.Limit{minute, day}
 	cases := []struct {
 		name    string
 		levels  [2]float64
@@ -68,8 +68,8 @@ func TestTakeChargesEveryPeriodOrNone(t *testing.T) {
 
 func TestZeroAllowanceRefusesEveryAmount(t *testing.T) {
 	s := []State{Fresh(zero, 0)}
-	require.Equal(t, 0, Take(s, []sharedstore.Limit{zero}, 1, 100*sec))
-	require.Equal(t, 0, Take(s, []sharedstore.Limit{zero}, 0, 100*sec), "a zero hold needs a level above zero")
+	require.Equal(t, 0, Take(s, []limit.Limit{zero}, 1, 100*sec))
+	require.Equal(t, 0, Take(s, []limit.Limit{zero}, 0, 100*sec), "a zero hold needs a level above zero")
 	require.Equal(t, int64(60), RetryAfterSec(zero, s[0], 1))
 }
 
@@ -90,7 +90,7 @@ func TestAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := []State{{Level: c.level, Last: 0}}
-			require.Equal(t, c.refused, Take(s, []sharedstore.Limit{minute}, c.amount, 0))
+			require.Equal(t, c.refused, Take(s, []limit.Limit{minute}, c.amount, 0))
 			want := c.level
 			if c.refused < 0 {
 				want -= float64(c.amount)
@@ -103,14 +103,14 @@ func TestAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
 
 func TestAnIndebtedPeriodRefusesWithoutDrainingTheOther(t *testing.T) {
 	s := []State{{Level: 600, Last: 0}, {Level: -10, Last: 0}}
-	require.Equal(t, 1, Take(s, []sharedstore.Limit{minute, day}, 0, 0))
+	require.Equal(t, 1, Take(s, []limit.Limit{minute, day}, 0, 0))
 	require.InDelta(t, 600, s[0].Level, 1e-9)
 	require.InDelta(t, -10, s[1].Level, 1e-9)
 }
 
 func TestGiveAndReleaseAreCappedAtCapacity(t *testing.T) {
 	s := []State{{Level: 550, Last: 0}}
-	Give(s, []sharedstore.Limit{minute}, 100, 0)
+	Give(s, []limit.Limit{minute}, 100, 0)
 	require.InDelta(t, 600, s[0].Level, 1e-9)
 }
 
@@ -128,11 +128,11 @@ func TestSettleRefundsOrChargesUnderBothOverageRules(t *testing.T) {
 		{"negative usage counts as none", 100, 300, -5, 400},
 		{"a refund repays part of a debt", -200, 300, 100, 0},
 	}
-	for _, overage := range []sharedstore.Overage{sharedstore.OverageDebt, sharedstore.OverageSkip} {
+	for _, overage := range []limit.Overage{limit.OverageDebt, limit.OverageSkip} {
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
 				s := []State{{Level: c.level, Last: 0}}
-				Settle(s, []sharedstore.Limit{minute}, c.reserved, c.actual, 0, overage)
+				Settle(s, []limit.Limit{minute}, c.reserved, c.actual, 0, overage)
 				require.InDelta(t, c.after, s[0].Level, 1e-9)
 			})
 		}
@@ -140,7 +140,7 @@ func TestSettleRefundsOrChargesUnderBothOverageRules(t *testing.T) {
 }
 
 func TestADebtIsChargedWholeAndRefillRepaysIt(t *testing.T) {
-	limits := []sharedstore.Limit{minute, day}
+	limits := []limit.Limit{minute, day}
 	cases := []struct {
 		name             string
 		levels           [2]float64
@@ -155,7 +155,7 @@ func TestADebtIsChargedWholeAndRefillRepaysIt(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := []State{{Level: c.levels[0], Last: 0}, {Level: c.levels[1], Last: 0}}
-			Settle(s, limits, c.reserved, c.actual, 0, sharedstore.OverageDebt)
+			Settle(s, limits, c.reserved, c.actual, 0, limit.OverageDebt)
 			require.InDelta(t, c.after[0], s[0].Level, 1e-9)
 			require.InDelta(t, c.after[1], s[1].Level, 1e-9)
 		})
@@ -163,18 +163,18 @@ func TestADebtIsChargedWholeAndRefillRepaysIt(t *testing.T) {
 
 	t.Run("refill repays the debt at the normal rate, then stops at capacity", func(t *testing.T) {
 		s := []State{{Level: 30, Last: 0}}
-		Settle(s, []sharedstore.Limit{minute}, 0, 1030, 0, sharedstore.OverageDebt)
+		Settle(s, []limit.Limit{minute}, 0, 1030, 0, limit.OverageDebt)
 		require.InDelta(t, -1000, s[0].Level, 1e-9)
-		require.Equal(t, 0, Take(s, []sharedstore.Limit{minute}, 0, 99*sec), "still in debt after 99 s")
+		require.Equal(t, 0, Take(s, []limit.Limit{minute}, 0, 99*sec), "still in debt after 99 s")
 		require.InDelta(t, -10, s[0].Level, 1e-9)
-		require.Equal(t, -1, Take(s, []sharedstore.Limit{minute}, 0, 101*sec), "above zero after 101 s")
+		require.Equal(t, -1, Take(s, []limit.Limit{minute}, 0, 101*sec), "above zero after 101 s")
 		s[0].Refill(minute, 1000*sec)
 		require.InDelta(t, 600, s[0].Level, 1e-9)
 	})
 }
 
 func TestSkipConsumesNothingFromABucketThatCannotCoverTheOverage(t *testing.T) {
-	limits := []sharedstore.Limit{minute, day}
+	limits := []limit.Limit{minute, day}
 	cases := []struct {
 		name             string
 		levels           [2]float64
@@ -188,7 +188,7 @@ func TestSkipConsumesNothingFromABucketThatCannotCoverTheOverage(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := []State{{Level: c.levels[0], Last: 0}, {Level: c.levels[1], Last: 0}}
-			Settle(s, limits, c.reserved, c.actual, 0, sharedstore.OverageSkip)
+			Settle(s, limits, c.reserved, c.actual, 0, limit.OverageSkip)
 			require.InDelta(t, c.after[0], s[0].Level, 1e-9)
 			require.InDelta(t, c.after[1], s[1].Level, 1e-9)
 		})
@@ -214,10 +214,10 @@ func TestRetryAfterCountsTheDebt(t *testing.T) {
 			require.Equal(t, c.want, got)
 			// After the wait the period admits the same request.
 			s := []State{{Level: c.level, Last: 0}}
-			require.Equal(t, -1, Take(s, []sharedstore.Limit{minute}, c.amount, got*sec))
+			require.Equal(t, -1, Take(s, []limit.Limit{minute}, c.amount, got*sec))
 			if got > 1 {
 				s = []State{{Level: c.level, Last: 0}}
-				require.Equal(t, 0, Take(s, []sharedstore.Limit{minute}, c.amount, (got-1)*sec), "one second less is not enough")
+				require.Equal(t, 0, Take(s, []limit.Limit{minute}, c.amount, (got-1)*sec), "one second less is not enough")
 			}
 		})
 	}
@@ -226,7 +226,7 @@ func TestRetryAfterCountsTheDebt(t *testing.T) {
 func TestARequestLargerThanTheBucketSaysSo(t *testing.T) {
 	cases := []struct {
 		name    string
-		limit   sharedstore.Limit
+		limit   limit.Limit
 		level   float64
 		amount  int64
 		exceeds bool
@@ -247,10 +247,10 @@ func TestARequestLargerThanTheBucketSaysSo(t *testing.T) {
 }
 
 func TestRetryAfterIsSizeAware(t *testing.T) {
-	conc := sharedstore.Limit{Budget: "concurrent", Capacity: 2}
+	conc := limit.Limit{Budget: "concurrent", Capacity: 2}
 	cases := []struct {
 		name   string
-		limit  sharedstore.Limit
+		limit  limit.Limit
 		level  float64
 		amount int64
 		want   int64
@@ -261,8 +261,8 @@ func TestRetryAfterIsSizeAware(t *testing.T) {
 		{"never below one second", minute, 99.99, 100, 1},
 		{"no refill waits one period", zero, 0, 5, 60},
 		{"concurrency waits one second", conc, 0, 1, 1},
-		{"day without refill waits a day", sharedstore.Limit{Budget: "day"}, 0, 1, 86400},
-		{"tiny refill is clamped, not overflowed", sharedstore.Limit{Budget: "day", Capacity: 1 << 62, RefillPerSec: 1e-300}, 0, 1 << 62, maxRetryAfterSec},
+		{"day without refill waits a day", limit.Limit{Budget: "day"}, 0, 1, 86400},
+		{"tiny refill is clamped, not overflowed", limit.Limit{Budget: "day", Capacity: 1 << 62, RefillPerSec: 1e-300}, 0, 1 << 62, maxRetryAfterSec},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -275,7 +275,7 @@ func TestLevelReportsFloorRemainingAndTheSecondTheBucketIsWhole(t *testing.T) {
 	now := 1000 * sec
 	cases := []struct {
 		name      string
-		limit     sharedstore.Limit
+		limit     limit.Limit
 		level     float64
 		remaining int64
 		reset     int64
@@ -289,7 +289,7 @@ func TestLevelReportsFloorRemainingAndTheSecondTheBucketIsWhole(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			l := LevelOf(c.limit, State{Level: c.level, Last: now}, now)
-			require.Equal(t, sharedstore.Level{Capacity: c.limit.Capacity, Remaining: c.remaining, ResetUnix: c.reset}, l)
+			require.Equal(t, limit.Level{Capacity: c.limit.Capacity, Remaining: c.remaining, ResetUnix: c.reset}, l)
 		})
 	}
 }

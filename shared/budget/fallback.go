@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/tokenbudget/tokenbudget/shared/config"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // FallbackPlan is plan as the replica-local buckets enforce it while the
@@ -17,13 +17,13 @@ import (
 // It runs only on the outage path: the identity is read back from the
 // plan's own bucket keys ("tb|<kind>|<dimension>|<version>|<identity>"),
 // which Plan writes, so the request path keeps nothing extra for it.
-func FallbackPlan(rt *config.Runtime, plan sharedstore.Plan) sharedstore.Plan {
+func FallbackPlan(rt *config.Runtime, plan limit.Plan) limit.Plan {
 	if rt == nil || rt.Fallback() == nil {
 		return plan
 	}
 	var id Identity
 	amount := int64(0)
-	for _, group := range [2][]sharedstore.Op{plan.Requests, plan.Tokens} {
+	for _, group := range [2][]limit.Op{plan.Requests, plan.Tokens} {
 		for i := range group {
 			op := &group[i]
 			dim, who, ok := splitKey(op.Key)
@@ -45,7 +45,7 @@ func FallbackPlan(rt *config.Runtime, plan sharedstore.Plan) sharedstore.Plan {
 			default:
 				return plan
 			}
-			if op.Kind == sharedstore.KindTokens {
+			if op.Kind == limit.KindTokens {
 				amount = op.Amount
 			}
 		}

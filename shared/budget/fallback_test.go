@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // fleetEverything is everything on the fleet store with the replicas hint:
@@ -71,7 +71,7 @@ func TestAFallbackPlanReadsBackEveryIdentity(t *testing.T) {
 func TestAFallbackPlanKeepsTheOverageRule(t *testing.T) {
 	rt := load(t, strings.Replace(fleetEverything, `"api_keys"`, `"token_budget": { "on_uncovered_overage": "skip" }, "api_keys"`, 1))
 	fleet, _ := budget.Plan(rt, fullIdentity(rt), 10)
-	require.Equal(t, sharedstore.OverageSkip, budget.FallbackPlan(rt, fleet).Overage)
+	require.Equal(t, limit.OverageSkip, budget.FallbackPlan(rt, fleet).Overage)
 }
 
 func TestWithoutADivisionTheFallbackPlanIsThePlan(t *testing.T) {
@@ -89,11 +89,11 @@ func TestWithoutADivisionTheFallbackPlanIsThePlan(t *testing.T) {
 func TestAPlanWhoseKeysDoNotReadBackIsKeptAsIs(t *testing.T) {
 	rt := load(t, fleetEverything)
 	for _, key := range []string{"", "tb|", "tb|t", "tb|t|global", "tb|t|global|v", "xx|t|global|v|", "tb|tt|global|v|x", "tb|t|elsewhere|v|x"} {
-		plan := sharedstore.Plan{Tokens: []sharedstore.Op{{Key: key, Kind: sharedstore.KindTokens, Dimension: "global", Amount: 5,
-			Limits: []sharedstore.Limit{{Budget: "minute", Capacity: 100000}}}}}
+		plan := limit.Plan{Tokens: []limit.Op{{Key: key, Kind: limit.KindTokens, Dimension: "global", Amount: 5,
+			Limits: []limit.Limit{{Budget: "minute", Capacity: 100000}}}}}
 		require.Equal(t, plan, budget.FallbackPlan(rt, plan), key)
 	}
-	require.Equal(t, sharedstore.Plan{}, budget.FallbackPlan(nil, sharedstore.Plan{}))
+	require.Equal(t, limit.Plan{}, budget.FallbackPlan(nil, limit.Plan{}))
 }
 
 // FuzzFallbackPlanReadsBackAnyIdentity: whatever the identities (bars,
@@ -111,7 +111,7 @@ func FuzzFallbackPlanReadsBackAnyIdentity(f *testing.F) {
 		want, _ := budget.Plan(rt.Fallback(), id, amount)
 		require.Equal(t, want, budget.FallbackPlan(rt, fleet))
 
-		odd := sharedstore.Plan{Tokens: []sharedstore.Op{{Key: key, Kind: sharedstore.KindTokens, Dimension: "global", Amount: amount}}}
+		odd := limit.Plan{Tokens: []limit.Op{{Key: key, Kind: limit.KindTokens, Dimension: "global", Amount: amount}}}
 		_ = budget.FallbackPlan(rt, odd)
 	})
 }

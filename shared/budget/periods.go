@@ -2,7 +2,7 @@ package budget
 
 import (
 	"github.com/tokenbudget/tokenbudget/shared/config"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // unlimited is a dimension with nothing configured.
@@ -44,19 +44,19 @@ func requestPeriods(q *config.RequestLimits) int {
 // appendRequestLimits adds the request-count periods in force: the second
 // bucket holds the burst and refills at the rate; minute and day hold one
 // period of requests and refill it over the period.
-func appendRequestLimits(limits []sharedstore.Limit, q *config.RequestLimits) []sharedstore.Limit {
+func appendRequestLimits(limits []limit.Limit, q *config.RequestLimits) []limit.Limit {
 	if q.PerSecond > 0 {
 		burst := q.Burst
 		if burst < 1 {
 			burst = max(int64(q.PerSecond+0.999999999), 1)
 		}
-		limits = append(limits, sharedstore.Limit{Budget: "second", Capacity: burst, RefillPerSec: q.PerSecond})
+		limits = append(limits, limit.Limit{Budget: "second", Capacity: burst, RefillPerSec: q.PerSecond})
 	}
 	if q.PerMinute > 0 {
-		limits = append(limits, sharedstore.Limit{Budget: "minute", Capacity: q.PerMinute, RefillPerSec: float64(q.PerMinute) / 60})
+		limits = append(limits, limit.Limit{Budget: "minute", Capacity: q.PerMinute, RefillPerSec: float64(q.PerMinute) / 60})
 	}
 	if q.PerDay > 0 {
-		limits = append(limits, sharedstore.Limit{Budget: "day", Capacity: q.PerDay, RefillPerSec: float64(q.PerDay) / 86400})
+		limits = append(limits, limit.Limit{Budget: "day", Capacity: q.PerDay, RefillPerSec: float64(q.PerDay) / 86400})
 	}
 	return limits
 }
@@ -76,14 +76,14 @@ func tokenPeriods(tb *config.TokenBudget) int {
 // appendTokenLimits adds the token periods in force: capacity is one period
 // of the rate (spendable at once), refilled continuously over the period.
 // A zero allowance gets capacity 0 and no refill, so it refuses.
-func appendTokenLimits(limits []sharedstore.Limit, tb *config.TokenBudget) []sharedstore.Limit {
+func appendTokenLimits(limits []limit.Limit, tb *config.TokenBudget) []limit.Limit {
 	if !tb.Minute.Unlimited {
 		c := max(tb.Minute.Capacity, 0)
-		limits = append(limits, sharedstore.Limit{Budget: "minute", Capacity: c, RefillPerSec: float64(c) / 60})
+		limits = append(limits, limit.Limit{Budget: "minute", Capacity: c, RefillPerSec: float64(c) / 60})
 	}
 	if !tb.Day.Unlimited {
 		c := max(tb.Day.Capacity, 0)
-		limits = append(limits, sharedstore.Limit{Budget: "day", Capacity: c, RefillPerSec: float64(c) / 86400})
+		limits = append(limits, limit.Limit{Budget: "day", Capacity: c, RefillPerSec: float64(c) / 86400})
 	}
 	return limits
 }

@@ -1,5 +1,5 @@
 // Package budget turns the compiled config and one request's identity into
-// the sharedstore.Plan every store admits: which buckets, which periods,
+// the limit.Plan every store admits: which buckets, which periods,
 // which keys. It is the only place that knows the dimensions, so the stores
 // stay generic and the two backends cannot disagree on what a request owes.
 //
@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/tokenbudget/tokenbudget/shared/config"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // Identity is who a request is, per dimension. An empty field means the
@@ -65,7 +65,7 @@ var (
 // "token_budget_<dim>" and "requests_<dim>", for rate_limit_skipped_total.
 //
 // Allocations: one for both op lists, one for all Limits, one for all keys.
-func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan, skipped []string) {
+func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipped []string) {
 	if rt == nil {
 		return plan, nil
 	}
@@ -131,13 +131,13 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan,
 		return plan, skipped
 	}
 	if rt.SkipUncoveredOverage {
-		plan.Overage = sharedstore.OverageSkip
+		plan.Overage = limit.OverageSkip
 	}
 
-	limits := make([]sharedstore.Limit, 0, nLimits)
+	limits := make([]limit.Limit, 0, nLimits)
 	// Both op lists share one array; each is capped at its own length, so
 	// an append to one can never write into the other.
-	ops := make([]sharedstore.Op, 0, nReq+nTok)
+	ops := make([]limit.Op, 0, nReq+nTok)
 	if nReq > 0 {
 		plan.Requests = ops[:0:nReq]
 	}
@@ -166,16 +166,16 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan,
 			keys = appendKey(keys, 'r', d, requestsVersion(r))
 			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
 			nAt++
-			plan.Requests = append(plan.Requests, sharedstore.Op{Kind: sharedstore.KindRequests, Dimension: d.name,
+			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindRequests, Dimension: d.name,
 				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
 		}
 		if q.Concurrent > 0 {
 			from, kFrom := len(limits), len(keys)
-			limits = append(limits, sharedstore.Limit{Budget: "concurrent", Capacity: q.Concurrent})
+			limits = append(limits, limit.Limit{Budget: "concurrent", Capacity: q.Concurrent})
 			keys = appendKey(keys, 'c', d, requestsVersion(r))
 			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
 			nAt++
-			plan.Requests = append(plan.Requests, sharedstore.Op{Kind: sharedstore.KindConcurrency, Dimension: d.name,
+			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindConcurrency, Dimension: d.name,
 				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
 		}
 		if tb.Any() {
@@ -184,7 +184,7 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan sharedstore.Plan,
 			keys = appendKey(keys, 't', d, tokensVersion(r))
 			at[nAt] = keyAt{false, len(plan.Tokens), kFrom, len(keys)}
 			nAt++
-			plan.Tokens = append(plan.Tokens, sharedstore.Op{Kind: sharedstore.KindTokens, Dimension: d.name,
+			plan.Tokens = append(plan.Tokens, limit.Op{Kind: limit.KindTokens, Dimension: d.name,
 				Limits: limits[from:len(limits):len(limits)], Amount: amount, Private: private})
 		}
 	}

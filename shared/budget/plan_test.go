@@ -8,7 +8,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
 )
@@ -44,7 +44,7 @@ func fullIdentity(rt *config.Runtime) budget.Identity {
 	return budget.Identity{APIKeyHash: h, Key: rt.Key(h), Client: "10.1.2.3", Model: "gpt-4o"}
 }
 
-func dims(ops []sharedstore.Op) []string {
+func dims(ops []limit.Op) []string {
 	out := make([]string, len(ops))
 	for i, op := range ops {
 		out[i] = op.Dimension
@@ -60,7 +60,7 @@ func TestPlanCoversEveryDimensionInOrder(t *testing.T) {
 	require.Equal(t, []string{"global", "client", "api_key", "api_key", "model"}, dims(plan.Requests))
 	for _, op := range plan.Tokens {
 		require.Equal(t, int64(700), op.Amount)
-		require.Equal(t, sharedstore.KindTokens, op.Kind)
+		require.Equal(t, limit.KindTokens, op.Kind)
 		require.Equal(t, op.Dimension == "api_key", op.Private, op.Dimension)
 	}
 	for _, op := range plan.Requests {
@@ -72,18 +72,18 @@ func TestPlanCoversEveryDimensionInOrder(t *testing.T) {
 func TestPlanLimitsFollowTheConfiguredRates(t *testing.T) {
 	rt := load(t, everything)
 	plan, _ := budget.Plan(rt, fullIdentity(rt), 1)
-	require.Equal(t, []sharedstore.Limit{
+	require.Equal(t, []limit.Limit{
 		{Budget: "minute", Capacity: 6000, RefillPerSec: 100},
 		{Budget: "day", Capacity: 86400, RefillPerSec: 1},
 	}, plan.Tokens[2].Limits, "capacity is one period of the rate, refilled over the period")
-	require.Equal(t, []sharedstore.Limit{
+	require.Equal(t, []limit.Limit{
 		{Budget: "second", Capacity: 10, RefillPerSec: 5},
 		{Budget: "minute", Capacity: 100, RefillPerSec: 100.0 / 60},
 		{Budget: "day", Capacity: 1000, RefillPerSec: 1000.0 / 86400},
 	}, plan.Requests[2].Limits)
-	require.Equal(t, sharedstore.KindConcurrency, plan.Requests[3].Kind)
-	require.Equal(t, []sharedstore.Limit{{Budget: "concurrent", Capacity: 2}}, plan.Requests[3].Limits)
-	require.Equal(t, sharedstore.KindConcurrency, plan.Requests[4].Kind, "models[].concurrent_requests")
+	require.Equal(t, limit.KindConcurrency, plan.Requests[3].Kind)
+	require.Equal(t, []limit.Limit{{Budget: "concurrent", Capacity: 2}}, plan.Requests[3].Limits)
+	require.Equal(t, limit.KindConcurrency, plan.Requests[4].Kind, "models[].concurrent_requests")
 }
 
 func TestBucketKeysCarryKindDimensionVersionAndHashedIdentity(t *testing.T) {
@@ -135,8 +135,8 @@ func TestAnUnlimitedPeriodIsAbsentAndAZeroAllowanceRefuses(t *testing.T) {
 	  }
 	}`)
 	plan, _ := budget.Plan(rt, budget.Identity{Team: "t"}, 1)
-	require.Equal(t, []sharedstore.Limit{{Budget: "minute"}}, plan.Tokens[0].Limits, "2/3 floors to a budget of zero, not unlimited")
-	require.Equal(t, []sharedstore.Limit{{Budget: "day", Capacity: 10, RefillPerSec: 10.0 / 86400}}, plan.Tokens[1].Limits)
+	require.Equal(t, []limit.Limit{{Budget: "minute"}}, plan.Tokens[0].Limits, "2/3 floors to a budget of zero, not unlimited")
+	require.Equal(t, []limit.Limit{{Budget: "day", Capacity: 10, RefillPerSec: 10.0 / 86400}}, plan.Tokens[1].Limits)
 	require.Empty(t, plan.Requests)
 
 	out := admitOnce(t, plan)
@@ -176,12 +176,12 @@ func TestAReservationChargesInputAndOutputAgainstOneWindowPerPeriod(t *testing.T
 	}
 	sd := localtest.New()
 	store := local.New(sd, func() int64 { return 1_700_000_000e9 }, 0)
-	store.Admit(plan, func(out sharedstore.Outcome) {
+	store.Admit(plan, func(out limit.Outcome) {
 		require.True(t, out.Admitted)
-		require.Contains(t, out.Levels, sharedstore.OpLevel{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
-			Level: sharedstore.Level{Capacity: 6000, Remaining: 6000 - input - output, ResetUnix: 1_700_000_020}})
-		require.Contains(t, out.Levels, sharedstore.OpLevel{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "day",
-			Level: sharedstore.Level{Capacity: 86400, Remaining: 86400 - input - output, ResetUnix: 1_700_002_000}})
+		require.Contains(t, out.Levels, limit.OpLevel{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
+			Level: limit.Level{Capacity: 6000, Remaining: 6000 - input - output, ResetUnix: 1_700_000_020}})
+		require.Contains(t, out.Levels, limit.OpLevel{Kind: limit.KindTokens, Dimension: "api_key", Budget: "day",
+			Level: limit.Level{Capacity: 86400, Remaining: 86400 - input - output, ResetUnix: 1_700_002_000}})
 	})
 }
 
@@ -196,7 +196,7 @@ func TestTheHoldIsTheEstimatePlusTheOutputCeiling(t *testing.T) {
 	require.Equal(t, int64(estimate+ceiling), out.Hold.Reserved())
 	tokenEntries := 0
 	for _, e := range out.Hold.Entries {
-		if e.Kind == sharedstore.KindTokens {
+		if e.Kind == limit.KindTokens {
 			tokenEntries++
 			require.Equal(t, int64(estimate+ceiling), e.Amount, e.Dimension)
 		}
@@ -211,10 +211,10 @@ func TestPlanAllocatesOnlyWhatThePlanHolds(t *testing.T) {
 	require.LessOrEqual(t, allocs, 4.0, "two op slices, one limits array, one key string")
 }
 
-func admitOnce(t *testing.T, plan sharedstore.Plan) sharedstore.Outcome {
+func admitOnce(t *testing.T, plan limit.Plan) limit.Outcome {
 	t.Helper()
-	var out sharedstore.Outcome
-	local.New(localtest.New(), func() int64 { return 1_700_000_000e9 }, 0).Admit(plan, func(o sharedstore.Outcome) { out = o })
+	var out limit.Outcome
+	local.New(localtest.New(), func() int64 { return 1_700_000_000e9 }, 0).Admit(plan, func(o limit.Outcome) { out = o })
 	return out
 }
 
@@ -231,11 +231,11 @@ func TestThePlanCarriesOnUncoveredOverage(t *testing.T) {
 	cases := []struct {
 		name    string
 		setting string
-		want    sharedstore.Overage
+		want    limit.Overage
 	}{
-		{"absent is debt", ``, sharedstore.OverageDebt},
-		{"debt", `,"token_budget":{"on_uncovered_overage":"debt"}`, sharedstore.OverageDebt},
-		{"skip", `,"token_budget":{"on_uncovered_overage":"skip"}`, sharedstore.OverageSkip},
+		{"absent is debt", ``, limit.OverageDebt},
+		{"debt", `,"token_budget":{"on_uncovered_overage":"debt"}`, limit.OverageDebt},
+		{"skip", `,"token_budget":{"on_uncovered_overage":"skip"}`, limit.OverageSkip},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

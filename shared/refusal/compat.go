@@ -3,7 +3,7 @@ package refusal
 import (
 	"strconv"
 
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // Styles selects the client-compatible header sets sent beside the seed's
@@ -35,11 +35,11 @@ var ietfPolicies = [...]struct {
 
 // AppendCompatHeaders appends the header sets styles asks for, describing
 // the caller's own buckets in levels (other dimensions are skipped).
-func AppendCompatHeaders(dst []Header, levels []sharedstore.OpLevel, styles Styles, nowUnix int64) []Header {
+func AppendCompatHeaders(dst []Header, levels []limit.OpLevel, styles Styles, nowUnix int64) []Header {
 	if !styles.OpenAI && !styles.IETF {
 		return dst
 	}
-	var own [len(familyNames)]*sharedstore.Level
+	var own [len(familyNames)]*limit.Level
 	for i := range levels {
 		l := &levels[i]
 		if l.Dimension != privateDimension {
@@ -88,7 +88,7 @@ func AppendCompatHeaders(dst []Header, levels []sharedstore.OpLevel, styles Styl
 	return dst
 }
 
-func appendOpenAI(dst []Header, unit string, l *sharedstore.Level, nowUnix int64) []Header {
+func appendOpenAI(dst []Header, unit string, l *limit.Level, nowUnix int64) []Header {
 	return append(dst,
 		Header{"x-ratelimit-limit-" + unit, strconv.FormatInt(max(l.Capacity, 0), 10)},
 		Header{"x-ratelimit-remaining-" + unit, strconv.FormatInt(max(l.Remaining, 0), 10)},

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 func TestDurationIsSpelledAsOpenAIResetHeadersAre(t *testing.T) {
@@ -16,12 +16,12 @@ func TestDurationIsSpelledAsOpenAIResetHeadersAre(t *testing.T) {
 
 func TestCompatHeadersDescribeOnlyTheCallersOwnBuckets(t *testing.T) {
 	const now = 1_800_000_000
-	levels := []sharedstore.OpLevel{
-		{Kind: sharedstore.KindTokens, Dimension: "global", Budget: "minute", Level: sharedstore.Level{Capacity: 9e6, Remaining: 8e6, ResetUnix: now + 9}},
-		{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "second", Level: sharedstore.Level{Capacity: 5, Remaining: 4, ResetUnix: now + 1}},
-		{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 100, Remaining: 99, ResetUnix: now + 1}},
-		{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 20000, Remaining: 15000, ResetUnix: now + 360}},
-		{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "day", Level: sharedstore.Level{Capacity: 1e6, Remaining: -3, ResetUnix: now + 86400}},
+	levels := []limit.OpLevel{
+		{Kind: limit.KindTokens, Dimension: "global", Budget: "minute", Level: limit.Level{Capacity: 9e6, Remaining: 8e6, ResetUnix: now + 9}},
+		{Kind: limit.KindRequests, Dimension: "api_key", Budget: "second", Level: limit.Level{Capacity: 5, Remaining: 4, ResetUnix: now + 1}},
+		{Kind: limit.KindRequests, Dimension: "api_key", Budget: "minute", Level: limit.Level{Capacity: 100, Remaining: 99, ResetUnix: now + 1}},
+		{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute", Level: limit.Level{Capacity: 20000, Remaining: 15000, ResetUnix: now + 360}},
+		{Kind: limit.KindTokens, Dimension: "api_key", Budget: "day", Level: limit.Level{Capacity: 1e6, Remaining: -3, ResetUnix: now + 86400}},
 	}
 	t.Run("none asked", func(t *testing.T) {
 		require.Empty(t, AppendCompatHeaders(nil, levels, Styles{}, now))

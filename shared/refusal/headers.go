@@ -3,7 +3,7 @@ package refusal
 import (
 	"strconv"
 
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // family is one x-ratelimit-* header triple (limit, remaining, reset).
@@ -26,9 +26,9 @@ var familyNames = [...][3]string{
 }
 
 // familyOf maps a bucket period to its header family; concurrency has none.
-func familyOf(kind sharedstore.Kind, budget string) (family, bool) {
+func familyOf(kind limit.Kind, budget string) (family, bool) {
 	switch kind {
-	case sharedstore.KindRequests:
+	case limit.KindRequests:
 		switch budget {
 		case "second":
 			return familyRequestsSecond, true
@@ -37,7 +37,7 @@ func familyOf(kind sharedstore.Kind, budget string) (family, bool) {
 		case "day":
 			return familyRequestsDay, true
 		}
-	case sharedstore.KindTokens:
+	case limit.KindTokens:
 		switch budget {
 		case "minute":
 			return familyTokensMinute, true
@@ -50,7 +50,7 @@ func familyOf(kind sharedstore.Kind, budget string) (family, bool) {
 
 // append adds the family's three headers; reset is a Unix second, floored
 // at nowUnix.
-func (f family) append(h []Header, l sharedstore.Level, nowUnix int64) []Header {
+func (f family) append(h []Header, l limit.Level, nowUnix int64) []Header {
 	n := familyNames[f]
 	return append(h,
 		Header{n[0], strconv.FormatInt(l.Capacity, 10)},

@@ -10,7 +10,7 @@ package refusal
 import (
 	"strconv"
 
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // Header is one response header; names are lower-case as HTTP/2 wants.
@@ -34,11 +34,11 @@ const (
 
 // LimitType names the refused limit as the body and the
 // rate_limit_exceeded_total{limit_type} metric do.
-func LimitType(kind sharedstore.Kind, budget string) string {
+func LimitType(kind limit.Kind, budget string) string {
 	switch kind {
-	case sharedstore.KindTokens:
+	case limit.KindTokens:
 		return LimitTokenBudget
-	case sharedstore.KindConcurrency:
+	case limit.KindConcurrency:
 		return LimitConcurrent
 	}
 	switch budget {
@@ -60,7 +60,7 @@ func LimitType(kind sharedstore.Kind, budget string) string {
 // request-count families from levels, on every refusal (they admitted or
 // refused this request independently of the token check). nowUnix floors
 // the reset times a store reports.
-func Refusal(r sharedstore.Refusal, levels []sharedstore.OpLevel, nowUnix int64) (status int, body []byte, headers []Header) {
+func Refusal(r limit.Refusal, levels []limit.OpLevel, nowUnix int64) (status int, body []byte, headers []Header) {
 	retry := max(r.RetryAfterSec, 1)
 	limitType := LimitType(r.Kind, r.Budget)
 	private := r.Private && r.Dimension == privateDimension
@@ -72,7 +72,7 @@ func Refusal(r sharedstore.Refusal, levels []sharedstore.OpLevel, nowUnix int64)
 	body = appendJSONString(body, message(r, limitType, retry))
 	body = append(body, `,"details":{"limit_type":`...)
 	body = appendJSONString(body, limitType)
-	if r.Kind == sharedstore.KindTokens {
+	if r.Kind == limit.KindTokens {
 		body = append(body, `,"token_dimension":`...)
 		body = appendJSONString(body, r.Dimension)
 		body = append(body, `,"token_budget":`...)
@@ -110,7 +110,7 @@ func Refusal(r sharedstore.Refusal, levels []sharedstore.OpLevel, nowUnix int64)
 		}
 	}
 	for _, l := range levels {
-		if l.Kind != sharedstore.KindRequests || l.Dimension != privateDimension {
+		if l.Kind != limit.KindRequests || l.Dimension != privateDimension {
 			continue // a token refusal withholds every token level but the refused own bucket's
 		}
 		if f, ok := familyOf(l.Kind, l.Budget); ok && !done.has(f) {
@@ -123,17 +123,17 @@ func Refusal(r sharedstore.Refusal, levels []sharedstore.OpLevel, nowUnix int64)
 
 // SuccessHeaders are the x-ratelimit-* headers of an admitted request: the
 // caller's own request-count and token buckets after its reservation.
-func SuccessHeaders(levels []sharedstore.OpLevel) []Header {
+func SuccessHeaders(levels []limit.OpLevel) []Header {
 	return AppendSuccessHeaders(nil, levels)
 }
 
 // AppendSuccessHeaders appends SuccessHeaders(levels) to dst, so a caller
 // that reuses dst pays one allocation for all the values (every admitted
 // request carries them: one string per value cost the VM fifteen).
-func AppendSuccessHeaders(dst []Header, levels []sharedstore.OpLevel) []Header {
+func AppendSuccessHeaders(dst []Header, levels []limit.OpLevel) []Header {
 	var picked [len(familyNames)]struct {
 		f family
-		l sharedstore.Level
+		l limit.Level
 	}
 	n := 0
 	var done families
@@ -197,7 +197,7 @@ func Unavailable(retryAfterSec int64) (status int, body []byte, headers []Header
 var noRetry = Header{"x-should-retry", "false"}
 
 // message is the human sentence naming the dimension and budget.
-func message(r sharedstore.Refusal, limitType string, retry int64) string {
+func message(r limit.Refusal, limitType string, retry int64) string {
 	after := " Retry after " + strconv.FormatInt(retry, 10) + " seconds."
 	switch {
 	case r.ExceedsCapacity && limitType == LimitTokenBudget:

@@ -8,23 +8,23 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 const now = int64(1_700_000_000)
 
 // ownRequests are the caller's request-count levels a store reports.
-var ownRequests = []sharedstore.OpLevel{
-	{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "second", Level: sharedstore.Level{Capacity: 10, Remaining: 9, ResetUnix: now + 1}},
-	{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 100, Remaining: 42, ResetUnix: now + 35}},
-	{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "day", Level: sharedstore.Level{Capacity: 1000, Remaining: 500, ResetUnix: now + 43200}},
-	{Kind: sharedstore.KindConcurrency, Dimension: "api_key", Budget: "concurrent", Level: sharedstore.Level{Capacity: 2, Remaining: 1, ResetUnix: now}},
+var ownRequests = []limit.OpLevel{
+	{Kind: limit.KindRequests, Dimension: "api_key", Budget: "second", Level: limit.Level{Capacity: 10, Remaining: 9, ResetUnix: now + 1}},
+	{Kind: limit.KindRequests, Dimension: "api_key", Budget: "minute", Level: limit.Level{Capacity: 100, Remaining: 42, ResetUnix: now + 35}},
+	{Kind: limit.KindRequests, Dimension: "api_key", Budget: "day", Level: limit.Level{Capacity: 1000, Remaining: 500, ResetUnix: now + 43200}},
+	{Kind: limit.KindConcurrency, Dimension: "api_key", Budget: "concurrent", Level: limit.Level{Capacity: 2, Remaining: 1, ResetUnix: now}},
 }
 
 // ownTokens are the caller's token levels (given back after a refusal elsewhere).
-var ownTokens = []sharedstore.OpLevel{
-	{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 6000, Remaining: 5000, ResetUnix: now + 10}},
-	{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "day", Level: sharedstore.Level{Capacity: 86400, Remaining: 80000, ResetUnix: now + 6400}},
+var ownTokens = []limit.OpLevel{
+	{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute", Level: limit.Level{Capacity: 6000, Remaining: 5000, ResetUnix: now + 10}},
+	{Kind: limit.KindTokens, Dimension: "api_key", Budget: "day", Level: limit.Level{Capacity: 86400, Remaining: 80000, ResetUnix: now + 6400}},
 }
 
 func headerMap(t *testing.T, hs []Header) map[string]string {
@@ -57,9 +57,9 @@ func decode(t *testing.T, body []byte) map[string]any {
 }
 
 func TestASharedDimensionRefusalWithholdsEveryLevelOfTheSharedBucket(t *testing.T) {
-	r := sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "global", Budget: "minute", RetryAfterSec: 12,
-		Level: sharedstore.Level{Capacity: 100000, Remaining: 3, ResetUnix: now + 60}} // a store bug must not leak it
-	status, body, headers := Refusal(r, append(append([]sharedstore.OpLevel{}, ownRequests...), ownTokens...), now)
+	r := limit.Refusal{Kind: limit.KindTokens, Dimension: "global", Budget: "minute", RetryAfterSec: 12,
+		Level: limit.Level{Capacity: 100000, Remaining: 3, ResetUnix: now + 60}} // a store bug must not leak it
+	status, body, headers := Refusal(r, append(append([]limit.OpLevel{}, ownRequests...), ownTokens...), now)
 	require.Equal(t, 429, status)
 	require.Equal(t, map[string]any{
 		"limit_type": "token_budget", "token_dimension": "global", "token_budget": "minute", "retry_after_seconds": 12.0,
@@ -76,8 +76,8 @@ func TestASharedDimensionRefusalWithholdsEveryLevelOfTheSharedBucket(t *testing.
 }
 
 func TestAPrivateTokenRefusalShowsItsCapacityAndRemaining(t *testing.T) {
-	r := sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute", RetryAfterSec: 7, Private: true,
-		Level: sharedstore.Level{Capacity: 6000, Remaining: 130, ResetUnix: now + 59}}
+	r := limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute", RetryAfterSec: 7, Private: true,
+		Level: limit.Level{Capacity: 6000, Remaining: 130, ResetUnix: now + 59}}
 	_, body, headers := Refusal(r, ownRequests, now)
 	require.Equal(t, map[string]any{
 		"limit_type": "token_budget", "token_dimension": "api_key", "token_budget": "minute", "retry_after_seconds": 7.0,
@@ -91,8 +91,8 @@ func TestAPrivateTokenRefusalShowsItsCapacityAndRemaining(t *testing.T) {
 }
 
 func TestADayRefusalUsesTheDayHeaderFamily(t *testing.T) {
-	r := sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "day", RetryAfterSec: 3600, Private: true,
-		Level: sharedstore.Level{Capacity: 86400, Remaining: 10, ResetUnix: now + 86000}}
+	r := limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "day", RetryAfterSec: 3600, Private: true,
+		Level: limit.Level{Capacity: 86400, Remaining: 10, ResetUnix: now + 86000}}
 	_, body, headers := Refusal(r, nil, now)
 	require.Equal(t, "day", decode(t, body)["token_budget"])
 	h := headerMap(t, headers)
@@ -104,20 +104,20 @@ func TestADayRefusalUsesTheDayHeaderFamily(t *testing.T) {
 
 func TestRequestRefusalsNameTheirLimitType(t *testing.T) {
 	cases := []struct {
-		kind      sharedstore.Kind
+		kind      limit.Kind
 		budget    string
 		limitType string
 		header    string
 	}{
-		{sharedstore.KindRequests, "second", "requests_per_second", "x-ratelimit-remaining"},
-		{sharedstore.KindRequests, "minute", "requests_per_minute", "x-ratelimit-requests-minute-remaining"},
-		{sharedstore.KindRequests, "day", "requests_per_day", "x-ratelimit-requests-day-remaining"},
-		{sharedstore.KindConcurrency, "concurrent", "concurrent_requests", ""},
+		{limit.KindRequests, "second", "requests_per_second", "x-ratelimit-remaining"},
+		{limit.KindRequests, "minute", "requests_per_minute", "x-ratelimit-requests-minute-remaining"},
+		{limit.KindRequests, "day", "requests_per_day", "x-ratelimit-requests-day-remaining"},
+		{limit.KindConcurrency, "concurrent", "concurrent_requests", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.limitType, func(t *testing.T) {
-			r := sharedstore.Refusal{Kind: c.kind, Dimension: "api_key", Budget: c.budget, RetryAfterSec: 2, Private: true,
-				Level: sharedstore.Level{Capacity: 5, Remaining: 0, ResetUnix: now + 2}}
+			r := limit.Refusal{Kind: c.kind, Dimension: "api_key", Budget: c.budget, RetryAfterSec: 2, Private: true,
+				Level: limit.Level{Capacity: 5, Remaining: 0, ResetUnix: now + 2}}
 			_, body, headers := Refusal(r, ownRequests, now)
 			d := decode(t, body)
 			require.Equal(t, c.limitType, d["limit_type"])
@@ -133,10 +133,10 @@ func TestRequestRefusalsNameTheirLimitType(t *testing.T) {
 }
 
 func TestASharedRequestRefusalShowsOnlyTheCallersOwnQuota(t *testing.T) {
-	r := sharedstore.Refusal{Kind: sharedstore.KindRequests, Dimension: "global", Budget: "second", RetryAfterSec: 1,
-		Level: sharedstore.Level{Capacity: 999, Remaining: 998}}
-	leaky := append([]sharedstore.OpLevel{{Kind: sharedstore.KindRequests, Dimension: "global", Budget: "minute",
-		Level: sharedstore.Level{Capacity: 777, Remaining: 776}}}, ownRequests[1])
+	r := limit.Refusal{Kind: limit.KindRequests, Dimension: "global", Budget: "second", RetryAfterSec: 1,
+		Level: limit.Level{Capacity: 999, Remaining: 998}}
+	leaky := append([]limit.OpLevel{{Kind: limit.KindRequests, Dimension: "global", Budget: "minute",
+		Level: limit.Level{Capacity: 777, Remaining: 776}}}, ownRequests[1])
 	_, body, headers := Refusal(r, leaky, now)
 	d := decode(t, body)
 	require.NotContains(t, d, "capacity")
@@ -147,15 +147,15 @@ func TestASharedRequestRefusalShowsOnlyTheCallersOwnQuota(t *testing.T) {
 }
 
 func TestRetryAfterIsNeverBelowOneSecond(t *testing.T) {
-	_, body, headers := Refusal(sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "model", Budget: "minute"}, nil, now)
+	_, body, headers := Refusal(limit.Refusal{Kind: limit.KindTokens, Dimension: "model", Budget: "minute"}, nil, now)
 	require.Equal(t, 1.0, decode(t, body)["retry_after_seconds"])
 	require.Equal(t, "1", headerMap(t, headers)["retry-after"])
 }
 
 func TestSuccessHeadersReportTheCallersOwnBuckets(t *testing.T) {
-	levels := append(append([]sharedstore.OpLevel{}, ownRequests...), ownTokens...)
-	levels = append(levels, sharedstore.OpLevel{Kind: sharedstore.KindTokens, Dimension: "model", Budget: "minute",
-		Level: sharedstore.Level{Capacity: 1, Remaining: 1}})
+	levels := append(append([]limit.OpLevel{}, ownRequests...), ownTokens...)
+	levels = append(levels, limit.OpLevel{Kind: limit.KindTokens, Dimension: "model", Budget: "minute",
+		Level: limit.Level{Capacity: 1, Remaining: 1}})
 	require.Equal(t, map[string]string{
 		"x-ratelimit-limit": "10", "x-ratelimit-remaining": "9", "x-ratelimit-reset": "1700000001",
 		"x-ratelimit-requests-minute-limit": "100", "x-ratelimit-requests-minute-remaining": "42", "x-ratelimit-requests-minute-reset": "1700000035",
@@ -190,17 +190,17 @@ func TestInvalidIsAnOpenAIShapedBadRequest(t *testing.T) {
 func TestARequestLargerThanTheBucketIsToldNotToRetry(t *testing.T) {
 	cases := []struct {
 		name      string
-		refusal   sharedstore.Refusal
+		refusal   limit.Refusal
 		noRetry   bool
 		inMessage string
 	}{
-		{"larger than the bucket", sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
-			RetryAfterSec: 90, ExceedsCapacity: true, Private: true, Level: sharedstore.Level{Capacity: 20000, Remaining: 20000}},
+		{"larger than the bucket", limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
+			RetryAfterSec: 90, ExceedsCapacity: true, Private: true, Level: limit.Level{Capacity: 20000, Remaining: 20000}},
 			true, "larger"},
-		{"a shared bucket too small", sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "global", Budget: "day",
+		{"a shared bucket too small", limit.Refusal{Kind: limit.KindTokens, Dimension: "global", Budget: "day",
 			RetryAfterSec: 7, ExceedsCapacity: true}, true, "larger"},
-		{"waiting helps", sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
-			RetryAfterSec: 3, Private: true, Level: sharedstore.Level{Capacity: 20000, Remaining: 100}}, false, "Retry after 3 seconds"},
+		{"waiting helps", limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
+			RetryAfterSec: 3, Private: true, Level: limit.Level{Capacity: 20000, Remaining: 100}}, false, "Retry after 3 seconds"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -240,9 +240,9 @@ func TestUnauthorizedIsAnOpenAIShapedInvalidAPIKey(t *testing.T) {
 }
 
 func TestAppendSuccessHeadersReusesTheCallersSliceAndMatchesSuccessHeaders(t *testing.T) {
-	levels := append(append([]sharedstore.OpLevel{}, ownRequests...), ownTokens...)
-	levels = append(levels, sharedstore.OpLevel{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "minute",
-		Level: sharedstore.Level{Capacity: 7, Remaining: -3, ResetUnix: -5}})
+	levels := append(append([]limit.OpLevel{}, ownRequests...), ownTokens...)
+	levels = append(levels, limit.OpLevel{Kind: limit.KindRequests, Dimension: "api_key", Budget: "minute",
+		Level: limit.Level{Capacity: 7, Remaining: -3, ResetUnix: -5}})
 	want := SuccessHeaders(levels)
 	dst := make([]Header, 1, 32)
 	dst[0] = Header{"keep", "me"}
@@ -251,8 +251,8 @@ func TestAppendSuccessHeadersReusesTheCallersSliceAndMatchesSuccessHeaders(t *te
 	require.Same(t, &dst[:1][0], &got[0], "the values were appended in place")
 	require.Equal(t, dst, AppendSuccessHeaders(dst, nil))
 
-	extreme := []sharedstore.OpLevel{{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
-		Level: sharedstore.Level{Capacity: math.MinInt64, Remaining: math.MaxInt64, ResetUnix: math.MaxInt64}}}
+	extreme := []limit.OpLevel{{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
+		Level: limit.Level{Capacity: math.MinInt64, Remaining: math.MaxInt64, ResetUnix: math.MaxInt64}}}
 	require.Equal(t, []Header{{"x-ratelimit-tokens-limit", "-9223372036854775808"},
 		{"x-ratelimit-tokens-remaining", "9223372036854775807"}, {"x-ratelimit-tokens-reset", "9223372036854775807"}},
 		AppendSuccessHeaders(nil, extreme))

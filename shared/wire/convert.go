@@ -1,15 +1,15 @@
 package wire
 
-import "github.com/tokenbudget/tokenbudget/sharedstore"
+import "github.com/tokenbudget/tokenbudget/shared/limit"
 
 // FromPlan converts a plan to its wire form.
-func FromPlan(p sharedstore.Plan) AdmitRequest {
+func FromPlan(p limit.Plan) AdmitRequest {
 	return AdmitRequest{Requests: fromOps(p.Requests), Tokens: fromOps(p.Tokens), Overage: overageName(p.Overage), Spend: FromSpend(p.Spend)}
 }
 
 // overageName is a rule's wire value: debt, the default, travels as absence.
-func overageName(o sharedstore.Overage) string {
-	if o == sharedstore.OverageSkip {
+func overageName(o limit.Overage) string {
+	if o == limit.OverageSkip {
 		return OverageSkip
 	}
 	return ""
@@ -17,14 +17,14 @@ func overageName(o sharedstore.Overage) string {
 
 // OverageRule reads a wire value; anything but "skip" is the default, debt
 // (Validate refuses values that are neither).
-func OverageRule(s string) sharedstore.Overage {
+func OverageRule(s string) limit.Overage {
 	if s == OverageSkip {
-		return sharedstore.OverageSkip
+		return limit.OverageSkip
 	}
-	return sharedstore.OverageDebt
+	return limit.OverageDebt
 }
 
-func fromOps(ops []sharedstore.Op) []Op {
+func fromOps(ops []limit.Op) []Op {
 	if len(ops) == 0 {
 		return nil
 	}
@@ -40,33 +40,33 @@ func fromOps(ops []sharedstore.Op) []Op {
 }
 
 // Plan converts the wire form back to a plan.
-func (r AdmitRequest) Plan() sharedstore.Plan {
+func (r AdmitRequest) Plan() limit.Plan {
 	sp, _ := r.Spend.Spend() // Validate refuses a spend part that does not convert
-	return sharedstore.Plan{Requests: toOps(r.Requests), Tokens: toOps(r.Tokens), Overage: OverageRule(r.Overage), Spend: sp}
+	return limit.Plan{Requests: toOps(r.Requests), Tokens: toOps(r.Tokens), Overage: OverageRule(r.Overage), Spend: sp}
 }
 
-func toOps(ops []Op) []sharedstore.Op {
+func toOps(ops []Op) []limit.Op {
 	if len(ops) == 0 {
 		return nil
 	}
-	out := make([]sharedstore.Op, len(ops))
+	out := make([]limit.Op, len(ops))
 	for i, o := range ops {
-		out[i] = sharedstore.Op{Key: o.Key, Kind: o.Kind, Dimension: o.Dimension, Limits: toLimits(o.Limits), Amount: o.Amount, Private: o.Private}
+		out[i] = limit.Op{Key: o.Key, Kind: o.Kind, Dimension: o.Dimension, Limits: toLimits(o.Limits), Amount: o.Amount, Private: o.Private}
 	}
 	return out
 }
 
-func toLimits(ls []Limit) []sharedstore.Limit {
-	out := make([]sharedstore.Limit, len(ls))
+func toLimits(ls []Limit) []limit.Limit {
+	out := make([]limit.Limit, len(ls))
 	for j, l := range ls {
-		out[j] = sharedstore.Limit{Budget: l.Budget, Capacity: l.Capacity, RefillPerSec: l.RefillPerSec}
+		out[j] = limit.Limit{Budget: l.Budget, Capacity: l.Capacity, RefillPerSec: l.RefillPerSec}
 	}
 	return out
 }
 
 // FromOutcome converts an admission outcome to its response; the hold id
 // travels in Hold and the entries stay with the server.
-func FromOutcome(o sharedstore.Outcome) AdmitResponse {
+func FromOutcome(o limit.Outcome) AdmitResponse {
 	r := AdmitResponse{Admitted: o.Admitted, Hold: o.Hold.ID, Skipped: o.Skipped}
 	if o.Refusal != nil {
 		f := o.Refusal
@@ -88,20 +88,20 @@ func FromOutcome(o sharedstore.Outcome) AdmitResponse {
 
 // Outcome converts a response to an admission outcome. The hold carries only
 // the server's id; the caller adds the backend and the entries it reserved.
-func (r AdmitResponse) Outcome() sharedstore.Outcome {
-	o := sharedstore.Outcome{Admitted: r.Admitted, Skipped: r.Skipped, Hold: sharedstore.Hold{ID: r.Hold}}
+func (r AdmitResponse) Outcome() limit.Outcome {
+	o := limit.Outcome{Admitted: r.Admitted, Skipped: r.Skipped, Hold: limit.Hold{ID: r.Hold}}
 	if r.Refusal != nil {
 		f := r.Refusal
-		o.Refusal = &sharedstore.Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfterSec: f.RetryAfter,
+		o.Refusal = &limit.Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfterSec: f.RetryAfter,
 			ExceedsCapacity: f.ExceedsCapacity, Private: f.Private}
 		if f.Private && f.Level != nil {
-			o.Refusal.Level = sharedstore.Level(*f.Level)
+			o.Refusal.Level = limit.Level(*f.Level)
 		}
 	}
 	if len(r.Levels) > 0 {
-		o.Levels = make([]sharedstore.OpLevel, len(r.Levels))
+		o.Levels = make([]limit.OpLevel, len(r.Levels))
 		for i, l := range r.Levels {
-			o.Levels[i] = sharedstore.OpLevel{Kind: l.Kind, Dimension: l.Dimension, Budget: l.Budget, Level: sharedstore.Level(l.Level)}
+			o.Levels[i] = limit.OpLevel{Kind: l.Kind, Dimension: l.Dimension, Budget: l.Budget, Level: limit.Level(l.Level)}
 		}
 	}
 	return o

@@ -5,7 +5,7 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // DecodeAdmitResponse reads the service's answer to an admission. It runs in
@@ -242,7 +242,7 @@ func decodeInt(v jsonx.Value, what string, p *int64) error {
 
 // decodeKind accepts what strconv.ParseUint does and a uint8 holds; like
 // encoding/json it refuses a sign, a fraction or an exponent.
-func decodeKind(v jsonx.Value, what string, p *sharedstore.Kind) error {
+func decodeKind(v jsonx.Value, what string, p *limit.Kind) error {
 	switch v.Kind {
 	case jsonx.Number:
 		if len(v.Raw) == 0 || v.Raw[0] == '-' {
@@ -252,7 +252,7 @@ func decodeKind(v jsonx.Value, what string, p *sharedstore.Kind) error {
 		if !ok || n > 255 {
 			return errs.New(what + ": " + string(v.Raw) + " is not a kind")
 		}
-		*p = sharedstore.Kind(n)
+		*p = limit.Kind(n)
 	case jsonx.Null:
 	default:
 		return typeError(what, v)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // requireRequestDecodesLikeEncodingJSON checks that DecodeAdmitRequest
@@ -78,7 +78,7 @@ func TestDecodeAdmitRequestReadsWhatTheFilterWrites(t *testing.T) {
 		p.Tokens[0].Amount = rng.Int64N(1 << 50)
 		p.Tokens[0].Limits[0].RefillPerSec = rng.Float64() * 1e9
 		if rng.IntN(2) == 0 {
-			p.Overage = sharedstore.OverageSkip
+			p.Overage = limit.OverageSkip
 		}
 		b := AppendAdmitHold(nil, p, "0123456789abcdef0123456789abcdef")
 		requireRequestDecodesLikeEncodingJSON(t, b)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // requireDecodesLikeEncodingJSON pins the contract of DecodeAdmitResponse:
@@ -123,7 +123,7 @@ func randomResponse(rng *rand.Rand) AdmitResponse {
 	var r AdmitResponse
 	r.Admitted = rng.IntN(2) == 0
 	if rng.IntN(2) == 0 {
-		r.Refusal = &Refusal{Kind: sharedstore.Kind(rng.IntN(256)), Dimension: name(), Budget: name(), RetryAfter: rng.Int64N(1e6) - 10,
+		r.Refusal = &Refusal{Kind: limit.Kind(rng.IntN(256)), Dimension: name(), Budget: name(), RetryAfter: rng.Int64N(1e6) - 10,
 			ExceedsCapacity: rng.IntN(2) == 0, Private: rng.IntN(2) == 0}
 		if rng.IntN(2) == 0 {
 			lv := level()
@@ -131,7 +131,7 @@ func randomResponse(rng *rand.Rand) AdmitResponse {
 		}
 	}
 	for range rng.IntN(4) {
-		r.Levels = append(r.Levels, OpLevel{Kind: sharedstore.Kind(rng.IntN(4)), Dimension: name(), Budget: name(), Level: level()})
+		r.Levels = append(r.Levels, OpLevel{Kind: limit.Kind(rng.IntN(4)), Dimension: name(), Budget: name(), Level: level()})
 	}
 	if rng.IntN(2) == 0 {
 		r.Hold = strconv.FormatUint(rng.Uint64(), 16) + name()
@@ -169,12 +169,12 @@ func TestDecodeAdmitResponseAgreesWithEncodingJSONOnServerAnswers(t *testing.T) 
 }
 
 func TestDecodeAdmitResponseRoundTripsEveryOutcome(t *testing.T) {
-	outcomes := []sharedstore.Outcome{
-		{Admitted: true, Hold: sharedstore.Hold{ID: "0123456789abcdef0123456789abcdef"}, Skipped: []string{"tk:a"}},
-		{Refusal: &sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "model", Budget: "day", RetryAfterSec: 60, Private: true,
-			Level: sharedstore.Level{Capacity: 100, Remaining: 3, ResetUnix: 1800000000}}},
-		{Refusal: &sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "global", Budget: "minute", RetryAfterSec: 90, ExceedsCapacity: true}},
-		{Admitted: true, Levels: []sharedstore.OpLevel{{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "second", Level: sharedstore.Level{Capacity: 5, Remaining: 4, ResetUnix: 9}}}},
+	outcomes := []limit.Outcome{
+		{Admitted: true, Hold: limit.Hold{ID: "0123456789abcdef0123456789abcdef"}, Skipped: []string{"tk:a"}},
+		{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: "model", Budget: "day", RetryAfterSec: 60, Private: true,
+			Level: limit.Level{Capacity: 100, Remaining: 3, ResetUnix: 1800000000}}},
+		{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: "global", Budget: "minute", RetryAfterSec: 90, ExceedsCapacity: true}},
+		{Admitted: true, Levels: []limit.OpLevel{{Kind: limit.KindRequests, Dimension: "api_key", Budget: "second", Level: limit.Level{Capacity: 5, Remaining: 4, ResetUnix: 9}}}},
 	}
 	for _, o := range outcomes {
 		b, err := json.Marshal(FromOutcome(o))

@@ -5,19 +5,19 @@ import (
 	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // AppendAdmit appends the JSON body of POST /v1/admit for a plan, leaving
 // the hold id to the server (see AppendAdmitHold).
-func AppendAdmit(dst []byte, p sharedstore.Plan) []byte { return AppendAdmitHold(dst, p, "") }
+func AppendAdmit(dst []byte, p limit.Plan) []byte { return AppendAdmitHold(dst, p, "") }
 
 // AppendAdmitHold appends the JSON body of POST /v1/admit for a plan whose
 // hold the caller names (empty: the server names it). It writes straight
 // from the plan, without the reflection and intermediate copies of
 // encoding/json, because the filter encodes one on every request. The bytes
 // decode with encoding/json into exactly FromPlan(p) with HoldID set.
-func AppendAdmitHold(dst []byte, p sharedstore.Plan, holdID string) []byte {
+func AppendAdmitHold(dst []byte, p limit.Plan, holdID string) []byte {
 	dst = append(dst, '{')
 	comma := false
 	if holdID != "" {
@@ -29,7 +29,7 @@ func AppendAdmitHold(dst []byte, p sharedstore.Plan, holdID string) []byte {
 	comma = comma || len(p.Requests) > 0
 	dst = appendOps(dst, "tokens", p.Tokens, comma)
 	comma = comma || len(p.Tokens) > 0
-	if p.Overage == sharedstore.OverageSkip {
+	if p.Overage == limit.OverageSkip {
 		if comma {
 			dst = append(dst, ',')
 		}
@@ -46,7 +46,7 @@ func AppendAdmitHold(dst []byte, p sharedstore.Plan, holdID string) []byte {
 	return append(dst, '}')
 }
 
-func appendOps(dst []byte, name string, ops []sharedstore.Op, comma bool) []byte {
+func appendOps(dst []byte, name string, ops []limit.Op, comma bool) []byte {
 	if len(ops) == 0 {
 		return dst
 	}

@@ -6,10 +6,10 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // The spend part of the protocol. USD spend rides in the same calls as the
@@ -23,7 +23,7 @@ import (
 //
 // A service that does not check spend answers an admission that carries
 // one without a verdict (or with checked false): the filter then treats
-// the spend part as unavailable (sharedstore.ErrSpendUnavailable), never
+// the spend part as unavailable (limit.ErrSpendUnavailable), never
 // as "no limit".
 
 // SpendAdmit is the spend part of POST /v1/admit.
@@ -114,7 +114,7 @@ func SlotNamed(name string) (spend.Slot, bool) {
 
 // FromSpend is the spend part of a plan's admission; nil when no limit
 // applies (the member is then absent).
-func FromSpend(sp sharedstore.Spend) *SpendAdmit {
+func FromSpend(sp limit.Spend) *SpendAdmit {
 	if !sp.Any() {
 		return nil
 	}
@@ -131,20 +131,20 @@ func FromSpend(sp sharedstore.Spend) *SpendAdmit {
 // Spend is the plan's spend part the admission describes, its periods
 // computed again from Start; an error when a slot is unknown, a limit
 // negative, or Day and Month are not Start's periods.
-func (a *SpendAdmit) Spend() (sharedstore.Spend, error) {
+func (a *SpendAdmit) Spend() (limit.Spend, error) {
 	if a == nil {
-		return sharedstore.Spend{}, nil
+		return limit.Spend{}, nil
 	}
 	day, month, ok := calendar.Both(a.Start)
 	if !ok || int64(day.Key) != a.Day || int64(month.Key) != a.Month {
-		return sharedstore.Spend{}, errs.New("spend: day and month are not the periods of start_unix_nano")
+		return limit.Spend{}, errs.New("spend: day and month are not the periods of start_unix_nano")
 	}
-	sp := sharedstore.Spend{Day: day, Month: month, Start: a.Start,
+	sp := limit.Spend{Day: day, Month: month, Start: a.Start,
 		Policy: spend.Policy{Team: a.Team, APIKey: a.APIKey, User: a.User}}
 	for _, l := range a.Limits {
 		s, ok := SlotNamed(l.Slot)
 		if !ok || l.LimitNanoUSD < 0 {
-			return sharedstore.Spend{}, errs.New("spend: bad limit for slot " + strconv.Quote(l.Slot))
+			return limit.Spend{}, errs.New("spend: bad limit for slot " + strconv.Quote(l.Slot))
 		}
 		sp.Policy.Limits[s] = spend.Limit{Amount: money.Amount(l.LimitNanoUSD), Set: true}
 	}
@@ -153,7 +153,7 @@ func (a *SpendAdmit) Spend() (sharedstore.Spend, error) {
 
 // VerdictOf is the verdict for an outcome of a plan whose spend part the
 // service checked (used is the usage it read).
-func VerdictOf(o sharedstore.Outcome, p *spend.Policy) *SpendVerdict {
+func VerdictOf(o limit.Outcome, p *spend.Policy) *SpendVerdict {
 	v := &SpendVerdict{Checked: true}
 	for s := spend.Slot(0); s < spend.NumSlots; s++ {
 		if p.Limits[s].Set {
@@ -170,24 +170,24 @@ func VerdictOf(o sharedstore.Outcome, p *spend.Policy) *SpendVerdict {
 // absent, unchecked or unavailable verdict, or one that names a slot the
 // plan does not limit, is ErrSpendUnavailable: nothing may pass a spend
 // limit unchecked.
-func (v *SpendVerdict) applySpend(o *sharedstore.Outcome, p *spend.Policy) error {
+func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 	switch {
 	case v == nil || !v.Checked:
-		return errs.Wrap("sharedstore answered without checking spend", sharedstore.ErrSpendUnavailable)
+		return errs.Wrap("sharedstore answered without checking spend", limit.ErrSpendUnavailable)
 	case v.Unavailable:
-		return errs.Wrap("sharedstore spend ledger", sharedstore.ErrSpendUnavailable)
+		return errs.Wrap("sharedstore spend ledger", limit.ErrSpendUnavailable)
 	}
 	for _, u := range v.Usage {
 		s, ok := SlotNamed(u.Slot)
 		if !ok || !p.Limits[s].Set || u.UsedNanoUSD < 0 {
-			return errs.Wrap("sharedstore spend usage for slot "+strconv.Quote(u.Slot), sharedstore.ErrSpendUnavailable)
+			return errs.Wrap("sharedstore spend usage for slot "+strconv.Quote(u.Slot), limit.ErrSpendUnavailable)
 		}
 		o.Spend[s] = money.Amount(u.UsedNanoUSD)
 	}
 	if f := v.Refusal; f != nil {
 		s, ok := SlotNamed(f.Slot)
 		if !ok || !p.Limits[s].Set {
-			return errs.Wrap("sharedstore spend refusal for slot "+strconv.Quote(f.Slot), sharedstore.ErrSpendUnavailable)
+			return errs.Wrap("sharedstore spend refusal for slot "+strconv.Quote(f.Slot), limit.ErrSpendUnavailable)
 		}
 		o.SpendRefusal = &spend.Exceeded{Slot: s, Limit: money.Amount(f.LimitNanoUSD), Used: money.Amount(f.UsedNanoUSD)}
 	}
@@ -197,7 +197,7 @@ func (v *SpendVerdict) applySpend(o *sharedstore.Outcome, p *spend.Policy) error
 // SpendOutcome reads the answer's spend part for a plan whose spend part
 // is sp: the usage and any spend refusal into o. See applySpend for what
 // is ErrSpendUnavailable.
-func (r AdmitResponse) SpendOutcome(o *sharedstore.Outcome, sp *sharedstore.Spend) error {
+func (r AdmitResponse) SpendOutcome(o *limit.Outcome, sp *limit.Spend) error {
 	if !sp.Any() {
 		return nil
 	}
@@ -206,7 +206,7 @@ func (r AdmitResponse) SpendOutcome(o *sharedstore.Outcome, sp *sharedstore.Spen
 
 // RecordOf is the inference record a settlement of h carries; nil when
 // the hold has no spend part.
-func RecordOf(h sharedstore.Hold) *SpendRecord {
+func RecordOf(h limit.Hold) *SpendRecord {
 	sp := &h.Spend
 	if !sp.Any() {
 		return nil

@@ -6,28 +6,28 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // 2026-09-30 23:59:59.5 UTC.
 const sep30Late = int64(1790812799_500_000_000)
 
-func sampleSpend(t testing.TB) sharedstore.Spend {
+func sampleSpend(t testing.TB) limit.Spend {
 	t.Helper()
 	day, month, ok := calendar.Both(sep30Late)
 	require.True(t, ok)
 	p := spend.Policy{Team: "eng", APIKey: `k"1`, User: "alice"}
 	p.Limits[spend.KeyDay] = spend.Limit{Amount: 5 * money.OneUSD, Set: true}
 	p.Limits[spend.TeamMonth] = spend.Limit{Amount: 0, Set: true}
-	return sharedstore.Spend{Policy: p, Day: day, Month: month, Start: sep30Late, Model: "gpt-4o"}
+	return limit.Spend{Policy: p, Day: day, Month: month, Start: sep30Late, Model: "gpt-4o"}
 }
 
 func TestTheSpendPartTravelsWithTheAdmission(t *testing.T) {
 	const id = "0123456789abcdef0123456789abcdef"
-	for _, plan := range []sharedstore.Plan{
+	for _, plan := range []limit.Plan{
 		{Tokens: samplePlan("k").Tokens, Spend: sampleSpend(t)},
 		{Spend: sampleSpend(t)},
 		samplePlan("no spend"),
@@ -89,10 +89,10 @@ func TestAnAnswerMustCheckTheSpendPart(t *testing.T) {
 			var std AdmitResponse
 			require.NoError(t, json.Unmarshal([]byte(c.answer), &std))
 			require.Equal(t, std, r, "decoded as encoding/json does")
-			var o sharedstore.Outcome
+			var o limit.Outcome
 			err = r.SpendOutcome(&o, &sp)
 			if c.err {
-				require.ErrorIs(t, err, sharedstore.ErrSpendUnavailable)
+				require.ErrorIs(t, err, limit.ErrSpendUnavailable)
 				return
 			}
 			require.NoError(t, err)
@@ -100,13 +100,13 @@ func TestAnAnswerMustCheckTheSpendPart(t *testing.T) {
 			require.Equal(t, c.used, o.Spend)
 		})
 	}
-	var o sharedstore.Outcome
-	require.NoError(t, AdmitResponse{Admitted: true}.SpendOutcome(&o, &sharedstore.Spend{}), "no spend part: nothing to check")
+	var o limit.Outcome
+	require.NoError(t, AdmitResponse{Admitted: true}.SpendOutcome(&o, &limit.Spend{}), "no spend part: nothing to check")
 }
 
 func TestTheVerdictRoundTripsThroughTheAnswer(t *testing.T) {
 	sp := sampleSpend(t)
-	o := sharedstore.Outcome{Spend: spend.Usage{spend.KeyDay: 5 * money.OneUSD, spend.TeamMonth: 0},
+	o := limit.Outcome{Spend: spend.Usage{spend.KeyDay: 5 * money.OneUSD, spend.TeamMonth: 0},
 		SpendRefusal: &spend.Exceeded{Slot: spend.KeyDay, Limit: 5 * money.OneUSD, Used: 5 * money.OneUSD}}
 	r := AdmitResponse{Spend: VerdictOf(o, &sp.Policy)}
 	b := AppendAdmitResponse(nil, r)
@@ -115,14 +115,14 @@ func TestTheVerdictRoundTripsThroughTheAnswer(t *testing.T) {
 	require.Equal(t, r, std)
 	got, err := DecodeAdmitResponse(b)
 	require.NoError(t, err)
-	var back sharedstore.Outcome
+	var back limit.Outcome
 	require.NoError(t, got.SpendOutcome(&back, &sp))
 	require.Equal(t, o.Spend, back.Spend)
 	require.Equal(t, o.SpendRefusal, back.SpendRefusal)
 }
 
 func TestTheSettlementCarriesTheInferenceRecord(t *testing.T) {
-	h := sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: "0123456789abcdef0123456789abcdef", Spend: sampleSpend(t),
+	h := limit.Hold{Backend: limit.BackendRemote, ID: "0123456789abcdef0123456789abcdef", Spend: sampleSpend(t),
 		SpendCost: 1_234_567, SpendUsage: usage.Kinds{Input: 10, CachedInput: 20, CacheWrite: 3, CacheWrite1h: 4, Output: 50}}
 	b := AppendSettleRecord(nil, h.ID, 87, []string{"a", "b"}, RecordOf(h))
 	var std SettleRequest
@@ -136,6 +136,6 @@ func TestTheSettlementCarriesTheInferenceRecord(t *testing.T) {
 	require.Equal(t, want, got)
 	require.Equal(t, h.SpendUsage, got.Spend.Usage.Kinds())
 
-	require.Nil(t, RecordOf(sharedstore.Hold{ID: h.ID}), "a hold without spend carries no record")
+	require.Nil(t, RecordOf(limit.Hold{ID: h.ID}), "a hold without spend carries no record")
 	require.Equal(t, string(AppendSettle(nil, h.ID, 87, nil)), string(AppendSettleRecord(nil, h.ID, 87, nil, nil)))
 }

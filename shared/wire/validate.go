@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // Bounds a request must respect. They keep every number exact in a Lua
@@ -47,12 +47,12 @@ func (r AdmitRequest) Validate() error {
 		}
 	}
 	for _, o := range r.Requests {
-		if o.Kind == sharedstore.KindTokens {
+		if o.Kind == limit.KindTokens {
 			return errs.New("token op among request ops")
 		}
 	}
 	for _, o := range r.Tokens {
-		if o.Kind != sharedstore.KindTokens {
+		if o.Kind != limit.KindTokens {
 			return errs.New("request op among token ops")
 		}
 	}
@@ -63,7 +63,7 @@ func (o Op) validate() error {
 	switch {
 	case o.Key == "" || len(o.Key) > MaxKeyLen:
 		return errs.New("key empty or longer than " + strconv.Itoa(MaxKeyLen))
-	case o.Kind < sharedstore.KindRequests || o.Kind > sharedstore.KindTokens:
+	case o.Kind < limit.KindRequests || o.Kind > limit.KindTokens:
 		return errs.New("unknown kind " + strconv.Itoa(int(o.Kind)))
 	case len(o.Limits) == 0 || len(o.Limits) > MaxLimits:
 		return errs.New("needs 1 to " + strconv.Itoa(MaxLimits) + " limits")

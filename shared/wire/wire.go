@@ -6,7 +6,7 @@
 // (each links syscall, whose init Envoy traps), no goroutines; a test pins it.
 package wire
 
-import "github.com/tokenbudget/tokenbudget/sharedstore"
+import "github.com/tokenbudget/tokenbudget/shared/limit"
 
 // Paths the service answers; the filter builds its :path from them.
 const (
@@ -24,17 +24,17 @@ type Limit struct {
 	RefillPerSec float64 `json:"refill_per_sec"`
 }
 
-// Op is one bucket checked on all its periods together (sharedstore.Op).
+// Op is one bucket checked on all its periods together (limit.Op).
 type Op struct {
-	Key       string           `json:"key"`
-	Kind      sharedstore.Kind `json:"kind"`
-	Dimension string           `json:"dimension"`
-	Limits    []Limit          `json:"limits"`
-	Amount    int64            `json:"amount"`
-	Private   bool             `json:"private,omitempty"`
+	Key       string     `json:"key"`
+	Kind      limit.Kind `json:"kind"`
+	Dimension string     `json:"dimension"`
+	Limits    []Limit    `json:"limits"`
+	Amount    int64      `json:"amount"`
+	Private   bool       `json:"private,omitempty"`
 }
 
-// AdmitRequest is the body of POST /v1/admit: a whole sharedstore.Plan, so
+// AdmitRequest is the body of POST /v1/admit: a whole limit.Plan, so
 // the service admits it all or nothing in one call.
 //
 // HoldID is the id the filter chose for the hold before sending, so that it
@@ -70,20 +70,20 @@ type Level struct {
 
 // OpLevel ties a private bucket's Level to its period.
 type OpLevel struct {
-	Kind      sharedstore.Kind `json:"kind"`
-	Dimension string           `json:"dimension"`
-	Budget    string           `json:"budget"`
-	Level     Level            `json:"level"`
+	Kind      limit.Kind `json:"kind"`
+	Dimension string     `json:"dimension"`
+	Budget    string     `json:"budget"`
+	Level     Level      `json:"level"`
 }
 
 // Refusal names the refusing bucket. Level is present only when the bucket
 // is the caller's own (Private), so a shared bucket's fill never leaves the
 // service.
 type Refusal struct {
-	Kind       sharedstore.Kind `json:"kind"`
-	Dimension  string           `json:"dimension"`
-	Budget     string           `json:"budget"`
-	RetryAfter int64            `json:"retry_after"`
+	Kind       limit.Kind `json:"kind"`
+	Dimension  string     `json:"dimension"`
+	Budget     string     `json:"budget"`
+	RetryAfter int64      `json:"retry_after"`
 	// ExceedsCapacity: the request is larger than the bucket.
 	ExceedsCapacity bool   `json:"exceeds_capacity,omitempty"`
 	Private         bool   `json:"private,omitempty"`

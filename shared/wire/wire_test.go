@@ -7,20 +7,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
-func samplePlan(key string) sharedstore.Plan {
-	return sharedstore.Plan{
-		Requests: []sharedstore.Op{
-			{Key: "rq:" + key, Kind: sharedstore.KindRequests, Dimension: "api_key", Private: true, Amount: 1,
-				Limits: []sharedstore.Limit{{Budget: "second", Capacity: 10, RefillPerSec: 5}}},
-			{Key: "cc:" + key, Kind: sharedstore.KindConcurrency, Dimension: "global", Amount: 1,
-				Limits: []sharedstore.Limit{{Budget: "concurrent", Capacity: 3}}},
+func samplePlan(key string) limit.Plan {
+	return limit.Plan{
+		Requests: []limit.Op{
+			{Key: "rq:" + key, Kind: limit.KindRequests, Dimension: "api_key", Private: true, Amount: 1,
+				Limits: []limit.Limit{{Budget: "second", Capacity: 10, RefillPerSec: 5}}},
+			{Key: "cc:" + key, Kind: limit.KindConcurrency, Dimension: "global", Amount: 1,
+				Limits: []limit.Limit{{Budget: "concurrent", Capacity: 3}}},
 		},
-		Tokens: []sharedstore.Op{
-			{Key: "tk:" + key, Kind: sharedstore.KindTokens, Dimension: "model", Amount: 4242,
-				Limits: []sharedstore.Limit{{Budget: "minute", Capacity: 20000, RefillPerSec: 20000.0 / 60}, {Budget: "day", Capacity: 1e6, RefillPerSec: 1e6 / 86400.0}}},
+		Tokens: []limit.Op{
+			{Key: "tk:" + key, Kind: limit.KindTokens, Dimension: "model", Amount: 4242,
+				Limits: []limit.Limit{{Budget: "minute", Capacity: 20000, RefillPerSec: 20000.0 / 60}, {Budget: "day", Capacity: 1e6, RefillPerSec: 1e6 / 86400.0}}},
 		},
 	}
 }
@@ -44,12 +44,12 @@ func TestAppendAdmitHoldCarriesTheCallersHoldID(t *testing.T) {
 	const id = "0123456789abcdef0123456789abcdef"
 	tests := []struct {
 		name string
-		plan sharedstore.Plan
+		plan limit.Plan
 	}{
 		{"requests and tokens", samplePlan("k")},
-		{"tokens only", sharedstore.Plan{Tokens: samplePlan("k").Tokens}},
-		{"requests only", sharedstore.Plan{Requests: samplePlan("k").Requests}},
-		{"empty plan", sharedstore.Plan{}},
+		{"tokens only", limit.Plan{Tokens: samplePlan("k").Tokens}},
+		{"requests only", limit.Plan{Requests: samplePlan("k").Requests}},
+		{"empty plan", limit.Plan{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -78,15 +78,15 @@ func TestPlanSurvivesTheWireExactly(t *testing.T) {
 func TestOverageRuleTravelsOnTheWireAndDebtIsTheAbsentDefault(t *testing.T) {
 	tests := []struct {
 		name    string
-		plan    sharedstore.Plan
-		overage sharedstore.Overage
+		plan    limit.Plan
+		overage limit.Overage
 		wire    string // the member the body carries, "" for none
 	}{
-		{"debt with requests and tokens", samplePlan("k"), sharedstore.OverageDebt, ""},
-		{"skip with requests and tokens", samplePlan("k"), sharedstore.OverageSkip, `"overage":"skip"`},
-		{"skip with tokens only", sharedstore.Plan{Tokens: samplePlan("k").Tokens}, sharedstore.OverageSkip, `"overage":"skip"`},
-		{"skip with requests only", sharedstore.Plan{Requests: samplePlan("k").Requests}, sharedstore.OverageSkip, `"overage":"skip"`},
-		{"skip on an empty plan", sharedstore.Plan{}, sharedstore.OverageSkip, `"overage":"skip"`},
+		{"debt with requests and tokens", samplePlan("k"), limit.OverageDebt, ""},
+		{"skip with requests and tokens", samplePlan("k"), limit.OverageSkip, `"overage":"skip"`},
+		{"skip with tokens only", limit.Plan{Tokens: samplePlan("k").Tokens}, limit.OverageSkip, `"overage":"skip"`},
+		{"skip with requests only", limit.Plan{Requests: samplePlan("k").Requests}, limit.OverageSkip, `"overage":"skip"`},
+		{"skip on an empty plan", limit.Plan{}, limit.OverageSkip, `"overage":"skip"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,12 +112,12 @@ func TestOverageRuleTravelsOnTheWireAndDebtIsTheAbsentDefault(t *testing.T) {
 	var explicit AdmitRequest
 	require.NoError(t, json.Unmarshal([]byte(`{"overage":"debt"}`), &explicit))
 	require.NoError(t, explicit.Validate())
-	require.Equal(t, sharedstore.OverageDebt, explicit.Plan().Overage, "debt may be said aloud")
+	require.Equal(t, limit.OverageDebt, explicit.Plan().Overage, "debt may be said aloud")
 }
 
 func TestRefusalExceedingCapacitySurvivesTheWire(t *testing.T) {
 	for _, exceeds := range []bool{true, false} {
-		o := sharedstore.Outcome{Refusal: &sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute",
+		o := limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
 			RetryAfterSec: 90, ExceedsCapacity: exceeds}}
 		b, err := json.Marshal(FromOutcome(o))
 		require.NoError(t, err)
@@ -150,16 +150,16 @@ func TestOutcomeRoundTripWithholdsSharedRefusalLevel(t *testing.T) {
 	tests := []struct {
 		name      string
 		private   bool
-		wantLevel sharedstore.Level
+		wantLevel limit.Level
 	}{
-		{"private refusal keeps its level", true, sharedstore.Level{Capacity: 10, Remaining: 2, ResetUnix: 99}},
-		{"shared refusal drops its level", false, sharedstore.Level{}},
+		{"private refusal keeps its level", true, limit.Level{Capacity: 10, Remaining: 2, ResetUnix: 99}},
+		{"shared refusal drops its level", false, limit.Level{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := sharedstore.Outcome{Refusal: &sharedstore.Refusal{Kind: sharedstore.KindTokens, Dimension: "global", Budget: "day",
-				RetryAfterSec: 7, Private: tt.private, Level: sharedstore.Level{Capacity: 10, Remaining: 2, ResetUnix: 99}},
-				Levels: []sharedstore.OpLevel{{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "second", Level: sharedstore.Level{Capacity: 5, Remaining: 4, ResetUnix: 3}}}}
+			o := limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: "global", Budget: "day",
+				RetryAfterSec: 7, Private: tt.private, Level: limit.Level{Capacity: 10, Remaining: 2, ResetUnix: 99}},
+				Levels: []limit.OpLevel{{Kind: limit.KindRequests, Dimension: "api_key", Budget: "second", Level: limit.Level{Capacity: 5, Remaining: 4, ResetUnix: 3}}}}
 			b, err := json.Marshal(FromOutcome(o))
 			require.NoError(t, err)
 			if !tt.private {
@@ -189,8 +189,8 @@ func TestValidateRejectsWhatTheStoreCannotAdmit(t *testing.T) {
 		{"huge capacity", func(r *AdmitRequest) { r.Tokens[0].Limits[0].Capacity = 1 << 60 }},
 		{"duplicate budget", func(r *AdmitRequest) { r.Tokens[0].Limits[1].Budget = "minute" }},
 		{"duplicate key", func(r *AdmitRequest) { r.Tokens[0].Key = r.Requests[0].Key }},
-		{"token op in requests", func(r *AdmitRequest) { r.Requests[0].Kind = sharedstore.KindTokens }},
-		{"request op in tokens", func(r *AdmitRequest) { r.Tokens[0].Kind = sharedstore.KindRequests }},
+		{"token op in requests", func(r *AdmitRequest) { r.Requests[0].Kind = limit.KindTokens }},
+		{"request op in tokens", func(r *AdmitRequest) { r.Tokens[0].Kind = limit.KindRequests }},
 		{"hold id not hex", func(r *AdmitRequest) { r.HoldID = "../../../etc/passwd0123456789abc" }},
 		{"hold id too short", func(r *AdmitRequest) { r.HoldID = "abc" }},
 		{"unknown overage rule", func(r *AdmitRequest) { r.Overage = "forgive" }},
