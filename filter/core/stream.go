@@ -679,7 +679,7 @@ func (s *Stream) delivered() (int64, usage.Kinds) {
 			u.Output = output
 			return input + output, u.Kinds()
 		}
-		return input + output, usage.Kinds{Input: max(input, 0), Output: max(output, 0)}
+		return input + output, s.kindsOf(input + output)
 	case s.answered:
 		if u, ok := usage.FromJSON(s.api, s.body); ok && !s.tooLarge {
 			return u.Total(), u.Kinds()
@@ -694,10 +694,8 @@ func (s *Stream) delivered() (int64, usage.Kinds) {
 // reservation, or the amount admission planned when no token bucket took
 // one (a request under spend limits only is priced on the same figure).
 func (s *Stream) heldTokens() int64 {
-	for _, e := range s.hold.Entries {
-		if e.Kind == sharedstore.KindTokens {
-			return e.Amount
-		}
+	if n, ok := s.hold.TokenReservation(); ok {
+		return n
 	}
 	return s.planned
 }

@@ -220,12 +220,19 @@ var ErrSpendUnavailable = errs.New("spend limits could not be checked")
 // Reserved is the token amount the hold took per bucket (the same on every
 // token entry), zero when the hold has no token entry.
 func (h Hold) Reserved() int64 {
+	n, _ := h.TokenReservation()
+	return n
+}
+
+// TokenReservation is Reserved, with ok false when the hold has no token
+// entry at all (a zero hold is a reservation of 0).
+func (h Hold) TokenReservation() (amount int64, ok bool) {
 	for _, e := range h.Entries {
 		if e.Kind == KindTokens {
-			return e.Amount
+			return e.Amount, true
 		}
 	}
-	return 0
+	return 0, false
 }
 
 // Outcome is the answer to Admit.
