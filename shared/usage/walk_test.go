@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
@@ -106,6 +107,15 @@ func TestChatChunkWalkReadsLikeALookupPerLevel(t *testing.T) {
 	}
 }
 
+// gjsonReadsItAlike reports whether the gjson readers are an oracle for
+// data. They are not past jsonx.MaxDepth (gjson has no depth limit; jsonx
+// rejects deeper documents by design), nor on invalid UTF-8: gjson keeps an
+// invalid byte of an escaped string as it is, jsonx decodes it to U+FFFD as
+// encoding/json does (TestAnInvalidByteInAnEscapedDeltaCountsAsAReplacementCharacter).
+func gjsonReadsItAlike(data []byte) bool {
+	return bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) <= jsonx.MaxDepth && utf8.Valid(data)
+}
+
 func FuzzChatChunkWalkReadsLikeALookupPerLevel(f *testing.F) {
 	for _, seed := range walkSeeds {
 		f.Add(true, []byte(seed))
@@ -115,8 +125,8 @@ func FuzzChatChunkWalkReadsLikeALookupPerLevel(f *testing.F) {
 		if chat {
 			api = OpenAIChat
 		}
-		if bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) > jsonx.MaxDepth {
-			return // gjson has no depth limit; jsonx rejects past MaxDepth by design
+		if !gjsonReadsItAlike(data) {
+			return
 		}
 		require.Equal(t, gjsonOpenAIEvent(api, data), walkOpenAIEvent(api, data))
 	})
@@ -215,6 +225,18 @@ func TestNamedEventPickReadsLikeAGetPerMember(t *testing.T) {
 	}
 }
 
+// An invalid UTF-8 byte in a string that also holds an escape is decoded to
+// U+FFFD, as encoding/json decodes it, so such a delta never counts less than
+// its bytes; without an escape the bytes are counted as they are.
+func TestAnInvalidByteInAnEscapedDeltaCountsAsAReplacementCharacter(t *testing.T) {
+	for data, want := range map[string]int64{
+		"{\"type\":\"x.delta\",\"delta\":\"\xff\\n\"}": 4, // U+FFFD (3 bytes) and a newline
+		"{\"type\":\"x.delta\",\"delta\":\"\xffa\"}":   2, // nothing escaped: the raw bytes
+	} {
+		require.Equal(t, want, walkNamedEvent(OpenAIResponses, "", []byte(data)).Delta, "%q", data)
+	}
+}
+
 func FuzzNamedEventPickReadsLikeAGetPerMember(f *testing.F) {
 	for _, seed := range namedSeeds {
 		f.Add(seed.api == AnthropicMessages, seed.name, []byte(seed.data))
@@ -224,8 +246,8 @@ func FuzzNamedEventPickReadsLikeAGetPerMember(f *testing.F) {
 		if anthropic {
 			api = AnthropicMessages
 		}
-		if bytes.Count(data, []byte("["))+bytes.Count(data, []byte("{")) > jsonx.MaxDepth {
-			return // gjson has no depth limit; jsonx rejects past MaxDepth by design
+		if !gjsonReadsItAlike(data) {
+			return
 		}
 		require.Equal(t, gjsonNamedEvent(api, name, data), walkNamedEvent(api, name, data))
 	})
