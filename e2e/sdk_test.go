@@ -60,18 +60,24 @@ func (l *servedLog) add(s mockllm.Served) { l.mu.Lock(); l.all = append(l.all, s
 
 func (l *servedLog) count() int { l.mu.Lock(); defer l.mu.Unlock(); return len(l.all) }
 
-// after returns record n (0-based), waiting for the mock to write it: the
-// mock records a request when its handler returns, which may be just after
-// the client read the last byte.
-func (l *servedLog) after(t testing.TB, n int) mockllm.Served {
+// streamFrom returns the first streamed record at or after index n, waiting
+// for the mock to write it. The mock records a request when its handler
+// returns, which may be just after the client read the last byte, so the
+// non-streamed probe read just before may land at index n itself.
+func (l *servedLog) streamFrom(t testing.TB, n int) mockllm.Served {
 	deadline := time.Now().Add(5 * time.Second)
-	for l.count() <= n {
-		require.True(t, time.Now().Before(deadline), "the mock never recorded request %d", n)
+	for {
+		l.mu.Lock()
+		for _, s := range l.all[min(n, len(l.all)):] {
+			if s.Stream {
+				l.mu.Unlock()
+				return s
+			}
+		}
+		l.mu.Unlock()
+		require.True(t, time.Now().Before(deadline), "the mock never recorded a stream from request %d", n)
 		time.Sleep(time.Millisecond)
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.all[n]
 }
 
 func atoi(t testing.TB, s string) int64 {
@@ -144,7 +150,7 @@ func TestE2EOfficialSDKsSettleExactlyWhatTheBackendReported(t *testing.T) {
 				// reports usage, and takes the extra chunk back out: the SDK
 				// sees none. What the backend reported is the mock's record.
 				require.Zero(t, usageChunks, "the client gets the stream it asked for")
-				last := served.after(t, n)
+				last := served.streamFrom(t, n)
 				require.True(t, last.Completed)
 				return last.InputTokens + last.OutputTokens
 			})
