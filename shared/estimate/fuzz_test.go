@@ -58,5 +58,8 @@ func FuzzText(f *testing.F) {
 		if m := TextString(string(s)); m != n {
 			t.Fatalf("Text and TextString disagree on %q: %d != %d", s, n, m)
 		}
+		if c := textCounts(s); c.any != n || c.o200k < 0 || c.o200k > n {
+			t.Fatalf("textCounts(%q) = %+v, Text %d: the o200k_base estimate must lie in [0, Text]", s, c, n)
+		}
 	})
 }

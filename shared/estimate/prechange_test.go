@@ -102,7 +102,7 @@ func preScan[T string | []byte](s T) int64 {
 			// The second deliberate change: a lone space or tab before a
 			// three-byte character is charged with it (spacedRuneCost).
 			if i+1 < n && preByteClass[s[i+1]] != preClsSpace && c != '\n' && c != '\r' {
-				if size, cost := spacedRuneCost([]byte(string(s[i+1:min(i+4, n)])), 0, c == ' '); size > 0 {
+				if size, cost, _ := spacedRuneCost([]byte(string(s[i+1:min(i+4, n)])), 0, c == ' '); size > 0 {
 					u += cost
 					i += 1 + size
 					continue
@@ -351,7 +351,7 @@ const (
 // preThreeByteCost is the one deliberate change since the speed rewrite:
 // three-byte characters are charged from the tokenizers' own counts (see
 // threeByteCost) instead of two tokens each, one for typographic marks.
-func preThreeByteCost(r rune) int64 { return threeByteCost(r) }
+func preThreeByteCost(r rune) int64 { cost, _ := threeByteCost(r); return cost }
 
 // Fixed charges besides text. OpenAI documents 3 tokens of framing per chat
 // message plus the role, and 3 for priming the reply; the estimator charges

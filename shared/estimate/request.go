@@ -113,10 +113,24 @@ func (r Request) Hold() int64 {
 // jsonx.MaxDepth is ErrNotJSON) and is only read, never kept: Model is a
 // copy. A repeated decisive member is a DuplicateFieldError, found in the
 // same pass; members nested below the top level are not compared.
+//
+// Input is estimated for the model's encoding (EncodingOf): o200k_base's
+// alone for the models known to use it, else one never below cl100k_base
+// nor o200k_base.
 func Parse(body []byte, defaultOutput int64) (Request, error) {
+	r, input, err := parseCounts(body, defaultOutput)
+	if err == nil && EncodingOf(r.Model) == O200k {
+		r.Input = input.o200k
+	}
+	return r, err
+}
+
+// parseCounts is Parse with both input estimates; Input is the one that
+// fits every encoding.
+func parseCounts(body []byte, defaultOutput int64) (Request, counts, error) {
 	doc := jsonx.Parse(body)
 	if doc.Kind != jsonx.Object {
-		return Request{}, ErrNotJSON
+		return Request{}, counts{}, ErrNotJSON
 	}
 	var r Request
 	var w walker
@@ -136,7 +150,7 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 		member := "" // the decisive member key spells, whatever its case
 		if i := decisive(key); i >= 0 {
 			if seen&(1<<i) != 0 {
-				return Request{}, DuplicateFieldError{Field: DecisiveMembers[i]}
+				return Request{}, counts{}, DuplicateFieldError{Field: DecisiveMembers[i]}
 			}
 			seen |= 1 << i
 			member = DecisiveMembers[i]
@@ -177,5 +191,5 @@ func Parse(body []byte, defaultOutput int64) (Request, error) {
 		r.Choices = min(choices, MaxOutput)
 	}
 	r.Input, r.Images = w.total, w.images
-	return r, nil
+	return r, counts{w.total, w.o200k}, nil
 }

@@ -60,13 +60,22 @@ var byteClass = func() (t [256]uint8) {
 //
 // The result is never negative and never exceeds the fragment's byte length,
 // the most tokens any byte-level BPE can produce, so it cannot overflow.
-func Text(s []byte) int64 { return scan(s) }
+func Text(s []byte) int64 { return scan(s).any }
 
 // TextString is Text for a string, so callers holding strings do not copy
 // them. The bytes are viewed in place: scan only reads.
 func TextString(s string) int64 {
-	return scan(unsafe.Slice(unsafe.StringData(s), len(s)))
+	return scan(unsafe.Slice(unsafe.StringData(s), len(s))).any
 }
+
+// counts are a text's estimates: any is Text's, never below the count of
+// cl100k_base or o200k_base; o200k never below o200k_base's alone. They
+// differ only in what three-byte characters cost (CJK, kana, Hangul),
+// where o200k_base's vocabulary is the larger.
+type counts struct{ any, o200k int64 }
+
+// textCounts is both estimates of s, in Text's one pass.
+func textCounts(s []byte) counts { return scan(s) }
 
 // scan is Text's single pass. It is written for Go's wasm backend, where the
 // filter runs: a call costs tens of instructions (arguments travel through
@@ -75,8 +84,10 @@ func TextString(s string) int64 {
 // words (one call per run of words, see words.go), a lone space or
 // punctuation character is charged here without a call, and only the rarer
 // shapes go to the per-run functions in runs.go and runes.go.
-func scan(s []byte) int64 {
-	var u int64
+func scan(s []byte) counts {
+	// u sums Text's charge; d what o200k_base alone charges less, for
+	// the three-byte characters only.
+	var u, d int64
 	n := len(s)
 	i := 0
 	for i < n {
@@ -94,8 +105,9 @@ func scan(s []byte) int64 {
 				// A lone space or tab between words rides on the next piece,
 				// unless that piece starts with a CJK or Hangul character.
 				if s[i+1] >= 0xE0 {
-					if size, cost := spacedRuneCost(s, i+1, c == ' '); size > 0 {
+					if size, cost, less := spacedRuneCost(s, i+1, c == ' '); size > 0 {
 						u += cost
+						d += less
 						i += 1 + size
 						continue
 					}
@@ -141,11 +153,12 @@ func scan(s []byte) int64 {
 			}
 			i = j
 		default:
-			size, cost := runeCost(s, i)
+			size, cost, less := runeCost(s, i)
 			u += cost
+			d += less
 			i += size
 		}
 	}
 	// Byte-level BPE never needs more tokens than bytes.
-	return min((u+unit-1)/unit, int64(n))
+	return counts{min((u+unit-1)/unit, int64(n)), min((u-d+unit-1)/unit, int64(n))}
 }

@@ -28,21 +28,30 @@ const (
 // in place; only those holding escapes are decoded, into scratch buffers
 // the walk reuses, so a large body costs a handful of allocations.
 type walker struct {
-	total  int64
+	total  int64 // the estimate for every encoding: the larger count of each piece
+	o200k  int64 // the estimate for o200k_base alone (see Encoding)
 	images int64  // image parts seen
 	buf    []byte // decoded string values
 	kbuf   []byte // decoded member names
 }
 
-func (w *walker) add(n int64) {
+// add charges n tokens whatever the encoding (framing, images, roles).
+func (w *walker) add(n int64) { w.addText(counts{n, n}) }
+
+// addText charges a text's counts, each saturating at MaxInput.
+func (w *walker) addText(c counts) {
+	w.total = saturatingAdd(w.total, c.any)
+	w.o200k = saturatingAdd(w.o200k, c.o200k)
+}
+
+func saturatingAdd(total, n int64) int64 {
 	if n <= 0 {
-		return
+		return total
 	}
-	if n >= MaxInput-w.total {
-		w.total = MaxInput
-		return
+	if n >= MaxInput-total {
+		return MaxInput
 	}
-	w.total += n
+	return total + n
 }
 
 // str returns the decoded text of a String value. It aliases the body or
@@ -83,11 +92,11 @@ func (w *walker) strIs(v jsonx.Value, s string) bool {
 	return v.Kind == jsonx.String && string(w.str(v)) == s
 }
 
-func (w *walker) text(s []byte) { w.add(Text(s)) }
+func (w *walker) text(s []byte) { w.addText(textCounts(s)) }
 
 // raw charges a value by its JSON text: the safe charge for any shape the
 // walk does not model, since backends render such values into the prompt.
-func (w *walker) raw(v jsonx.Value) { w.add(Text(v.Raw)) }
+func (w *walker) raw(v jsonx.Value) { w.addText(textCounts(v.Raw)) }
 
 // field charges one top-level field. Fields that are not prompt input
 // (sampling parameters, metadata, ...) cost nothing.
@@ -116,17 +125,17 @@ func (w *walker) field(key []byte, v jsonx.Value) {
 }
 
 // textCost is what stringOrRaw charges for v.
-func (w *walker) textCost(v jsonx.Value) int64 {
+func (w *walker) textCost(v jsonx.Value) counts {
 	switch v.Kind {
 	case jsonx.String:
-		return Text(w.str(v))
+		return textCounts(w.str(v))
 	case jsonx.Null:
-		return 0
+		return counts{}
 	}
-	return Text(v.Raw)
+	return textCounts(v.Raw)
 }
 
-func (w *walker) stringOrRaw(v jsonx.Value) { w.add(w.textCost(v)) }
+func (w *walker) stringOrRaw(v jsonx.Value) { w.addText(w.textCost(v)) }
 
 func (w *walker) messages(v jsonx.Value) {
 	if v.Kind != jsonx.Array {
@@ -183,7 +192,8 @@ func (w *walker) member(k []byte, f jsonx.Value) {
 	switch string(k) {
 	case "role":
 		// The floor covers a one-token role.
-		w.add(w.textCost(f) - 1)
+		c := w.textCost(f)
+		w.addText(counts{c.any - 1, c.o200k - 1})
 	case "content":
 		w.content(f)
 	case "name":
