@@ -2,7 +2,7 @@ package estimate
 
 import (
 	"slices"
-		"strings"
+	"strings"
 	"sync"
 	"testing"
 

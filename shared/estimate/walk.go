@@ -28,8 +28,8 @@ const (
 // in place; only those holding escapes are decoded, into scratch buffers
 // the walk reuses, so a large body costs a handful of allocations.
 type walker struct {
-	total  int64 // the estimate for every encoding: the larger count of each piece
-	o200k  int64 // the estimate for o200k_base alone (see Encoding)
+	total  int64  // the estimate for every encoding: the larger count of each piece
+	o200k  int64  // the estimate for o200k_base alone (see Encoding)
 	images int64  // image parts seen
 	buf    []byte // decoded string values
 	kbuf   []byte // decoded member names
