@@ -98,9 +98,6 @@ func New(c Config) (*Server, error) {
 	s.route("PUT "+team+"/balance", s.putBalance)
 	s.route("GET "+team+"/balance", s.getBalance)
 	s.route("POST "+team+"/balance/top-up", s.topUp)
-	s.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusNotFound, errorBody{Error: "no admin route " + r.Method + " " + r.URL.Path})
-	})
 	return s, nil
 }
 
@@ -128,7 +125,38 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnauthorized, errorBody{Error: "unauthorized: the admin API takes its own bearer token (--admin-token-file)"})
 		return
 	}
+	h, pattern := s.mux.Handler(r)
+	if pattern == "" {
+		// No route: the mux's own answer (404, or 405 with Allow for a
+		// known path), its status kept and its text body put in JSON.
+		sw := &statusOnly{header: w.Header()}
+		h.ServeHTTP(sw, r)
+		msg := "no admin route " + r.Method + " " + r.URL.Path
+		if sw.status == http.StatusMethodNotAllowed {
+			msg = r.Method + " is not allowed on " + r.URL.Path + " (allowed: " + w.Header().Get("Allow") + ")"
+		}
+		writeJSON(w, sw.status, errorBody{Error: msg})
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// statusOnly keeps the status and headers a handler writes and drops its
+// body.
+type statusOnly struct {
+	header http.Header
+	status int
+}
+
+func (s *statusOnly) Header() http.Header { return s.header }
+func (s *statusOnly) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+}
+func (s *statusOnly) Write(b []byte) (int, error) {
+	s.WriteHeader(http.StatusOK)
+	return len(b), nil
 }
 
 func (s *Server) route(pattern string, h handler) {

@@ -58,10 +58,16 @@ func newFixtureOn(t *testing.T, c redis.UniversalClient) *fixture {
 	s, err := New(Config{Ledger: f.ledger, Redis: c, Token: adminToken, Now: func() time.Time { return f.now },
 		Logger: slog.New(slog.NewJSONHandler(f.logs, nil)), Timeout: 5 * time.Second})
 	require.NoError(t, err)
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	f.url = srv.URL
+	f.url = serve(t, s)
 	return f
+}
+
+// serve runs h on a loopback HTTP server for the test and returns its URL.
+func serve(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // call sends one admin request with the admin token; it returns the status
