@@ -80,7 +80,9 @@ func TestAChangedLimitKeepsTheSpendAndARemovedOneReturnsFromTheAggregate(t *test
 	f.charge(record("c1", "research", "demo", "", 4_000_000, start, usd(t, "4")))
 	month, _ := calendar.ParseKey("202610")
 	cached := usageKey("research", spend.Team, "research", month)
-	spent := func() map[string]any { return figures(f.ok("GET", "/v1/admin/teams/research/spend?period=202610", ""))["team/research"] }
+	spent := func() map[string]any {
+		return figures(f.ok("GET", "/v1/admin/teams/research/spend?period=202610", ""))["team/research"]
+	}
 	path := "/v1/admin/teams/research/spend-limits/team/research/month"
 
 	f.ok("PUT", path, `{"limit_usd":"10"}`)
