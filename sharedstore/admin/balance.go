@@ -23,6 +23,11 @@ type balanceJSON struct {
 	CachedUSD  *string `json:"cached_usd"`
 }
 
+type balanceSet struct {
+	Team       string `json:"team"`
+	BalanceUSD string `json:"balance_usd"`
+}
+
 type topUpJSON struct {
 	Team string `json:"team"`
 	ID   string `json:"id"`
@@ -49,7 +54,7 @@ func (s *Server) putBalance(ctx context.Context, r *http.Request, body []byte) (
 		return s.ledgerFailed("set balance", err)
 	}
 	s.log.Info("admin: balance set", "team", team, "balance_usd", bal.String())
-	return s.committed(ctx, team, map[string]string{"team": team, "balance_usd": bal.String()})
+	return s.committed(ctx, team, balanceSet{Team: team, BalanceUSD: bal.String()})
 }
 
 func (s *Server) topUp(ctx context.Context, r *http.Request, body []byte) (int, any) {

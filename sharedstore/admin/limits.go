@@ -21,6 +21,13 @@ type limitJSON struct {
 	LimitUSD string `json:"limit_usd"`
 }
 
+type limitDeleted struct {
+	Deleted bool   `json:"deleted"`
+	Scope   string `json:"scope"`
+	ID      string `json:"id"`
+	Period  string `json:"period"`
+}
+
 type limitsJSON struct {
 	Team   string      `json:"team"`
 	Limits []limitJSON `json:"limits"`
@@ -115,7 +122,7 @@ func (s *Server) deleteLimit(ctx context.Context, r *http.Request, _ []byte) (in
 		return fail(http.StatusNotFound, fmt.Sprintf("team %q has no %s %s limit for %q", team, p.Scope, p.Period, p.ID))
 	}
 	s.log.Info("admin: spend limit removed", "team", team, "scope", p.Scope.String(), "id", p.ID, "period", p.Period.String())
-	return s.committed(ctx, team, map[string]any{"deleted": true, "scope": p.Scope.String(), "id": p.ID, "period": p.Period.String()})
+	return s.committed(ctx, team, limitDeleted{Deleted: true, Scope: p.Scope.String(), ID: p.ID, Period: p.Period.String()})
 }
 
 func (s *Server) listLimits(ctx context.Context, r *http.Request, _ []byte) (int, any) {
