@@ -70,6 +70,8 @@ func (s *Server) topUp(ctx context.Context, r *http.Request, body []byte) (int, 
 	switch {
 	case errors.Is(err, ledger.ErrNoBalance):
 		return fail(http.StatusConflict, fmt.Sprintf("team %q has no balance set, so it is not limited by one; set it first with PUT /v1/admin/teams/{team}/balance", team))
+	case errors.Is(err, ledger.ErrTopUpIDReused):
+		return fail(http.StatusConflict, fmt.Sprintf("top-up id %q was used for a top-up of another team; nothing was added", id))
 	case err != nil:
 		return s.ledgerFailed("top up balance", err)
 	}

@@ -26,6 +26,11 @@ func TestABalanceIsSetReadAndToppedUpOncePerID(t *testing.T) {
 	require.Equal(t, map[string]any{"team": "research", "id": "t1", "applied": false, "balance_usd": "125.00"},
 		f.ok("POST", path+"/top-up", `{"amount_usd":"25.00","id":"t1"}`), "a retried top-up adds nothing")
 	f.ok("POST", path+"/top-up", `{"amount_usd":"0.000000001","id":"t2"}`)
+	f.ok("PUT", "/v1/admin/teams/other/balance", `{"balance_usd":"1"}`)
+	st, out = f.call("POST", "/v1/admin/teams/other/balance/top-up", `{"amount_usd":"25.00","id":"t1"}`)
+	require.Equal(t, http.StatusConflict, st, "another team's top-up id is no retry")
+	require.Contains(t, out["error"], `top-up id "t1" was used for a top-up of another team`)
+	require.Equal(t, "1.00", f.ok("GET", "/v1/admin/teams/other/balance", "")["balance_usd"])
 
 	require.Equal(t, map[string]any{"team": "research", "balance_usd": "125.000000001", "cached_usd": nil},
 		f.ok("GET", path, ""), "not cached until the spend cache loads it")
