@@ -387,7 +387,14 @@ func TestWorkerKubernetesManifestIsValidAndApartFromTheService(t *testing.T) {
 	require.Contains(t, c.Args, "--redis=$(REDIS_URL)")
 	requireSecretEnv(t, c, "DATABASE_URL", "REDIS_URL")
 	requireMigratesFirst(t, pod.Spec, c.Image)
-	require.Empty(t, c.Ports, "it serves no traffic")
+	require.Len(t, c.Ports, 1, "metrics only: it serves no traffic")
+	require.Equal(t, "metrics", c.Ports[0].Name)
+	require.NotNil(t, c.LivenessProbe)
+	require.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+	require.Equal(t, "metrics", c.LivenessProbe.HTTPGet.Port.StrVal)
+	port := strconv.Itoa(int(c.Ports[0].ContainerPort))
+	require.Contains(t, c.Args, "--listen=0.0.0.0:"+port, "the worker serves /healthz and /metrics where it is probed")
+	require.Equal(t, port, pod.Annotations["prometheus.io/port"])
 
 	sc := pod.Spec.SecurityContext
 	require.NotNil(t, sc)

@@ -86,8 +86,11 @@ func TestTheFleetConfigFilesExistLoadAndAgreeWithTheScript(t *testing.T) {
 		}
 	}
 	require.Len(t, ports, 6)
-	store := scriptSetting(t, script, "STORE")
-	require.NotContains(t, ports, store)
+	for _, name := range []string{"STORE", "WORKER"} {
+		addr := scriptSetting(t, script, name)
+		require.NotContains(t, ports, addr, name)
+		ports[addr] = name
+	}
 
 	info, err := os.Stat(filepath.Join(root, "examples/fleet/run.sh"))
 	require.NoError(t, err)
@@ -125,14 +128,14 @@ func TestTheFleetScriptBringsUpAFleetThatServesAndStopsOnASignal(t *testing.T) {
 	require.NoError(t, os.WriteFile(wasm, wasmbuild.Filter(t), 0o644))
 	dir := t.TempDir()
 	redisAddr := freeAddr(t)
-	store, gw1, adm1, gw2, adm2 := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	store, worker, gw1, adm1, gw2, adm2 := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
 	cmd := exec.Command("bash", "examples/fleet/run.sh")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(),
 		"FLEET_DIR="+dir, "FLEET_SHAREDSTORE="+goBuild(t, bin, "./sharedstore/cmd/sharedstore"),
 		"FLEET_GATEWAY="+goBuild(t, bin, "./envoy/cmd/gateway"), "FLEET_WASM="+wasm,
 		"FLEET_REDIS_PORT="+redisAddr[strings.LastIndex(redisAddr, ":")+1:], "FLEET_DATABASE="+database,
-		"FLEET_STORE="+store, "FLEET_GATEWAY1="+gw1+","+adm1, "FLEET_GATEWAY2="+gw2+","+adm2)
+		"FLEET_STORE="+store, "FLEET_WORKER="+worker, "FLEET_GATEWAY1="+gw1+","+adm1, "FLEET_GATEWAY2="+gw2+","+adm2)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)

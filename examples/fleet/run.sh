@@ -4,7 +4,8 @@
 #   Redis        redis://127.0.0.1:6379/0 (started here, persistence in $FLEET_DIR/redis, when none answers)
 #   PostgreSQL   127.0.0.1:5432 (started as .ci/run does when it does not answer), database tokenbudget_fleet
 #   sharedstore  http://127.0.0.1:8081, data plane + admin API (/v1/admin/) on their own tokens
-#   worker       `sharedstore worker`, when this build of sharedstore has the subcommand
+#   worker       `sharedstore worker` every 2 s, metrics on http://127.0.0.1:8082, when this build of
+#                sharedstore has the subcommand
 #   gateway 1    http://127.0.0.1:10001 (admin http://127.0.0.1:9902)
 #   gateway 2    http://127.0.0.1:10002 (admin http://127.0.0.1:9903)
 #
@@ -26,6 +27,7 @@ REDIS_PORT=${FLEET_REDIS_PORT:-6379}
 PG_SERVER=${FLEET_PG_SERVER:-postgres://postgres@127.0.0.1:5432}
 DATABASE=${FLEET_DATABASE:-$PG_SERVER/tokenbudget_fleet?sslmode=disable}
 STORE=${FLEET_STORE:-127.0.0.1:8081}
+WORKER=${FLEET_WORKER:-127.0.0.1:8082}
 GATEWAYS=(${FLEET_GATEWAY1:-127.0.0.1:10001,127.0.0.1:9902} ${FLEET_GATEWAY2:-127.0.0.1:10002,127.0.0.1:9903})
 # The data-plane token is the one the plugin config sends (rate_limiting.redis.token).
 STORE_TOKEN=s3cret
@@ -117,8 +119,9 @@ fi
 # The worker is a subcommand of sharedstore from the spend ledger's release on; a build without
 # it answers `worker -h` with "unexpected arguments".
 if "$SHAREDSTORE" worker -h 2>&1 | grep -q -- '-database'; then
-	start worker "$SHAREDSTORE" worker --database "$DATABASE" --redis "$REDIS_URL"
-	worker_state="running (log $FLEET_DIR/worker.log)"
+	start worker "$SHAREDSTORE" worker --database "$DATABASE" --redis "$REDIS_URL" --interval 2s --listen "$WORKER"
+	await "the worker on $WORKER" curl -sf "http://$WORKER/healthz"
+	worker_state="every 2 s, metrics http://$WORKER/metrics"
 else
 	worker_state="not in this build of sharedstore: records wait in the ledger unpriced"
 fi

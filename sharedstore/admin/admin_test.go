@@ -100,13 +100,13 @@ func TestOnARedisClusterATeamsKeysAreInvalidatedOnTheNodeThatHoldsThem(t *testin
 		teams = append(teams, "team-"+strings.Repeat("x", i))
 	}
 	for _, team := range teams {
-		f.warm(team, usageKey(team, spend.Team, team, month), usageKey(team, spend.User, "u", month))
+		f.warm(team, usageKey(team, spend.Team, team, month.Period, month.Key), usageKey(team, spend.User, "u", month.Period, month.Key))
 	}
 	for _, team := range teams[:6] {
 		f.ok("PUT", "/v1/admin/teams/"+team+"/spend-limits/team/"+team+"/month", `{"limit_usd":"1"}`)
 	}
 	for i, team := range teams {
-		for _, k := range []string{policyKey(team), balanceKey(team), usageKey(team, spend.Team, team, month), usageKey(team, spend.User, "u", month)} {
+		for _, k := range []string{policyKey(team), balanceKey(team), usageKey(team, spend.Team, team, month.Period, month.Key), usageKey(team, spend.User, "u", month.Period, month.Key)} {
 			require.Equal(t, i >= 6, f.exists(k), k)
 		}
 	}

@@ -3,6 +3,7 @@
 package admin
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
@@ -21,10 +22,12 @@ func policyKey(team string) string { return "quota:{" + team + "}:spend:policy" 
 // balanceKey is the team's cached account balance.
 func balanceKey(team string) string { return "quota:{" + team + "}:balance" }
 
-// usageKey is the cached spend of one scope and id in one period window:
+// usageKey is the cached spend of one scope and id in one period (key
+// YYYYMMDD for a day, YYYYMM for a month):
 // quota:{t}:spend:usage:team:month:YYYYMM for the team (its id is the
 // team), …:usage:api_key:<id>:day:YYYYMMDD and so on for keys and users.
-func usageKey(team string, scope spend.Scope, id string, w calendar.Window) string {
+// Its signature is the spend cache's own, so either can stand for the other.
+func usageKey(team string, scope spend.Scope, id string, period calendar.Period, key uint32) string {
 	var b strings.Builder
 	b.WriteString("quota:{")
 	b.WriteString(team)
@@ -35,9 +38,9 @@ func usageKey(team string, scope spend.Scope, id string, w calendar.Window) stri
 		b.WriteString(id)
 	}
 	b.WriteByte(':')
-	b.WriteString(w.Period.String())
+	b.WriteString(period.String())
 	b.WriteByte(':')
-	b.WriteString(w.KeyString())
+	b.WriteString(strconv.FormatUint(uint64(key), 10))
 	return b.String()
 }
 

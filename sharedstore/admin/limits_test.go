@@ -48,9 +48,9 @@ func TestEveryCommittedChangeInvalidatesThatTeamsCacheOnly(t *testing.T) {
 	month, _ := calendar.ParseKey("202610")
 	cachedOf := func(team string) []string {
 		return []string{
-			usageKey(team, spend.Team, team, month),
-			usageKey(team, spend.APIKey, "demo", day), usageKey(team, spend.APIKey, "demo", month),
-			usageKey(team, spend.User, "alice", day), usageKey(team, spend.User, "alice", month),
+			usageKey(team, spend.Team, team, month.Period, month.Key),
+			usageKey(team, spend.APIKey, "demo", day.Period, day.Key), usageKey(team, spend.APIKey, "demo", month.Period, month.Key),
+			usageKey(team, spend.User, "alice", day.Period, day.Key), usageKey(team, spend.User, "alice", month.Period, month.Key),
 		}
 	}
 	// "r*" is a glob to SCAN: unescaped it would match the other team's keys.

@@ -146,7 +146,7 @@ func (s *Server) cachedUsage(ctx context.Context, team string, w calendar.Window
 	cmds := make([]*redis.StringCmd, len(keys))
 	_, err = node.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			cmds[i] = p.Get(ctx, usageKey(team, k.scope, k.id, w))
+			cmds[i] = p.Get(ctx, usageKey(team, k.scope, k.id, w.Period, w.Key))
 		}
 		return nil
 	})
