@@ -26,6 +26,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,6 +52,12 @@ type Config struct {
 	Now func() time.Time
 	// Timeout bounds each request's ledger and Redis work (default 10s).
 	Timeout time.Duration
+	// Reinvalidate is how long after a change the team's cache is
+	// invalidated a second time (default 2s; negative: never). A cache
+	// load that read the ledger just before the commit may fill the keys
+	// again just after the first invalidation, with the old policy; the
+	// second one removes what such a load wrote.
+	Reinvalidate time.Duration
 }
 
 // maxBody bounds a request body; the largest is a price list.
@@ -64,7 +71,12 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	timeout time.Duration
+	again   time.Duration
 	mux     *http.ServeMux
+
+	mu     sync.Mutex
+	timers map[*time.Timer]struct{}
+	closed bool
 }
 
 // New builds the handler. An empty token is refused: it would let every
@@ -85,8 +97,11 @@ func New(c Config) (*Server, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
 	}
+	if c.Reinvalidate == 0 {
+		c.Reinvalidate = 2 * time.Second
+	}
 	s := &Server{ledger: c.Ledger, redis: c.Redis, auth: []byte("Bearer " + c.Token), log: c.Logger,
-		now: c.Now, timeout: c.Timeout, mux: http.NewServeMux()}
+		now: c.Now, timeout: c.Timeout, again: c.Reinvalidate, mux: http.NewServeMux(), timers: map[*time.Timer]struct{}{}}
 	const team = "/v1/admin/teams/{team}"
 	const limit = team + "/spend-limits/{scope}/{id}/{period}"
 	s.route("PUT "+limit, s.putLimit)
@@ -214,5 +229,48 @@ func (s *Server) committed(ctx context.Context, team string, ok any) (int, any) 
 		return http.StatusServiceUnavailable, errorBody{Committed: true,
 			Error: "the change is committed in the ledger but the team's spend cache could not be invalidated; repeat the request"}
 	}
+	s.invalidateAgain(team)
 	return http.StatusOK, ok
+}
+
+// invalidateAgain schedules the second invalidation of a change (see
+// Config.Reinvalidate). Its failure is only logged: the first one
+// succeeded, and the cache's own expiry bounds what a late load wrote.
+func (s *Server) invalidateAgain(team string) {
+	if s.again < 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	var t *time.Timer
+	t = time.AfterFunc(s.again, func() {
+		s.mu.Lock()
+		_, live := s.timers[t]
+		delete(s.timers, t)
+		s.mu.Unlock()
+		if !live {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		defer cancel()
+		if err := s.invalidate(ctx, team); err != nil {
+			s.log.Warn("admin: second invalidation failed", "team", team, "error", err)
+		}
+	})
+	s.timers[t] = struct{}{}
+}
+
+// Close cancels the second invalidations still waiting, so none runs on a
+// Redis client its owner is closing.
+func (s *Server) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for t := range s.timers {
+		t.Stop()
+		delete(s.timers, t)
+	}
 }

@@ -127,3 +127,26 @@ func TestNewRefusesAnEmptyTokenOrMissingStores(t *testing.T) {
 		require.Error(t, err, name)
 	}
 }
+
+func TestCloseCancelsTheSecondInvalidationsStillWaiting(t *testing.T) {
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
+	t.Cleanup(func() { _ = c.Close() })
+	pool := newFixtureOn(t, c).pool
+	s, err := New(Config{Ledger: ledger.New(pool), Redis: c, Token: adminToken, Reinvalidate: 200 * time.Millisecond})
+	require.NoError(t, err)
+	url := serve(t, s)
+	req, err := http.NewRequest("PUT", url+"/v1/admin/teams/t/balance", strings.NewReader(`{"balance_usd":"1"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+adminToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	s.Close()
+	require.NoError(t, c.Set(ctx, balanceKey("t"), "1", 0).Err())
+	time.Sleep(400 * time.Millisecond)
+	n, err := c.Exists(ctx, balanceKey("t")).Result()
+	require.NoError(t, err)
+	require.Equal(t, int64(1), n, "no invalidation ran after Close")
+}

@@ -36,6 +36,7 @@ type fixture struct {
 	redis  redis.UniversalClient
 	logs   *bytes.Buffer
 	now    time.Time
+	again  time.Duration
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -47,6 +48,13 @@ func newFixture(t *testing.T) *fixture {
 
 func newFixtureOn(t *testing.T, c redis.UniversalClient) *fixture {
 	t.Helper()
+	return newFixtureWith(t, c, -1)
+}
+
+// newFixtureWith is a fixture whose second invalidation comes again after
+// a change (negative: never, so tests that warm keys see one invalidation).
+func newFixtureWith(t *testing.T, c redis.UniversalClient, again time.Duration) *fixture {
+	t.Helper()
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, pgtest.Database(t))
 	require.NoError(t, err)
@@ -54,10 +62,11 @@ func newFixtureOn(t *testing.T, c redis.UniversalClient) *fixture {
 	_, err = ledger.Migrate(ctx, pool)
 	require.NoError(t, err)
 	f := &fixture{t: t, ledger: ledger.New(pool), pool: pool, redis: c, logs: &bytes.Buffer{},
-		now: time.Date(2026, 10, 15, 12, 0, 0, 0, time.UTC)}
+		now: time.Date(2026, 10, 15, 12, 0, 0, 0, time.UTC), again: again}
 	s, err := New(Config{Ledger: f.ledger, Redis: c, Token: adminToken, Now: func() time.Time { return f.now },
-		Logger: slog.New(slog.NewJSONHandler(f.logs, nil)), Timeout: 5 * time.Second})
+		Logger: slog.New(slog.NewJSONHandler(f.logs, nil)), Timeout: 5 * time.Second, Reinvalidate: f.again})
 	require.NoError(t, err)
+	t.Cleanup(s.Close)
 	f.url = serve(t, s)
 	return f
 }

@@ -6,11 +6,14 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
+	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 )
 
 func TestASpendLimitIsSetChangedListedAndRemovedOverHTTP(t *testing.T) {
@@ -123,4 +126,18 @@ func TestABadLimitPathOrBodyIsRefusedAndChangesNothing(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, got, "no refused request wrote a limit")
 	}
+}
+
+func TestACacheLoadThatRefilledTheOldPolicyJustAfterAChangeIsInvalidatedAgain(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
+	t.Cleanup(func() { _ = c.Close() })
+	f := newFixtureWith(t, c, 300*time.Millisecond)
+	month, _ := calendar.ParseKey("202610")
+	counter := usageKey("research", spend.Team, "research", month.Period, month.Key)
+	f.ok("PUT", "/v1/admin/teams/research/spend-limits/team/research/month", `{"limit_usd":"1"}`)
+	// A load that read the ledger before the commit writes after the first delete.
+	f.warm("research", counter)
+	require.True(t, f.exists(policyKey("research")))
+	require.Eventually(t, func() bool { return !f.exists(policyKey("research")) && !f.exists(counter) },
+		3*time.Second, 20*time.Millisecond, "the second invalidation removes what the late load wrote")
 }

@@ -64,7 +64,7 @@ func openAdmin(tokenFile, database, dataToken string, client redis.UniversalClie
 		pool.Close()
 		return nil, nil, err
 	}
-	return h, pool.Close, nil
+	return h, func() { h.Close(); pool.Close() }, nil
 }
 
 // withAdmin serves the admin API under /v1/admin/ and everything else from
