@@ -219,3 +219,18 @@ func TestTheFleetScriptBringsUpAFleetThatServesAndStopsOnASignal(t *testing.T) {
 		require.Error(t, err, "%s still answers after the fleet stopped", addr)
 	}
 }
+
+func TestTheFleetScriptRefusesAnAddressAlreadyInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	cmd := exec.Command("bash", "examples/fleet/run.sh")
+	cmd.Dir = root
+	// The binaries are never run: the check comes before anything starts.
+	cmd.Env = append(os.Environ(), "FLEET_DIR="+t.TempDir(), "FLEET_SHAREDSTORE=/bin/true", "FLEET_GATEWAY=/bin/true",
+		"FLEET_WASM=/bin/true", "FLEET_STORE="+freeAddr(t), "FLEET_WORKER="+freeAddr(t),
+		"FLEET_GATEWAY1="+freeAddr(t)+","+l.Addr().String(), "FLEET_GATEWAY2="+freeAddr(t)+","+freeAddr(t))
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "fleet: "+l.Addr().String()+" is in use")
+}

@@ -38,6 +38,16 @@ for f in "$SHAREDSTORE" "$GATEWAY" "$WASM" "$CONFIG" "$PRICES"; do
 	[ -e "$f" ] || { echo "fleet: $f is missing (make fleet builds it)" >&2; exit 1; }
 done
 
+# Every address the fleet listens on must be free: a process already there would answer the
+# readiness checks in place of ours.
+in_use() { (exec 3<>"/dev/tcp/${1%:*}/${1##*:}") 2>/dev/null; }
+for addr in "$STORE" "$WORKER" "${GATEWAYS[@]%,*}" "${GATEWAYS[@]#*,}"; do
+	if in_use "$addr"; then
+		echo "fleet: $addr is in use (another make fleet, or a sharedstore or gateway started by hand?)" >&2
+		exit 1
+	fi
+done
+
 pids=()
 names=()
 stop() {
