@@ -146,6 +146,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// known path), its status kept and its text body put in JSON.
 		sw := &statusOnly{header: w.Header()}
 		h.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusNotFound
+		}
 		msg := "no admin route " + r.Method + " " + r.URL.Path
 		if sw.status == http.StatusMethodNotAllowed {
 			msg = r.Method + " is not allowed on " + r.URL.Path + " (allowed: " + w.Header().Get("Allow") + ")"
