@@ -22,7 +22,7 @@ SHARED_PKGS = $(shell $(GO) list ./shared/... | grep -v -e /schema -e /cmd/)
 FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
 	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
-.PHONY: all build test test-profiles run bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci clean
+.PHONY: all build test test-profiles run fleet bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci clean
 
 all: build
 
@@ -82,9 +82,20 @@ vet:
 # The local gateway on the embedded mock LLM with the example config. The binary is built and
 # exec'd (not `go run`, which would stand between a SIGHUP and the gateway), so
 # `kill -HUP <pid>` with the pid of its "listening" line reloads CONFIG.
-run: build
-	$(GO) build -o build/gateway ./envoy/cmd/gateway
+run: build build/gateway
 	exec build/gateway --wasm $(WASM) --config $(CONFIG) --upstream mock
+
+build/gateway: FORCE
+	@mkdir -p build
+	$(GO) build -o $@ ./envoy/cmd/gateway
+
+# A fleet on one machine, in the foreground until Ctrl-C: Redis and PostgreSQL (each started
+# when it does not answer), the ledger migrated, sharedstore with its admin API, the worker
+# (when sharedstore has it) and two gateways on examples/fleet/plugin.json, on ports that do
+# not collide with `make run`. It prints the URLs and where the admin token is; the ports and
+# the rest are in examples/fleet/run.sh, a walk through in README "Fleet-wide budgets".
+fleet: build build/sharedstore build/gateway
+	exec examples/fleet/run.sh
 
 bench: build
 	{ TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \

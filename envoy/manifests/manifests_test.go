@@ -287,29 +287,123 @@ func TestSharedstoreKubernetesManifestsAreValidAndConsistent(t *testing.T) {
 	require.Contains(t, c.Args, "--listen=0.0.0.0:"+strconv.Itoa(int(livePort)), "sharedstore listens where it is probed")
 	require.Equal(t, livePort, readyPort)
 
-	// Secrets by reference: the token and the Redis URL (which may hold a password) come from a
-	// Secret, and no argument spells a Redis URL out.
-	env := map[string]corev1.EnvVar{}
-	for _, e := range c.Env {
-		env[e.Name] = e
-	}
-	for _, name := range []string{"SHAREDSTORE_TOKEN", "REDIS_URL"} {
-		e, ok := env[name]
-		require.True(t, ok, name)
-		require.Empty(t, e.Value, "%s is not written into the manifest", name)
-		require.NotNil(t, e.ValueFrom, name)
-		require.NotNil(t, e.ValueFrom.SecretKeyRef, "%s comes from a Secret", name)
-	}
+	// Secrets by reference: the token and the Redis and PostgreSQL URLs (which may hold a
+	// password) come from a Secret, and no argument spells a URL out.
+	requireSecretEnv(t, c, "SHAREDSTORE_TOKEN", "REDIS_URL", "DATABASE_URL")
 	require.Contains(t, c.Args, "--redis=$(REDIS_URL)")
+	require.Contains(t, c.Args, "--database=$(DATABASE_URL)")
 	for _, a := range c.Args {
-		require.NotContains(t, a, "redis://", "no Redis URL in the arguments")
 		require.NotContains(t, a, "--token-file=", "the token comes from the environment")
 	}
+	// The admin token is a file from the Secret, and only that key is mounted.
+	adminFile := ""
+	for _, a := range c.Args {
+		if f, ok := strings.CutPrefix(a, "--admin-token-file="); ok {
+			adminFile = f
+		}
+	}
+	require.NotEmpty(t, adminFile, "sharedstore serves the admin API")
+	var mount *corev1.VolumeMount
+	for i, m := range c.VolumeMounts {
+		if strings.HasPrefix(adminFile, m.MountPath+"/") {
+			mount = &c.VolumeMounts[i]
+		}
+	}
+	require.NotNil(t, mount, "%s is in a mounted volume", adminFile)
+	require.True(t, mount.ReadOnly)
+	var vol *corev1.Volume
+	for i, v := range pod.Spec.Volumes {
+		if v.Name == mount.Name {
+			vol = &pod.Spec.Volumes[i]
+		}
+	}
+	require.NotNil(t, vol)
+	require.NotNil(t, vol.Secret, "the admin token comes from a Secret")
+	require.Equal(t, []corev1.KeyToPath{{Key: "admin-token", Path: strings.TrimPrefix(adminFile, mount.MountPath+"/")}}, vol.Secret.Items)
+	require.NotNil(t, pod.Spec.SecurityContext.FSGroup, "the non-root user reads the token through its group")
+	require.Equal(t, int32(0o440), *vol.Secret.DefaultMode, "readable by the pod's group, not the world")
+	requireMigratesFirst(t, pod.Spec, c.Image)
 
 	require.Len(t, s.service.Spec.Ports, 1)
 	sp := s.service.Spec.Ports[0]
 	require.Equal(t, "http", sp.Name, "Istio takes the protocol from the port name")
 	require.Equal(t, ports[sp.TargetPort.StrVal], livePort, "the Service targets the container port")
+}
+
+// requireSecretEnv checks that each variable comes from a Secret, and that no argument of the
+// container spells a URL out.
+func requireSecretEnv(t *testing.T, c corev1.Container, names ...string) {
+	t.Helper()
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	for _, name := range names {
+		e, ok := env[name]
+		require.True(t, ok, "%s: %s", c.Name, name)
+		require.Empty(t, e.Value, "%s is not written into the manifest", name)
+		require.NotNil(t, e.ValueFrom, name)
+		require.NotNil(t, e.ValueFrom.SecretKeyRef, "%s comes from a Secret", name)
+		require.Equal(t, "sharedstore", e.ValueFrom.SecretKeyRef.Name, "the Secret examples/kubernetes/sharedstore.yaml describes")
+	}
+	for _, a := range c.Args {
+		require.NotContains(t, a, "redis://", "no Redis URL in the arguments")
+		require.NotContains(t, a, "postgres://", "no PostgreSQL URL in the arguments")
+	}
+}
+
+// requireMigratesFirst checks that a pod applies the ledger's schema in an init container of
+// the main container's image before it starts.
+func requireMigratesFirst(t *testing.T, spec corev1.PodSpec, image string) {
+	t.Helper()
+	require.Len(t, spec.InitContainers, 1)
+	m := spec.InitContainers[0]
+	require.Equal(t, image, m.Image, "the schema of the release it runs")
+	require.Equal(t, []string{"migrate", "--database=$(DATABASE_URL)"}, m.Args)
+	requireSecretEnv(t, m, "DATABASE_URL")
+}
+
+func TestWorkerKubernetesManifestIsValidAndApartFromTheService(t *testing.T) {
+	docs := documents(t, "examples/kubernetes/worker.yaml")
+	require.Len(t, docs, 1)
+	var w appsv1.Deployment
+	require.NoError(t, yaml.UnmarshalStrict(docs[0], &w))
+	require.Equal(t, "apps/v1", w.APIVersion)
+	require.Equal(t, "Deployment", w.Kind)
+	s := loadSharedstore(t)
+	pod := w.Spec.Template
+	require.Equal(t, s.deploy.Namespace, w.Namespace)
+	require.True(t, selects(w.Spec.Selector.MatchLabels, pod.Labels), "the Deployment selects its pods")
+	require.False(t, selects(s.service.Spec.Selector, pod.Labels), "the sharedstore Service sends no traffic to workers")
+	require.False(t, selects(s.deploy.Spec.Selector.MatchLabels, pod.Labels), "nor does its Deployment adopt them")
+	require.False(t, selects(s.pdb.Spec.Selector.MatchLabels, pod.Labels))
+	require.False(t, selects(w.Spec.Selector.MatchLabels, s.deploy.Spec.Template.Labels), "the worker does not adopt sharedstore pods")
+
+	require.Len(t, pod.Spec.Containers, 1)
+	c := pod.Spec.Containers[0]
+	require.Equal(t, s.deploy.Spec.Template.Spec.Containers[0].Image, c.Image, "the worker is a subcommand of the sharedstore image")
+	require.Equal(t, "worker", c.Args[0])
+	require.Contains(t, c.Args, "--database=$(DATABASE_URL)")
+	require.Contains(t, c.Args, "--redis=$(REDIS_URL)")
+	requireSecretEnv(t, c, "DATABASE_URL", "REDIS_URL")
+	requireMigratesFirst(t, pod.Spec, c.Image)
+	require.Len(t, c.Ports, 1, "metrics only: it serves no traffic")
+	require.Equal(t, "metrics", c.Ports[0].Name)
+	require.NotNil(t, c.LivenessProbe)
+	require.Equal(t, "/healthz", c.LivenessProbe.HTTPGet.Path)
+	require.Equal(t, "metrics", c.LivenessProbe.HTTPGet.Port.StrVal)
+	port := strconv.Itoa(int(c.Ports[0].ContainerPort))
+	require.Contains(t, c.Args, "--listen=0.0.0.0:"+port, "the worker serves /healthz and /metrics where it is probed")
+	require.Equal(t, port, pod.Annotations["prometheus.io/port"])
+
+	sc := pod.Spec.SecurityContext
+	require.NotNil(t, sc)
+	require.True(t, *sc.RunAsNonRoot)
+	for _, k := range append(pod.Spec.InitContainers, c) {
+		require.False(t, *k.SecurityContext.AllowPrivilegeEscalation, k.Name)
+		require.True(t, *k.SecurityContext.ReadOnlyRootFilesystem, k.Name)
+		require.NotNil(t, k.Resources.Limits.Memory(), k.Name)
+	}
 }
 
 // istioCluster is the Envoy cluster Istio builds for a Kubernetes Service port.

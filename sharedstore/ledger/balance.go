@@ -15,6 +15,11 @@ import (
 // silently start limiting it.
 var ErrNoBalance = errors.New("ledger: the team has no balance set")
 
+// ErrTopUpIDReused is returned for a top-up whose id an earlier top-up of
+// another team used. (A retry with another amount is a retry: it adds
+// nothing.)
+var ErrTopUpIDReused = errors.New("ledger: the top-up id was used for another top-up")
+
 // SetBalance sets a team's balance to an amount (an operator's correction
 // or the first balance of a team).
 func (s *Store) SetBalance(ctx context.Context, team string, amount money.Amount) error {
@@ -48,6 +53,16 @@ func (s *Store) TopUp(ctx context.Context, team, id string, amount money.Amount)
 			return err
 		}
 		if tag.RowsAffected() == 0 {
+			// A retry is of the same team: an id another team's top-up
+			// used would otherwise answer "already applied" with this
+			// team's balance, and add nothing.
+			var prevTeam string
+			if err := tx.QueryRow(ctx, "SELECT team FROM balance_topups WHERE id = $1", id).Scan(&prevTeam); err != nil {
+				return err
+			}
+			if prevTeam != team {
+				return ErrTopUpIDReused
+			}
 			return nil
 		}
 		applied = true

@@ -65,6 +65,13 @@ func TestATopUpAddsOncePerIDAndNeedsABalance(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, 126*money.OneUSD+1, bal)
 
+	require.NoError(t, s.SetBalance(ctx, "other", money.OneUSD))
+	_, _, err = s.TopUp(ctx, "other", "t1", 25*money.OneUSD)
+	require.ErrorIs(t, err, ErrTopUpIDReused, "another team's id is not a retry")
+	bal, _, err = s.Balance(ctx, "other")
+	require.NoError(t, err)
+	require.Equal(t, money.OneUSD, bal)
+
 	for _, bad := range []struct {
 		id     string
 		amount money.Amount

@@ -129,7 +129,10 @@ func (s *Store) PutPrices(ctx context.Context, effectiveFrom time.Time, models m
 		}
 		return nil
 	})
-	return listID, err
+	if err != nil {
+		return 0, putPricesError(err)
+	}
+	return listID, nil
 }
 
 // priceList is one stored list compiled for pricing.
@@ -140,37 +143,11 @@ type priceList struct {
 
 // loadPriceList compiles the stored list id into a pricing table.
 func loadPriceList(ctx context.Context, q pgx.Tx, id int64) (pl priceList, err error) {
-	pl.id = id
-	rows, err := q.Query(ctx, `SELECT model, is_default, input, cached_input, cache_write, cache_write_1h, output,
-		above_input_tokens, tier_input, tier_cached_input, tier_cache_write, tier_cache_write_1h, tier_output,
-		per_request FROM prices WHERE list_id = $1`, pl.id)
+	models, def, err := readEntries(ctx, q, id)
 	if err != nil {
 		return pl, err
 	}
-	defer rows.Close()
-	models := map[string]pricing.Entry{}
-	var def *pricing.Entry
-	for rows.Next() {
-		var model string
-		var isDefault bool
-		var e pricing.Entry
-		if err := rows.Scan(&model, &isDefault, &e.Base.Input, &e.Base.CachedInput, &e.Base.CacheWrite,
-			&e.Base.CacheWrite1h, &e.Base.Output, &e.AboveInputTokens, &e.Tier.Input, &e.Tier.CachedInput,
-			&e.Tier.CacheWrite, &e.Tier.CacheWrite1h, &e.Tier.Output, &e.PerRequest); err != nil {
-			return pl, err
-		}
-		if isDefault {
-			d := e
-			def = &d
-			continue
-		}
-		models[model] = e
-	}
-	if err := rows.Err(); err != nil {
-		return pl, err
-	}
-	pl.table = pricing.NewTable(models, def)
-	return pl, nil
+	return priceList{id: id, table: pricing.NewTable(models, def)}, nil
 }
 
 // Figure is one scope's amount in one period.

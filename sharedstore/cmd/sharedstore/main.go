@@ -1,6 +1,10 @@
 // Command sharedstore serves fleet-wide budgets: a stateless HTTP service in
 // front of Redis (or Redis Cluster) that the filter's remote store calls.
 //
+// With --admin-token-file and --database it also serves the operators'
+// admin API of the spend limits under /v1/admin/ (package admin), on its own
+// token.
+//
 // `sharedstore migrate --database URL` applies the spend ledger's PostgreSQL
 // schema instead.
 package main
@@ -40,8 +44,13 @@ func run(args []string) error {
 	redisURL := fs.String("redis", "redis://127.0.0.1:6379/0", "redis://host:port/db or redis-cluster://host:port,host:port")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token (default: env SHAREDSTORE_TOKEN)")
 	poolSize := fs.Int("pool-size", 0, "Redis connections per node (0: go-redis default, 10 per CPU)")
+	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin API's bearer token (distinct from --token-file); serves /v1/admin/ on the ledger at --database")
+	database := fs.String("database", "", "PostgreSQL URL of the spend ledger (postgres://user@host:5432/db)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (subcommands: migrate)", fs.Args())
 	}
 	if os.Getenv("GOGC") == "" {
 		// The live heap is a few megabytes (pooled connections and
@@ -60,6 +69,15 @@ func run(args []string) error {
 	}
 	defer client.Close()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	var adminAPI http.Handler
+	if *adminTokenFile != "" {
+		h, closeAdmin, err := openAdmin(*adminTokenFile, *database, token, client, log)
+		if err != nil {
+			return err
+		}
+		defer closeAdmin()
+		adminAPI = h
+	}
 	store := server.NewStore(client, server.Options{})
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
@@ -69,11 +87,12 @@ func run(args []string) error {
 		log.Warn("scripts not loaded at start", "error", err)
 	}
 	cancel()
-	srv := &http.Server{Addr: *listen, Handler: server.New(server.Config{Store: store, Token: token, Logger: log}),
+	data := server.New(server.Config{Store: store, Token: token, Logger: log})
+	srv := &http.Server{Addr: *listen, Handler: withAdmin(data, adminAPI),
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("sharedstore listening", "listen", *listen, "redis", redactURL(*redisURL))
+	log.Info("sharedstore listening", "listen", *listen, "redis", redactURL(*redisURL), "admin_api", adminAPI != nil)
 	select {
 	case err := <-errc:
 		return err
