@@ -68,7 +68,14 @@ type SpendUsage struct {
 	UsedNanoUSD int64  `json:"used_nano_usd"`
 }
 
-// SpendExceeded is the refusing limit and the usage it met.
+// SlotBalance is the refusal "slot" of a team whose account balance is
+// exhausted (at or below zero): the fleet store refuses every call of the
+// team until it is topped up.
+const SlotBalance = "balance"
+
+// SpendExceeded is the refusing limit and the usage it met (Slot
+// SlotBalance: the balance, LimitNanoUSD 0, UsedNanoUSD how far below zero
+// it is).
 type SpendExceeded struct {
 	Slot         string `json:"slot"`
 	LimitNanoUSD int64  `json:"limit_nano_usd"`
@@ -185,8 +192,14 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 		o.Spend[s] = money.Amount(u.UsedNanoUSD)
 	}
 	if f := v.Refusal; f != nil {
+		if f.Slot == SlotBalance {
+			o.SpendRefusal = &spend.Exceeded{Balance: true, Used: money.Amount(f.UsedNanoUSD)}
+			return nil
+		}
+		// The service may refuse on a slot the filter does not limit: a
+		// team's limits stored in the fleet ledger apply too.
 		s, ok := SlotNamed(f.Slot)
-		if !ok || !p.Limits[s].Set {
+		if !ok || (p.ID(s) == "" && s.Scope() != spend.Team) {
 			return errs.Wrap("sharedstore spend refusal for slot "+strconv.Quote(f.Slot), limit.ErrSpendUnavailable)
 		}
 		o.SpendRefusal = &spend.Exceeded{Slot: s, Limit: money.Amount(f.LimitNanoUSD), Used: money.Amount(f.UsedNanoUSD)}
