@@ -11,8 +11,8 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 )
 
