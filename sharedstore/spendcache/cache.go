@@ -82,11 +82,12 @@ func New(c redis.UniversalClient, l Ledger, o Options) *Cache {
 // counters are ever created or refreshed in Redis.
 func (c *Cache) open(w calendar.Window) bool { return c.o.Now().Unix() < w.End }
 
-// expireAt is the Unix millisecond a counter of w expires.
-func (c *Cache) expireAt(w calendar.Window) int64 {
+// ttl is how long from now (by the cache's clock, not Redis') a counter of
+// w lives: until its period's end plus the grace.
+func (c *Cache) ttl(w calendar.Window) int64 {
 	grace := c.o.MonthGrace
 	if w.Period == calendar.Day {
 		grace = c.o.DayGrace
 	}
-	return w.End*1000 + grace.Milliseconds()
+	return max(w.End*1000+grace.Milliseconds()-c.o.Now().UnixMilli(), 1)
 }

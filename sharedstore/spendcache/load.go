@@ -101,7 +101,7 @@ func (c *Cache) fillTeam(ctx context.Context, team string, snap *ledger.Snapshot
 		seen[k] = true
 		amount := snap.Figures[ledger.FigureKey{Scope: s.Scope(), ID: id, Period: w.Period, Key: w.Key}]
 		keys = append(keys, k)
-		args = append(args, strconv.FormatInt(int64(amount), 10), strconv.FormatInt(c.expireAt(w), 10))
+		args = append(args, strconv.FormatInt(int64(amount), 10), strconv.FormatInt(c.ttl(w), 10))
 	}
 	for _, p := range snap.Policies {
 		if s, ok := p.Slot(); ok {
