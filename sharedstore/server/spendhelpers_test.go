@@ -34,7 +34,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // countingLedger counts the cache's snapshot reads, optionally slowed so
@@ -117,7 +117,6 @@ func (c spender) spendAt(t *testing.T, start time.Time) limit.Spend {
 	}
 	return sp
 }
-
 
 func newHoldID() string { return randomHoldID() }
 
