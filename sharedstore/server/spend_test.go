@@ -355,3 +355,41 @@ func TestEveryCachedCounterEqualsItsAggregatePlusPending(t *testing.T) {
 		require.Equal(t, money.Amount(15_000_000+8_000_000), want)
 	}
 }
+
+func TestSpendAmountsPast2To53NanoUSDCompareExactly(t *testing.T) {
+	e := newEnv(t, false)
+	now := utc(t, "2026-09-08T12:00:00Z")
+	se := newSpendEnv(t, e, now)
+	c := spender{team: uniq("team"), key: "k-1"}
+	sp := c.spendAt(t, now)
+	sp.Policy.Limits[spend.KeyMonth] = spend.Limit{Amount: 1<<53 + 1, Set: true}
+	se.admit(t, sp) // warm
+	key := spendcache.UsageKey(c.team, spend.APIKey, "k-1", calendar.Month, sp.Month.Key)
+	// As doubles both are 2^53: a float comparison would refuse.
+	require.NoError(t, se.c.Set(context.Background(), key, "9007199254740992", 0).Err())
+	a := se.admit(t, sp)
+	require.NoError(t, a.err)
+	require.True(t, a.out.Admitted)
+	require.Equal(t, money.Amount(1<<53), a.out.Spend[spend.KeyMonth])
+	require.NoError(t, se.c.Set(context.Background(), key, "9007199254740993", 0).Err())
+	a = se.admit(t, sp)
+	require.False(t, a.out.Admitted)
+}
+
+func TestACorruptCounterFailsTheCheckAndWritesNothing(t *testing.T) {
+	e := newEnv(t, false)
+	now := utc(t, "2026-09-08T12:00:00Z")
+	se := newSpendEnv(t, e, now)
+	c := spender{team: uniq("team"), key: "k-1", user: "u-1", limits: map[spend.Slot]string{spend.KeyDay: "5", spend.UserDay: "5"}}
+	sp := c.spendAt(t, now)
+	a := se.admit(t, sp)
+	require.NoError(t, se.c.Set(context.Background(), spendcache.UsageKey(c.team, spend.User, "u-1", calendar.Day, sp.Day.Key), "1.5", 0).Err())
+	b := se.admit(t, sp)
+	require.ErrorIs(t, b.err, limit.ErrSpendUnavailable)
+
+	// The postflight checks every key before it writes any.
+	st, _ := se.settle(t, a.hold, sp, "1", usage.Kinds{Input: 1})
+	require.Equal(t, http.StatusOK, st, "the record is stored; the counters wait for the refresh")
+	got, _ := se.counter(t, c.team, spend.KeyDay, "k-1", sp.Day)
+	require.Equal(t, money.Amount(0), got, "the valid counter was not written either")
+}
