@@ -49,7 +49,11 @@ func (s *Store) preflightCluster(ctx context.Context, sp *sharedstore.Spend) (sp
 	keys := spendcache.Keys(make([]string, 0, spendcache.NumKeys), sp)
 	args := spendcache.Args(append(make([]any, 0, 2+spendcache.NumArgs), "", ""), sp, 1, nil)
 	for attempt := 0; ; attempt++ {
+		start := time.Now()
 		v, err := s.spendOnly.run(ctx, s.c, keys, args)
+		if s.onScript != nil {
+			s.onScript(s.spendOnly.name, start)
+		}
 		if err != nil {
 			return spendcache.Verdict{}, spendError(true, err)
 		}

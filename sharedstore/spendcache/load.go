@@ -118,28 +118,3 @@ func (c *Cache) fillTeam(ctx context.Context, team string, snap *ledger.Snapshot
 	}
 	return nil
 }
-
-// Decide is the preflight computed from the ledger's view alone, for the
-// rare call whose keys are still absent after a load (its period closed,
-// or an invalidation raced the load): the same rules as preflight.lua.
-func Decide(sp *limit.Spend, f *Figures) Verdict {
-	vd := Verdict{HasBalance: f.HasBalance, TeamBalance: f.Balance}
-	for s := spend.Slot(0); s < spend.NumSlots; s++ {
-		l := sp.Policy.Limits[s]
-		if st := f.Stored[s]; st.Set && slotID(sp, s) != "" && (!l.Set || st.Amount < l.Amount) {
-			l = st
-		}
-		if l.Set {
-			vd.Limits[s], vd.Used[s] = l, f.Used[s]
-		}
-	}
-	if f.HasBalance && f.Balance <= 0 {
-		vd.Balance, vd.Refused = true, &spend.Exceeded{Used: -f.Balance}
-		return vd
-	}
-	p := spend.Policy{Limits: vd.Limits}
-	if ex, ok := spend.Check(&p, &vd.Used); !ok {
-		vd.Refused = &ex
-	}
-	return vd
-}
