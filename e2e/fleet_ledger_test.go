@@ -97,7 +97,9 @@ func TestFleetATeamsMonthlyLimitSpentThroughBothGatewaysRefusesOnBoth(t *testing
 		}
 		admitted++
 		// the settlement is asynchronous: let it land before the next call
-		require.True(t, waitFor(5*time.Second, func() bool { return f.cached(t, spend.Team, "acme", calendar.Month) >= money.Amount(admitted)*10_000_000 }))
+		require.True(t, waitFor(5*time.Second, func() bool {
+			return f.cached(t, spend.Team, "acme", calendar.Month) >= money.Amount(admitted)*10_000_000
+		}))
 	}
 	require.Equal(t, 5, admitted, "$0.05 a month: five calls of just over $0.01 reach it")
 	for _, g := range gws {
