@@ -65,9 +65,9 @@ type spendEnv struct {
 	worker *spendworker.Worker
 }
 
-const spendToken = "spend-test-token"
+const spendToken = testToken
 
-func newSpendEnv(t *testing.T, e env, now time.Time) *spendEnv {
+func newSpendEnv(t testing.TB, e env, now time.Time) *spendEnv {
 	t.Helper()
 	ctx := context.Background()
 	url := pgtest.Database(t)
