@@ -393,3 +393,28 @@ func TestACorruptCounterFailsTheCheckAndWritesNothing(t *testing.T) {
 	got, _ := se.counter(t, c.team, spend.KeyDay, "k-1", sp.Day)
 	require.Equal(t, money.Amount(0), got, "the valid counter was not written either")
 }
+
+func TestALoadFillsOnlyAbsentKeysAndGivesThemTheirPeriodsLifetime(t *testing.T) {
+	e := newEnv(t, false)
+	now := utc(t, "2026-09-08T12:00:00Z")
+	se := newSpendEnv(t, e, now)
+	c := spender{team: uniq("team"), key: "k-1", limits: map[spend.Slot]string{spend.KeyDay: "5", spend.KeyMonth: "5"}}
+	sp := c.spendAt(t, now)
+	ctx := context.Background()
+	// A postflight's figure the ledger does not know yet: a load must not
+	// overwrite it.
+	month := spendcache.UsageKey(c.team, spend.APIKey, "k-1", calendar.Month, sp.Month.Key)
+	require.NoError(t, se.c.Set(ctx, month, "1234", time.Hour).Err())
+	a := se.admit(t, sp)
+	require.NoError(t, a.err)
+	require.Equal(t, money.Amount(1234), a.out.Spend[spend.KeyMonth])
+	got, _ := se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
+	require.Equal(t, money.Amount(1234), got)
+
+	ttl, err := se.c.PTTL(ctx, spendcache.UsageKey(c.team, spend.APIKey, "k-1", calendar.Day, sp.Day.Key)).Result()
+	require.NoError(t, err)
+	require.InDelta(t, (12*time.Hour + 48*time.Hour).Seconds(), ttl.Seconds(), 5, "the day's key lives 2 days past the day")
+	ttl, err = se.c.PTTL(ctx, spendcache.PolicyKey(c.team)).Result()
+	require.NoError(t, err)
+	require.InDelta(t, (10 * time.Minute).Seconds(), ttl.Seconds(), 5)
+}
