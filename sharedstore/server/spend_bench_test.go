@@ -84,7 +84,6 @@ func BenchmarkAdmitSpendWarmVsTokensAlone(b *testing.B) {
 	b.ReportMetric(float64(2*len(tokLat))/elapsed.Seconds(), "admits/s")
 }
 
-
 // BenchmarkWorkerRecordsPerSecond charges b.N records of one team, spread
 // over 20 keys, in worker runs, and reports records/s (pricing, charges,
 // aggregates and the cache refresh included).
