@@ -81,6 +81,13 @@ func TestAnAnswerMustCheckTheSpendPart(t *testing.T) {
 			nil, spend.Usage{spend.KeyDay: 7}, false},
 		{"refused", `{"admitted":false,"SPEND":{"Checked":true,"refusal":{"slot":"team_month","limit_nano_usd":0,"used_nano_usd":3}}}`,
 			&spend.Exceeded{Slot: spend.TeamMonth, Used: 3}, spend.Usage{}, false},
+		{"refused by the team's balance", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"balance","limit_nano_usd":0,"used_nano_usd":2}}}`,
+			&spend.Exceeded{Balance: true, Used: 2}, spend.Usage{}, false},
+		{"refused by a user limit stored in the fleet ledger, which the filter does not configure",
+			`{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"user_month","limit_nano_usd":9,"used_nano_usd":10}}}`,
+			&spend.Exceeded{Slot: spend.UserMonth, Limit: 9, Used: 10}, spend.Usage{}, false},
+		{"refused on a slot that does not exist", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"team_day","limit_nano_usd":9,"used_nano_usd":10}}}`,
+			nil, spend.Usage{}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -140,34 +147,7 @@ func TestTheSettlementCarriesTheInferenceRecord(t *testing.T) {
 	require.Equal(t, string(AppendSettle(nil, h.ID, 87, nil)), string(AppendSettleRecord(nil, h.ID, 87, nil, nil)))
 }
 
-func TestARefusalMayNameTheBalanceOrALimitStoredInTheFleetLedger(t *testing.T) {
-	sp := sampleSpend(t) // limits the key's day and the team's month; has a user
-	cases := []struct {
-		name    string
-		answer  string
-		refusal *spend.Exceeded
-		err     bool
-	}{
-		{"the team's balance", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"balance","limit_nano_usd":0,"used_nano_usd":2}}}`,
-			&spend.Exceeded{Balance: true, Used: 2}, false},
-		{"a stored user limit the filter does not configure", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"user_month","limit_nano_usd":9,"used_nano_usd":10}}}`,
-			&spend.Exceeded{Slot: spend.UserMonth, Limit: 9, Used: 10}, false},
-		{"an unknown slot", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"team_day","limit_nano_usd":9,"used_nano_usd":10}}}`, nil, true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r, err := DecodeAdmitResponse([]byte(c.answer))
-			require.NoError(t, err)
-			var o limit.Outcome
-			err = r.SpendOutcome(&o, &sp)
-			if c.err {
-				require.ErrorIs(t, err, limit.ErrSpendUnavailable)
-				return
-			}
-			require.NoError(t, err)
-			require.Equal(t, c.refusal, o.SpendRefusal)
-		})
-	}
+func TestARefusalOnTheUserOfACallWithoutOneIsUnavailable(t *testing.T) {
 	noUser := sampleSpend(t)
 	noUser.Policy.User = ""
 	r, err := DecodeAdmitResponse([]byte(`{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"user_day","limit_nano_usd":0,"used_nano_usd":0}}}`))
