@@ -193,3 +193,32 @@ func (f ledgerFleet) cached(t *testing.T, scope spend.Scope, id string, p calend
 	require.NoError(t, err)
 	return money.Amount(v)
 }
+
+// With fleet_spend the limits stored in the ledger (the admin API's) apply
+// to a team the filter's config gives no limit at all, and so does its
+// balance.
+func TestFleetALimitStoredOnlyInTheLedgerRefusesOnBothGatewaysWithFleetSpend(t *testing.T) {
+	cfg := fleetConfig(`{"per_api_key":{"tokens_per_minute":1000000}}`, fleetToken, 2000, false)
+	cfg = strings.Replace(cfg, `"fallback_to_memory":false`, `"fallback_to_memory":false,"fleet_spend":true`, 1)
+	cfg = strings.TrimSuffix(cfg, "}") + `,"pricing":{"default":{"input":"2.50","output":"10"}},` +
+		`"api_keys":[{"key":"sk-acme-b","id":"kb","team":"acme"},{"key":"sk-beta","id":"kz","team":"beta"}]}`
+	f := startLedgerFleet(t, cfg)
+	ctx := context.Background()
+	require.NoError(t, f.led.PutPolicy(ctx, "acme", spendledger.Policy{Scope: spend.Team, ID: "acme", Period: calendar.Month, Limit: 20_000_000}))
+	require.NoError(t, f.led.SetBalance(ctx, "beta", 0))
+
+	gws := []*gateway.Gateway{f.a, f.b}
+	for i := 0; i < 2; i++ { // just over $0.01 each against $0.02
+		r := post(t, gws[i], "/v1/chat/completions", "sk-acme-b", chat(2000), "x-mock-output-tokens", "1000")
+		require.Equal(t, 200, r.status, string(r.body))
+		require.True(t, waitFor(5*time.Second, func() bool { return f.cached(t, spend.Team, "acme", calendar.Month) >= money.Amount(i+1)*10_000_000 }))
+	}
+	for _, g := range gws {
+		r := post(t, g, "/v1/chat/completions", "sk-acme-b", chat(10), "x-mock-output-tokens", "1")
+		require.Equal(t, 429, r.status, string(r.body))
+		require.Contains(t, string(r.body), `"message":"Team monthly spend limit exceeded."`)
+		z := post(t, g, "/v1/chat/completions", "sk-beta", chat(10), "x-mock-output-tokens", "1")
+		require.Equal(t, 429, z.status, string(z.body))
+		require.Contains(t, string(z.body), `"code":"balance_exhausted"`)
+	}
+}

@@ -18,11 +18,12 @@ import (
 // past every limit), or a clock before 1970 (503: no period to count in).
 // With no limit in force the plan is zero and the store skips spend.
 func (s *Stream) spendPlan() (sp sharedstore.Spend, ok bool) {
-	if !s.rt.HasSpendLimits() {
+	fleet := s.rt.FleetSpend()
+	if !s.rt.HasSpendLimits() && !fleet {
 		return sp, true
 	}
 	p := s.rt.SpendPolicy(s.who.Key, s.who.User, s.who.Team)
-	if !p.Any() {
+	if !p.Any() && !fleet {
 		return sp, true
 	}
 	entry, priced := s.rt.Price(s.who.Model)
@@ -43,7 +44,7 @@ func (s *Stream) spendPlan() (sp sharedstore.Spend, ok bool) {
 		return sp, false
 	}
 	s.price = entry
-	return sharedstore.Spend{Policy: p, Day: day, Month: month, Start: start, Model: s.who.Model}, true
+	return sharedstore.Spend{Policy: p, Day: day, Month: month, Start: start, Model: s.who.Model, Fleet: fleet}, true
 }
 
 // spendRefused answers a spend limit's 429 (no Retry-After: waiting until

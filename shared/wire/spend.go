@@ -40,6 +40,10 @@ type SpendAdmit struct {
 	// Limits are the limits the filter's configuration sets for this
 	// request, one per limited slot; every one must pass.
 	Limits []SpendLimit `json:"limits"`
+	// Fleet asks the service to check the limits and balance its ledger
+	// stores for these identities too (a spend part with no limit of its
+	// own is sent only then).
+	Fleet bool `json:"fleet,omitempty"`
 }
 
 // SpendLimit is one slot's limit.
@@ -126,7 +130,7 @@ func FromSpend(sp limit.Spend) *SpendAdmit {
 		return nil
 	}
 	a := &SpendAdmit{Team: sp.Policy.Team, APIKey: sp.Policy.APIKey, User: sp.Policy.User,
-		Start: sp.Start, Day: int64(sp.Day.Key), Month: int64(sp.Month.Key)}
+		Start: sp.Start, Day: int64(sp.Day.Key), Month: int64(sp.Month.Key), Fleet: sp.Fleet}
 	for s := spend.Slot(0); s < spend.NumSlots; s++ {
 		if l := sp.Policy.Limits[s]; l.Set {
 			a.Limits = append(a.Limits, SpendLimit{Slot: s.String(), LimitNanoUSD: int64(l.Amount)})
@@ -146,7 +150,7 @@ func (a *SpendAdmit) Spend() (limit.Spend, error) {
 	if !ok || int64(day.Key) != a.Day || int64(month.Key) != a.Month {
 		return limit.Spend{}, errs.New("spend: day and month are not the periods of start_unix_nano")
 	}
-	sp := limit.Spend{Day: day, Month: month, Start: a.Start,
+	sp := limit.Spend{Day: day, Month: month, Start: a.Start, Fleet: a.Fleet,
 		Policy: spend.Policy{Team: a.Team, APIKey: a.APIKey, User: a.User}}
 	for _, l := range a.Limits {
 		s, ok := SlotNamed(l.Slot)
@@ -266,6 +270,9 @@ func appendSpendAdmit(dst []byte, a *SpendAdmit) []byte {
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
+	}
+	if a.Fleet {
+		dst = append(dst, `,"fleet":true`...)
 	}
 	return append(dst, '}')
 }
@@ -455,6 +462,8 @@ func decodeSpendAdmitPtr(v jsonx.Value, p **SpendAdmit) error {
 			return decodeInt(val, "spend.day", &a.Day)
 		case "month":
 			return decodeInt(val, "spend.month", &a.Month)
+		case "fleet":
+			return decodeBool(val, "spend.fleet", &a.Fleet)
 		case "limits":
 			return decodeSlice(val, "spend.limits", &a.Limits, func(v jsonx.Value, l *SpendLimit) error {
 				return decodeObject(v, "spend.limits[]", func(key []byte, val jsonx.Value) error {

@@ -30,6 +30,8 @@ func TestTheSpendPartTravelsWithTheAdmission(t *testing.T) {
 	for _, plan := range []limit.Plan{
 		{Tokens: samplePlan("k").Tokens, Spend: sampleSpend(t)},
 		{Spend: sampleSpend(t)},
+		{Spend: limit.Spend{Policy: spend.Policy{Team: "eng", APIKey: "k"}, Day: sampleSpend(t).Day, Month: sampleSpend(t).Month,
+			Start: sep30Late, Fleet: true}}, // only the fleet ledger's limits
 		samplePlan("no spend"),
 	} {
 		b := AppendAdmitHold(nil, plan, id)
