@@ -71,7 +71,9 @@ func New(c Config) *Server {
 		c.RedisTimeout = 2 * time.Second
 	}
 	s := &Server{store: c.Store, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux(), ledger: c.Ledger}
-	c.Store.onScript = s.m.script
+	if c.Store != nil {
+		c.Store.onScript = s.m.script
+	}
 	s.mux.HandleFunc("POST "+wire.PathAdmit, s.guard("admit", s.admit))
 	s.mux.HandleFunc("POST "+wire.PathSettle, s.guard("settle", s.settle))
 	s.mux.HandleFunc("POST "+wire.PathRelease, s.guard("release", s.release))
