@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
@@ -43,6 +44,17 @@ func spendError(checked bool, err error) error {
 	return errors.Join(sharedstore.ErrSpendUnavailable, err)
 }
 
+// scriptError is a failed admission script's error: a spend counter the
+// preflight found corrupt is a spend lookup failure (spendError); anything
+// else (Redis unreachable, timed out) is the store's own failure, answered
+// 503 like any admission, so the filter's fallback policy decides.
+func scriptError(checked bool, err error) error {
+	if checked && strings.Contains(err.Error(), "spend cache key") {
+		return spendError(true, err)
+	}
+	return err
+}
+
 // preflightCluster runs the spend preflight alone in the team's slot (all
 // of a team's keys share it), loading the team on a miss.
 func (s *Store) preflightCluster(ctx context.Context, sp *sharedstore.Spend) (spendcache.Verdict, error) {
@@ -55,7 +67,7 @@ func (s *Store) preflightCluster(ctx context.Context, sp *sharedstore.Spend) (sp
 			s.onScript(s.spendOnly.name, start)
 		}
 		if err != nil {
-			return spendcache.Verdict{}, spendError(true, err)
+			return spendcache.Verdict{}, scriptError(true, err)
 		}
 		a, ok := v.([]any)
 		if !ok || len(a) == 0 {

@@ -187,7 +187,7 @@ func (s *Store) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID strin
 		s.onScript(sc.name, start)
 	}
 	if err != nil {
-		return sharedstore.Outcome{}, nil, spendError(checkSpend, err)
+		return sharedstore.Outcome{}, nil, scriptError(checkSpend, err)
 	}
 	if checkSpend {
 		vd, handled, err := earlySpend(v)
@@ -198,7 +198,7 @@ func (s *Store) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID strin
 			}
 			args = spendcache.Args(args[:2], &p.Spend, len(keys)-spendcache.NumKeys+1, f)
 			if v, err = sc.run(ctx, s.c, keys, args); err != nil {
-				return sharedstore.Outcome{}, nil, spendError(true, err)
+				return sharedstore.Outcome{}, nil, scriptError(true, err)
 			}
 			vd, handled, err = earlySpend(v)
 		}
