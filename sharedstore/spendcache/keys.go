@@ -79,8 +79,10 @@ func UsageKey(team string, scope spend.Scope, id string, period calendar.Period,
 // invalidation.
 func UsagePattern(team string) string {
 	t := tag(team)
-	return strings.NewReplacer(`*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`).Replace(t) + ":spend:usage:*"
+	return globEscaper.Replace(t) + ":spend:usage:*"
 }
+
+var globEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
 
 // slotKey is the usage key of one slot of a call.
 func slotKey(team string, s spend.Slot, id string, w calendar.Window) string {

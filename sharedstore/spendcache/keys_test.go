@@ -21,6 +21,7 @@ func TestKeysFollowTheLayoutTheAdminAPIInvalidates(t *testing.T) {
 		{UsageKey("eng", spend.User, "alice", calendar.Month, 202609), "quota:{eng}:spend:usage:user:alice:month:202609"},
 		{UsagePattern("eng"), "quota:{eng}:spend:usage:*"},
 		{UsagePattern("a*b"), `quota:{a\*b}:spend:usage:*`},
+		{UsagePattern(`a\b[c]?`), `quota:{a\\b\[c\]\?}:spend:usage:*`},
 		{PolicyKey(TeamOf("")), "quota:{_none}:spend:policy"},
 	}
 	for _, tt := range tests {
