@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
@@ -417,4 +419,17 @@ func TestALoadFillsOnlyAbsentKeysAndGivesThemTheirPeriodsLifetime(t *testing.T) 
 	ttl, err = se.c.PTTL(ctx, spendcache.PolicyKey(c.team)).Result()
 	require.NoError(t, err)
 	require.InDelta(t, (10 * time.Minute).Seconds(), ttl.Seconds(), 5)
+}
+
+func TestRedisDownAnswers503WithOrWithoutASpendPart(t *testing.T) {
+	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
+	t.Cleanup(func() { _ = dead.Close() })
+	cache := spendcache.New(dead, nil, spendcache.Options{})
+	srv := httptest.NewServer(New(Config{Store: NewStore(dead, Options{Spend: cache}), Token: spendToken}))
+	t.Cleanup(srv.Close)
+	se := &spendEnv{http: srv}
+	now := utc(t, "2026-09-08T12:00:00Z")
+	sp := spender{team: "t", key: "k", limits: map[spend.Slot]string{spend.KeyDay: "1"}}.spendAt(t, now)
+	a := se.admit(t, sp)
+	require.Equal(t, http.StatusServiceUnavailable, a.status, "the store's own outage: the filter's fallback policy decides, as for tokens")
 }
