@@ -73,6 +73,9 @@ func New(c Config) *Server {
 	s := &Server{store: c.Store, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux(), ledger: c.Ledger}
 	if c.Store != nil {
 		c.Store.onScript = s.m.script
+		if sc := c.Store.spend; sc != nil && sc.OnLoad == nil {
+			sc.OnLoad = s.m.spendLoad
+		}
 	}
 	s.mux.HandleFunc("POST "+wire.PathAdmit, s.guard("admit", s.admit))
 	s.mux.HandleFunc("POST "+wire.PathSettle, s.guard("settle", s.settle))

@@ -48,7 +48,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	m.scripts = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "tokenbudget_sharedstore_script_duration_seconds",
-		Help:    "Time of one Redis script call (admit, admit_spend, spend_preflight, postflight), round trip included.",
+		Help:    "Time of one Redis script call (admit, admit_spend, spend_preflight, postflight), round trip included; load is a spend cache miss's ledger read.",
 		Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .1},
 	}, []string{"script"})
 	m.spendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -92,4 +92,13 @@ func (m *metrics) spendRefusal(vd *spendcache.Verdict) {
 		return
 	}
 	m.overshoot.WithLabelValues(ex.Slot.Scope().String()).Observe(float64(max(ex.Used-ex.Limit, 0)) / 1e9)
+}
+
+// spendLoad observes one spend cache load from the ledger: its time as the
+// "load" script, and a failure as a database error.
+func (m *metrics) spendLoad(d time.Duration, err error) {
+	m.scripts.WithLabelValues("load").Observe(d.Seconds())
+	if err != nil {
+		m.dbErrors.WithLabelValues("load").Inc()
+	}
 }

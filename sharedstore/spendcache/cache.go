@@ -55,8 +55,9 @@ type Cache struct {
 	fill  *redis.Script
 	post  *redis.Script
 	fresh *redis.Script
-	// OnLoad, when set, is called with each load's duration and error (for
-	// metrics); it must not block.
+	// OnLoad, when set, is called with each ledger read of a load, its
+	// duration and error (the service's metrics); it must not block. Set it
+	// before the cache is used.
 	OnLoad func(d time.Duration, err error)
 }
 
