@@ -84,12 +84,17 @@ func filterFamilies(t *testing.T) map[string]kind {
 	return out
 }
 
-// sharedstoreFamilies reads sharedstore's families from its prometheus.*Opts literals.
+// sharedstoreFamilies reads sharedstore's and its spend worker's families from their
+// prometheus.*Opts literals.
 func sharedstoreFamilies(t *testing.T) map[string]kind {
 	t.Helper()
 	kinds := map[string]kind{"CounterOpts": counter, "GaugeOpts": gauge, "HistogramOpts": histogram}
 	out := map[string]kind{}
-	for _, f := range goFiles(t, "sharedstore/server") {
+	var files []*ast.File
+	for _, dir := range []string{"sharedstore/server", "sharedstore/spendworker"} {
+		files = append(files, goFiles(t, dir)...)
+	}
+	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			cl, ok := n.(*ast.CompositeLit)
 			if !ok {

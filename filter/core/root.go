@@ -169,8 +169,11 @@ func (r *Root) OnTick() {
 	kept := vm.remotes[:0]
 	for _, rem := range vm.remotes {
 		rem.store.Tick()
+		r.metrics.countDrops(rem.store)
 		if !rem.owner.deleted || rem.store.Pending() > 0 {
 			kept = append(kept, rem)
+		} else {
+			forgetDrops(rem.store)
 		}
 	}
 	for i := len(kept); i < len(vm.remotes); i++ {

@@ -18,11 +18,12 @@ import (
 // past every limit), or a clock before 1970 (503: no period to count in).
 // With no limit in force the plan is zero and the store skips spend.
 func (s *Stream) spendPlan() (sp sharedstore.Spend, ok bool) {
-	if !s.rt.HasSpendLimits() {
+	fleet := s.rt.FleetSpend()
+	if !s.rt.HasSpendLimits() && !fleet {
 		return sp, true
 	}
 	p := s.rt.SpendPolicy(s.who.Key, s.who.User, s.who.Team)
-	if !p.Any() {
+	if !p.Any() && !fleet {
 		return sp, true
 	}
 	entry, priced := s.rt.Price(s.who.Model)
@@ -43,14 +44,14 @@ func (s *Stream) spendPlan() (sp sharedstore.Spend, ok bool) {
 		return sp, false
 	}
 	s.price = entry
-	return sharedstore.Spend{Policy: p, Day: day, Month: month, Start: start, Model: s.who.Model}, true
+	return sharedstore.Spend{Policy: p, Day: day, Month: month, Start: start, Model: s.who.Model, Fleet: fleet}, true
 }
 
 // spendRefused answers a spend limit's 429 (no Retry-After: waiting until
 // period_end is the only remedy).
 func (s *Stream) spendRefused(ex spend.Exceeded) {
 	s.root.metrics.request("refused")
-	s.root.metrics.spendRefusal(ex.Slot)
+	s.root.metrics.spendRefusal(ex)
 	s.log.outcome, s.log.limitType = "refused", refusal.LimitSpend
 	s.log.spendSlot = ex.Slot
 	s.log.spendRefused = true
@@ -80,9 +81,14 @@ func (s *Stream) kindsOf(total int64) usage.Kinds {
 
 // spendRefusal counts a spend refusal: rate_limit_exceeded_total with
 // limit_type spend_limit, and the per-scope-and-period family.
-func (m *metricSet) spendRefusal(slot spend.Slot) {
+// A balance refusal is counted with scope team and period balance.
+func (m *metricSet) spendRefusal(ex spend.Exceeded) {
 	m.count(mk(metrics.Exceeded, metrics.LabelLimitType, refusal.LimitSpend), 1)
-	m.count(mk(metrics.SpendRefusals, metrics.LabelScope, slot.Scope().String(), metrics.LabelPeriod, slot.Period().String()), 1)
+	scope, period := ex.Slot.Scope().String(), ex.Slot.Period().String()
+	if ex.Balance {
+		scope, period = spend.Team.String(), "balance"
+	}
+	m.count(mk(metrics.SpendRefusals, metrics.LabelScope, scope, metrics.LabelPeriod, period), 1)
 }
 
 // spendUSD adds a request's cost (nano-USD) once to each scope it is

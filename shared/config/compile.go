@@ -70,6 +70,7 @@ func (c *Config) Compile() (*Runtime, error) {
 			Token:            r.Token,
 			TimeoutMS:        intOr(r.TimeoutMS, DefaultRedisTimeoutMS),
 			FallbackToMemory: boolOr(r.FallbackToMemory, defaultFallbackToMemory),
+			FleetSpend:       rt.Storage == StorageRedis && boolOr(r.FleetSpend, false),
 		}
 	} else {
 		rt.Redis = RedisSettings{TimeoutMS: DefaultRedisTimeoutMS, FallbackToMemory: defaultFallbackToMemory}

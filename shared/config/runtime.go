@@ -69,6 +69,9 @@ type RedisSettings struct {
 	Cluster, Authority, Token string
 	TimeoutMS                 int64
 	FallbackToMemory          bool
+	// FleetSpend sends every request's spend part to sharedstore, so the
+	// limits and balances stored in its ledger apply without a local limit.
+	FleetSpend bool
 }
 
 // Storage values.

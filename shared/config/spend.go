@@ -71,6 +71,10 @@ func (r *Runtime) SpendPolicy(k KeyInfo, user, team string) spend.Policy {
 // filter can skip pricing and the spend store otherwise.
 func (r *Runtime) HasSpendLimits() bool { return r.spend.any }
 
+// FleetSpend reports whether every request's spend goes to the fleet store
+// (rate_limiting.redis.fleet_spend), for the limits stored there.
+func (r *Runtime) FleetSpend() bool { return r.Redis.FleetSpend }
+
 // Price is the pricing entry of a client-facing model: its own, else the
 // default. ok false means "not priced": with a spend limit in force the
 // filter refuses the request (model_not_priced) rather than charge $0.

@@ -251,3 +251,15 @@ func TestSpendEntriesWithoutALimitConfigureNothing(t *testing.T) {
 	require.False(t, rt.HasSpendLimits())
 	require.NotContains(t, strings.Join(w, "\n"), "spend", "nothing to warn about")
 }
+
+func TestFleetSpendNeedsTheFleetStoreAndAPriceList(t *testing.T) {
+	redis := `"storage":"redis","redis":{"cluster":"sharedstore","fleet_spend":true}`
+	rt, _ := mustLoad(t, `{"rate_limiting":{`+redis+`},"pricing":{"default":{"input":"1","output":"1"}}}`)
+	require.True(t, rt.FleetSpend())
+	require.False(t, rt.HasSpendLimits(), "no limit of its own: the fleet's apply")
+	require.Contains(t, loadErr(t, `{"rate_limiting":{`+redis+`}}`), "rate_limiting.redis.fleet_spend: needs a pricing section")
+	require.Contains(t, loadErr(t, `{"rate_limiting":{"storage":"memory","redis":{"fleet_spend":true}},"pricing":{"default":{"input":"1","output":"1"}}}`),
+		`rate_limiting.redis.fleet_spend: needs storage "redis"`)
+	rt, _ = mustLoad(t, `{}`)
+	require.False(t, rt.FleetSpend())
+}

@@ -50,6 +50,16 @@ func (c *Config) Validate() error {
 	if rl.Storage == StorageRedis && (rl.Redis == nil || rl.Redis.Cluster == "") {
 		v.add("rate_limiting.redis.cluster", "is required when storage is \"redis\"")
 	}
+	if rl.Redis != nil && rl.Redis.FleetSpend != nil && *rl.Redis.FleetSpend {
+		// Without a price list every request would be refused as not
+		// priced; without the fleet store nothing could check the limits.
+		if rl.Storage != StorageRedis {
+			v.add("rate_limiting.redis.fleet_spend", "needs storage \"redis\"")
+		}
+		if len(c.Pricing) == 0 {
+			v.add("rate_limiting.redis.fleet_spend", "needs a pricing section to estimate each request's cost")
+		}
+	}
 	if rl.Redis != nil && rl.Redis.TimeoutMS != nil && *rl.Redis.TimeoutMS <= 0 {
 		// Envoy reads a zero callout timeout as "no timeout": a store that
 		// hangs would hang admission, so 0 is rejected with the negatives.

@@ -94,11 +94,15 @@ type Spend struct {
 	// settlement, to price it again at the prices in effect then.
 	Start int64
 	Model string
+	// Fleet asks the fleet store to check the limits and balance it stores
+	// for these identities too, even when Policy sets none.
+	Fleet bool
 }
 
-// Any reports whether any limit applies: when none does, the store neither
+// Any reports whether the request has a spend part: a limit applies, or
+// the fleet store's are to be checked. When it has none, the store neither
 // reads nor writes a spend counter.
-func (s *Spend) Any() bool { return s.Policy.Any() }
+func (s *Spend) Any() bool { return s.Fleet || s.Policy.Any() }
 
 // Window is the period of the call's start that slot counts in.
 func (s *Spend) Window(slot spend.Slot) calendar.Window {

@@ -36,6 +36,12 @@ const (
 	// request under a key and a team limit adds to both series). Divide by
 	// 1e9 for dollars.
 	SpendUSD = "rate_limit_spend_usd_total" // {scope}, nano-USD
+	// StoreCallsDropped counts settlements and releases the fleet store
+	// never took within their retry window (the buckets recover by
+	// refill); SpendRecordsDropped counts the settlements among them that
+	// carried an inference record, whose spend the fleet ledger never saw.
+	StoreCallsDropped   = "rate_limit_store_calls_dropped_total"
+	SpendRecordsDropped = "rate_limit_spend_records_dropped_total"
 )
 
 // Label names, in the order they appear in a stat name.

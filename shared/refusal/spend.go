@@ -22,6 +22,9 @@ import (
 // retrying before period_end cannot succeed, and the SDKs would otherwise
 // retry at once.
 func SpendRefusal(ex spend.Exceeded, periodEnd int64) (status int, body []byte, headers []Header) {
+	if ex.Balance {
+		return BalanceExhausted()
+	}
 	body = make([]byte, 0, 256)
 	body = append(body, `{"error":{"type":"insufficient_quota","code":"spend_limit_exceeded","message":`...)
 	body = appendJSONString(body, ex.Slot.Label()+" spend limit exceeded.")
@@ -41,6 +44,15 @@ func SpendRefusal(ex spend.Exceeded, periodEnd int64) (status int, body []byte, 
 	}
 	body = append(body, "}}}"...)
 	return 429, body, []Header{{"content-type", "application/json"}, noRetry}
+}
+
+// BalanceExhausted renders the 429 of a team whose account balance is at
+// or below zero, shaped like a spend refusal; it names no amount (the
+// team's balance is not the caller's to read) and no period (only a top-up
+// ends it), and says not to retry.
+func BalanceExhausted() (status int, body []byte, headers []Header) {
+	return 429, []byte(`{"error":{"type":"insufficient_quota","code":"balance_exhausted","message":"Team balance exhausted."}}`),
+		[]Header{{"content-type", "application/json"}, noRetry}
 }
 
 // spendHeaderNames are the success headers of the caller's own key limits.

@@ -153,3 +153,12 @@ func TestSpendUnavailableIsA503WithRetryAfter(t *testing.T) {
 	_, _, headers = SpendUnavailable(0)
 	require.Equal(t, "1", headerMap(t, headers)["retry-after"], "never ask for a retry now")
 }
+
+func TestAnExhaustedTeamBalanceIsRefusedWithBalanceExhaustedAndNoFigures(t *testing.T) {
+	status, body, headers := SpendRefusal(spend.Exceeded{Balance: true, Used: 7}, 0)
+	require.Equal(t, 429, status)
+	require.Equal(t, `{"error":{"type":"insufficient_quota","code":"balance_exhausted","message":"Team balance exhausted."}}`, string(body))
+	require.Equal(t, map[string]string{"content-type": "application/json", "x-should-retry": "false"}, headerMap(t, headers))
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(body, &v))
+}

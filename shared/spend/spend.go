@@ -152,9 +152,12 @@ func (p *Policy) ID(s Slot) string {
 type Usage [NumSlots]money.Amount
 
 // Exceeded is the limit that refused a request and the usage it met.
+// Balance marks a refusal by the team's exhausted account balance instead
+// (a fleet store's): Slot and Limit are then meaningless.
 type Exceeded struct {
 	Slot        Slot
 	Limit, Used money.Amount
+	Balance     bool
 }
 
 // reportOrder is which exceeded limit a refusal names when several are

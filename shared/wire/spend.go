@@ -40,6 +40,10 @@ type SpendAdmit struct {
 	// Limits are the limits the filter's configuration sets for this
 	// request, one per limited slot; every one must pass.
 	Limits []SpendLimit `json:"limits"`
+	// Fleet asks the service to check the limits and balance its ledger
+	// stores for these identities too (a spend part with no limit of its
+	// own is sent only then).
+	Fleet bool `json:"fleet,omitempty"`
 }
 
 // SpendLimit is one slot's limit.
@@ -68,7 +72,14 @@ type SpendUsage struct {
 	UsedNanoUSD int64  `json:"used_nano_usd"`
 }
 
-// SpendExceeded is the refusing limit and the usage it met.
+// SlotBalance is the refusal "slot" of a team whose account balance is
+// exhausted (at or below zero): the fleet store refuses every call of the
+// team until it is topped up.
+const SlotBalance = "balance"
+
+// SpendExceeded is the refusing limit and the usage it met (Slot
+// SlotBalance: the balance, LimitNanoUSD 0, UsedNanoUSD how far below zero
+// it is).
 type SpendExceeded struct {
 	Slot         string `json:"slot"`
 	LimitNanoUSD int64  `json:"limit_nano_usd"`
@@ -119,7 +130,7 @@ func FromSpend(sp limit.Spend) *SpendAdmit {
 		return nil
 	}
 	a := &SpendAdmit{Team: sp.Policy.Team, APIKey: sp.Policy.APIKey, User: sp.Policy.User,
-		Start: sp.Start, Day: int64(sp.Day.Key), Month: int64(sp.Month.Key)}
+		Start: sp.Start, Day: int64(sp.Day.Key), Month: int64(sp.Month.Key), Fleet: sp.Fleet}
 	for s := spend.Slot(0); s < spend.NumSlots; s++ {
 		if l := sp.Policy.Limits[s]; l.Set {
 			a.Limits = append(a.Limits, SpendLimit{Slot: s.String(), LimitNanoUSD: int64(l.Amount)})
@@ -139,7 +150,7 @@ func (a *SpendAdmit) Spend() (limit.Spend, error) {
 	if !ok || int64(day.Key) != a.Day || int64(month.Key) != a.Month {
 		return limit.Spend{}, errs.New("spend: day and month are not the periods of start_unix_nano")
 	}
-	sp := limit.Spend{Day: day, Month: month, Start: a.Start,
+	sp := limit.Spend{Day: day, Month: month, Start: a.Start, Fleet: a.Fleet,
 		Policy: spend.Policy{Team: a.Team, APIKey: a.APIKey, User: a.User}}
 	for _, l := range a.Limits {
 		s, ok := SlotNamed(l.Slot)
@@ -185,8 +196,14 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 		o.Spend[s] = money.Amount(u.UsedNanoUSD)
 	}
 	if f := v.Refusal; f != nil {
+		if f.Slot == SlotBalance {
+			o.SpendRefusal = &spend.Exceeded{Balance: true, Used: money.Amount(f.UsedNanoUSD)}
+			return nil
+		}
+		// The service may refuse on a slot the filter does not limit: a
+		// team's limits stored in the fleet ledger apply too.
 		s, ok := SlotNamed(f.Slot)
-		if !ok || !p.Limits[s].Set {
+		if !ok || (p.ID(s) == "" && s.Scope() != spend.Team) {
 			return errs.Wrap("sharedstore spend refusal for slot "+strconv.Quote(f.Slot), limit.ErrSpendUnavailable)
 		}
 		o.SpendRefusal = &spend.Exceeded{Slot: s, Limit: money.Amount(f.LimitNanoUSD), Used: money.Amount(f.UsedNanoUSD)}
@@ -253,6 +270,9 @@ func appendSpendAdmit(dst []byte, a *SpendAdmit) []byte {
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
+	}
+	if a.Fleet {
+		dst = append(dst, `,"fleet":true`...)
 	}
 	return append(dst, '}')
 }
@@ -442,6 +462,8 @@ func decodeSpendAdmitPtr(v jsonx.Value, p **SpendAdmit) error {
 			return decodeInt(val, "spend.day", &a.Day)
 		case "month":
 			return decodeInt(val, "spend.month", &a.Month)
+		case "fleet":
+			return decodeBool(val, "spend.fleet", &a.Fleet)
 		case "limits":
 			return decodeSlice(val, "spend.limits", &a.Limits, func(v jsonx.Value, l *SpendLimit) error {
 				return decodeObject(v, "spend.limits[]", func(key []byte, val jsonx.Value) error {

@@ -30,6 +30,8 @@ func TestTheSpendPartTravelsWithTheAdmission(t *testing.T) {
 	for _, plan := range []limit.Plan{
 		{Tokens: samplePlan("k").Tokens, Spend: sampleSpend(t)},
 		{Spend: sampleSpend(t)},
+		{Spend: limit.Spend{Policy: spend.Policy{Team: "eng", APIKey: "k"}, Day: sampleSpend(t).Day, Month: sampleSpend(t).Month,
+			Start: sep30Late, Fleet: true}}, // only the fleet ledger's limits
 		samplePlan("no spend"),
 	} {
 		b := AppendAdmitHold(nil, plan, id)
@@ -81,6 +83,13 @@ func TestAnAnswerMustCheckTheSpendPart(t *testing.T) {
 			nil, spend.Usage{spend.KeyDay: 7}, false},
 		{"refused", `{"admitted":false,"SPEND":{"Checked":true,"refusal":{"slot":"team_month","limit_nano_usd":0,"used_nano_usd":3}}}`,
 			&spend.Exceeded{Slot: spend.TeamMonth, Used: 3}, spend.Usage{}, false},
+		{"refused by the team's balance", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"balance","limit_nano_usd":0,"used_nano_usd":2}}}`,
+			&spend.Exceeded{Balance: true, Used: 2}, spend.Usage{}, false},
+		{"refused by a user limit stored in the fleet ledger, which the filter does not configure",
+			`{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"user_month","limit_nano_usd":9,"used_nano_usd":10}}}`,
+			&spend.Exceeded{Slot: spend.UserMonth, Limit: 9, Used: 10}, spend.Usage{}, false},
+		{"refused on a slot that does not exist", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"team_day","limit_nano_usd":9,"used_nano_usd":10}}}`,
+			nil, spend.Usage{}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -138,4 +147,13 @@ func TestTheSettlementCarriesTheInferenceRecord(t *testing.T) {
 
 	require.Nil(t, RecordOf(limit.Hold{ID: h.ID}), "a hold without spend carries no record")
 	require.Equal(t, string(AppendSettle(nil, h.ID, 87, nil)), string(AppendSettleRecord(nil, h.ID, 87, nil, nil)))
+}
+
+func TestARefusalOnTheUserOfACallWithoutOneIsUnavailable(t *testing.T) {
+	noUser := sampleSpend(t)
+	noUser.Policy.User = ""
+	r, err := DecodeAdmitResponse([]byte(`{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"user_day","limit_nano_usd":0,"used_nano_usd":0}}}`))
+	require.NoError(t, err)
+	var o limit.Outcome
+	require.ErrorIs(t, r.SpendOutcome(&o, &noUser), limit.ErrSpendUnavailable, "a call without a user has no user counter to refuse on")
 }

@@ -4,6 +4,7 @@ package admin
 
 import (
 	"context"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 	"net/http"
 	"strings"
 	"testing"
@@ -87,7 +88,7 @@ func TestAChangeCommittedWhileRedisIsDownAnswers503CommittedAndARetryCompletesIt
 	f.url = serve(t, s)
 	f.warm("t")
 	f.ok("PUT", "/v1/admin/teams/t/spend-limits/user/u/day", `{"limit_usd":"3"}`)
-	require.False(t, f.exists(policyKey("t")))
+	require.False(t, f.exists(spendcache.PolicyKey("t")))
 }
 
 func TestOnARedisClusterATeamsKeysAreInvalidatedOnTheNodeThatHoldsThem(t *testing.T) {
@@ -100,13 +101,13 @@ func TestOnARedisClusterATeamsKeysAreInvalidatedOnTheNodeThatHoldsThem(t *testin
 		teams = append(teams, "team-"+strings.Repeat("x", i))
 	}
 	for _, team := range teams {
-		f.warm(team, usageKey(team, spend.Team, team, month.Period, month.Key), usageKey(team, spend.User, "u", month.Period, month.Key))
+		f.warm(team, spendcache.UsageKey(team, spend.Team, team, month.Period, month.Key), spendcache.UsageKey(team, spend.User, "u", month.Period, month.Key))
 	}
 	for _, team := range teams[:6] {
 		f.ok("PUT", "/v1/admin/teams/"+team+"/spend-limits/team/"+team+"/month", `{"limit_usd":"1"}`)
 	}
 	for i, team := range teams {
-		for _, k := range []string{policyKey(team), balanceKey(team), usageKey(team, spend.Team, team, month.Period, month.Key), usageKey(team, spend.User, "u", month.Period, month.Key)} {
+		for _, k := range []string{spendcache.PolicyKey(team), spendcache.BalanceKey(team), spendcache.UsageKey(team, spend.Team, team, month.Period, month.Key), spendcache.UsageKey(team, spend.User, "u", month.Period, month.Key)} {
 			require.Equal(t, i >= 6, f.exists(k), k)
 		}
 	}
@@ -144,9 +145,9 @@ func TestCloseCancelsTheSecondInvalidationsStillWaiting(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	s.Close()
-	require.NoError(t, c.Set(ctx, balanceKey("t"), "1", 0).Err())
+	require.NoError(t, c.Set(ctx, spendcache.BalanceKey("t"), "1", 0).Err())
 	time.Sleep(400 * time.Millisecond)
-	n, err := c.Exists(ctx, balanceKey("t")).Result()
+	n, err := c.Exists(ctx, spendcache.BalanceKey("t")).Result()
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "no invalidation ran after Close")
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 	"net/http"
 	"strconv"
 
@@ -96,7 +97,7 @@ func (s *Server) getBalance(ctx context.Context, r *http.Request, _ []byte) (int
 		return fail(http.StatusNotFound, fmt.Sprintf("team %q has no balance set: it is not limited by one", team))
 	}
 	out := balanceJSON{Team: team, BalanceUSD: bal.String()}
-	cached, err := s.redis.Get(ctx, balanceKey(team)).Result()
+	cached, err := s.redis.Get(ctx, spendcache.BalanceKey(team)).Result()
 	switch {
 	case errors.Is(err, redis.Nil):
 	case err != nil:

@@ -4,6 +4,7 @@ package admin
 
 import (
 	"context"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 	"net/http"
 	"testing"
 
@@ -34,7 +35,7 @@ func TestABalanceIsSetReadAndToppedUpOncePerID(t *testing.T) {
 
 	require.Equal(t, map[string]any{"team": "research", "balance_usd": "125.000000001", "cached_usd": nil},
 		f.ok("GET", path, ""), "not cached until the spend cache loads it")
-	require.NoError(t, f.redis.Set(context.Background(), balanceKey("research"), "-20000000", 0).Err())
+	require.NoError(t, f.redis.Set(context.Background(), spendcache.BalanceKey("research"), "-20000000", 0).Err())
 	require.Equal(t, "-0.02", f.ok("GET", path, "")["cached_usd"], "the cache may run below zero after deductions")
 
 	bal, ok, err := f.ledger.Balance(context.Background(), "research")

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 	"io"
 	"log/slog"
 	"net/http"
@@ -119,8 +120,8 @@ func (f *fixture) warm(team string, keys ...string) {
 	for _, k := range keys {
 		require.NoError(f.t, f.redis.Set(ctx, k, "1000", 0).Err())
 	}
-	require.NoError(f.t, f.redis.Set(ctx, policyKey(team), "cached-policy", 0).Err())
-	require.NoError(f.t, f.redis.Set(ctx, balanceKey(team), "5000000000", 0).Err())
+	require.NoError(f.t, f.redis.Set(ctx, spendcache.PolicyKey(team), "cached-policy", 0).Err())
+	require.NoError(f.t, f.redis.Set(ctx, spendcache.BalanceKey(team), "5000000000", 0).Err())
 }
 
 func (f *fixture) exists(key string) bool {

@@ -5,6 +5,7 @@ package admin
 import (
 	"context"
 	"fmt"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -22,14 +23,14 @@ const scanBatch = 500
 // On a Redis Cluster a team's keys share one hash slot, so the SCAN runs
 // on the master that owns it.
 func (s *Server) invalidate(ctx context.Context, team string) error {
-	node, err := nodeFor(ctx, s.redis, policyKey(team))
+	node, err := nodeFor(ctx, s.redis, spendcache.PolicyKey(team))
 	if err != nil {
 		return fmt.Errorf("admin: invalidate %s: %w", team, err)
 	}
-	keys := []string{policyKey(team), balanceKey(team)}
+	keys := []string{spendcache.PolicyKey(team), spendcache.BalanceKey(team)}
 	var cursor uint64
 	for {
-		batch, next, err := node.Scan(ctx, cursor, usagePattern(team), scanBatch).Result()
+		batch, next, err := node.Scan(ctx, cursor, spendcache.UsagePattern(team), scanBatch).Result()
 		if err != nil {
 			return fmt.Errorf("admin: invalidate %s: scan usage keys: %w", team, err)
 		}

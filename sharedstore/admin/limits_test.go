@@ -4,6 +4,7 @@ package admin
 
 import (
 	"context"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 	"net/http"
 	"testing"
 	"time"
@@ -51,9 +52,9 @@ func TestEveryCommittedChangeInvalidatesThatTeamsCacheOnly(t *testing.T) {
 	month, _ := calendar.ParseKey("202610")
 	cachedOf := func(team string) []string {
 		return []string{
-			usageKey(team, spend.Team, team, month.Period, month.Key),
-			usageKey(team, spend.APIKey, "demo", day.Period, day.Key), usageKey(team, spend.APIKey, "demo", month.Period, month.Key),
-			usageKey(team, spend.User, "alice", day.Period, day.Key), usageKey(team, spend.User, "alice", month.Period, month.Key),
+			spendcache.UsageKey(team, spend.Team, team, month.Period, month.Key),
+			spendcache.UsageKey(team, spend.APIKey, "demo", day.Period, day.Key), spendcache.UsageKey(team, spend.APIKey, "demo", month.Period, month.Key),
+			spendcache.UsageKey(team, spend.User, "alice", day.Period, day.Key), spendcache.UsageKey(team, spend.User, "alice", month.Period, month.Key),
 		}
 	}
 	// "r*" is a glob to SCAN: unescaped it would match the other team's keys.
@@ -72,10 +73,10 @@ func TestEveryCommittedChangeInvalidatesThatTeamsCacheOnly(t *testing.T) {
 			f.warm(team, cachedOf(team)...)
 			f.warm(other, cachedOf(other)...)
 			f.ok(c.method, c.path, c.body)
-			for _, k := range append(cachedOf(team), policyKey(team), balanceKey(team)) {
+			for _, k := range append(cachedOf(team), spendcache.PolicyKey(team), spendcache.BalanceKey(team)) {
 				require.False(t, f.exists(k), "%s is deleted, so the spend cache reloads it from the ledger", k)
 			}
-			for _, k := range append(cachedOf(other), policyKey(other), balanceKey(other)) {
+			for _, k := range append(cachedOf(other), spendcache.PolicyKey(other), spendcache.BalanceKey(other)) {
 				require.True(t, f.exists(k), "%s of another team is kept", k)
 			}
 		})
@@ -85,7 +86,7 @@ func TestEveryCommittedChangeInvalidatesThatTeamsCacheOnly(t *testing.T) {
 	f.ok("GET", "/v1/admin/teams/r*/spend-limits", "")
 	f.ok("GET", "/v1/admin/teams/r*/spend", "")
 	f.ok("GET", "/v1/admin/teams/r*/balance", "")
-	require.True(t, f.exists(policyKey(team)))
+	require.True(t, f.exists(spendcache.PolicyKey(team)))
 	require.True(t, f.exists(cachedOf(team)[0]))
 }
 
@@ -133,11 +134,11 @@ func TestACacheLoadThatRefilledTheOldPolicyJustAfterAChangeIsInvalidatedAgain(t 
 	t.Cleanup(func() { _ = c.Close() })
 	f := newFixtureWith(t, c, 300*time.Millisecond)
 	month, _ := calendar.ParseKey("202610")
-	counter := usageKey("research", spend.Team, "research", month.Period, month.Key)
+	counter := spendcache.UsageKey("research", spend.Team, "research", month.Period, month.Key)
 	f.ok("PUT", "/v1/admin/teams/research/spend-limits/team/research/month", `{"limit_usd":"1"}`)
 	// A load that read the ledger before the commit writes after the first delete.
 	f.warm("research", counter)
-	require.True(t, f.exists(policyKey("research")))
-	require.Eventually(t, func() bool { return !f.exists(policyKey("research")) && !f.exists(counter) },
+	require.True(t, f.exists(spendcache.PolicyKey("research")))
+	require.Eventually(t, func() bool { return !f.exists(spendcache.PolicyKey("research")) && !f.exists(counter) },
 		3*time.Second, 20*time.Millisecond, "the second invalidation removes what the late load wrote")
 }

@@ -5,6 +5,7 @@ package admin
 import (
 	"context"
 	"errors"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 	"net/http"
 	"sort"
 	"strconv"
@@ -139,14 +140,14 @@ func (s *Server) cachedUsage(ctx context.Context, team string, w calendar.Window
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	node, err := nodeFor(ctx, s.redis, policyKey(team))
+	node, err := nodeFor(ctx, s.redis, spendcache.PolicyKey(team))
 	if err != nil {
 		return nil, err
 	}
 	cmds := make([]*redis.StringCmd, len(keys))
 	_, err = node.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			cmds[i] = p.Get(ctx, usageKey(team, k.scope, k.id, w.Period, w.Key))
+			cmds[i] = p.Get(ctx, spendcache.UsageKey(team, k.scope, k.id, w.Period, w.Key))
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ package admin
 
 import (
 	"context"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 	"net/http"
 	"testing"
 	"time"
@@ -36,8 +37,8 @@ func TestTheSpendReportGivesConfirmedPendingAndCachedPerScopeAndID(t *testing.T)
 	f.ok("PUT", "/v1/admin/teams/research/spend-limits/api_key/demo/day", `{"limit_usd":"5"}`)
 	month, _ := calendar.ParseKey("202610")
 	day, _ := calendar.ParseKey("20261015")
-	require.NoError(t, f.redis.Set(context.Background(), usageKey("research", spend.Team, "research", month.Period, month.Key), "3500000000", 0).Err())
-	require.NoError(t, f.redis.Set(context.Background(), usageKey("research", spend.APIKey, "demo", day.Period, day.Key), "2500000000", 0).Err())
+	require.NoError(t, f.redis.Set(context.Background(), spendcache.UsageKey("research", spend.Team, "research", month.Period, month.Key), "3500000000", 0).Err())
+	require.NoError(t, f.redis.Set(context.Background(), spendcache.UsageKey("research", spend.APIKey, "demo", day.Period, day.Key), "2500000000", 0).Err())
 
 	out := f.ok("GET", "/v1/admin/teams/research/spend?period=202610", "")
 	require.Equal(t, "month", out["period"])
@@ -79,7 +80,7 @@ func TestAChangedLimitKeepsTheSpendAndARemovedOneReturnsFromTheAggregate(t *test
 	start := time.Date(2026, 10, 2, 9, 0, 0, 0, time.UTC)
 	f.charge(record("c1", "research", "demo", "", 4_000_000, start, usd(t, "4")))
 	month, _ := calendar.ParseKey("202610")
-	cached := usageKey("research", spend.Team, "research", month.Period, month.Key)
+	cached := spendcache.UsageKey("research", spend.Team, "research", month.Period, month.Key)
 	spent := func() map[string]any {
 		return figures(f.ok("GET", "/v1/admin/teams/research/spend?period=202610", ""))["team/research"]
 	}

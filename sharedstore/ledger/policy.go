@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
@@ -83,7 +84,16 @@ func (s *Store) DeletePolicy(ctx context.Context, team string, scope spend.Scope
 // Policies is every limit of a team, ordered by scope, id and period; none
 // is an empty list and no error (the team is not limited).
 func (s *Store) Policies(ctx context.Context, team string) ([]Policy, error) {
-	rows, err := s.pool.Query(ctx, `SELECT scope, scope_id, period, limit_nano FROM spend_policies
+	return readPolicies(ctx, s.pool, team)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+func readPolicies(ctx context.Context, q querier, team string) ([]Policy, error) {
+	rows, err := q.Query(ctx, `SELECT scope, scope_id, period, limit_nano FROM spend_policies
 		WHERE team = $1 ORDER BY scope, scope_id, period`, team)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: read spend policies: %w", err)

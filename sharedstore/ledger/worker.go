@@ -99,7 +99,8 @@ type aggDelta struct {
 // it selects the oldest unprocessed records by call start, prices each with
 // the list in effect at its start, inserts its charge, adds the charge to
 // the aggregate of every scope and period of the call, and marks it
-// processed. Any failure rolls all of it back: the records stay
+// processed, and deducts the charges from the team's balance when it has
+// one. Any failure rolls all of it back: the records stay
 // unprocessed and the next run charges them once.
 func (w *Worker) RunTeam(ctx context.Context, team string) (res Result, err error) {
 	err = pgx.BeginFunc(ctx, w.store.pool, func(tx pgx.Tx) error {
@@ -125,6 +126,7 @@ func (w *Worker) RunTeam(ctx context.Context, team string) (res Result, err erro
 			return err
 		}
 		deltas := map[aggKey]aggDelta{}
+		var total int64
 		batch := &pgx.Batch{}
 		var ids []string
 		for _, r := range recs {
@@ -143,6 +145,9 @@ func (w *Worker) RunTeam(ctx context.Context, team string) (res Result, err erro
 				continue
 			}
 			charge := pricing.Cost(r.kinds, entry)
+			if total += int64(charge); total < 0 {
+				return fmt.Errorf("ledger: the batch's charges overflow")
+			}
 			res.Charged = append(res.Charged, Charged{ID: r.id, Charge: charge, Estimate: r.estimate, PriceListID: pl.id})
 			batch.Queue(`INSERT INTO usage_charges (record_id, team, charge, estimated_cost, price_list_id)
 				VALUES ($1, $2, $3, $4, $5)`, r.id, team, int64(charge), int64(r.estimate), pl.id)
@@ -183,6 +188,12 @@ func (w *Worker) RunTeam(ctx context.Context, team string) (res Result, err erro
 				SET amount = spend_aggregates.amount + EXCLUDED.amount,
 				    charges = spend_aggregates.charges + EXCLUDED.charges,
 				    updated_at = now()`, team, k.scope, k.id, k.period, k.key, d.amount, d.charges)
+		}
+		if total > 0 {
+			// The balance pays the exact charge, in the same transaction,
+			// so it and the aggregates never disagree; a team without a
+			// balance row is not limited by one and has nothing to pay.
+			batch.Queue("UPDATE team_balances SET balance = balance - $2, updated_at = now() WHERE team = $1", team, total)
 		}
 		if len(ids) > 0 {
 			batch.Queue("UPDATE inference_records SET processed = true, processed_at = now() WHERE id = ANY($1) AND NOT processed", ids)

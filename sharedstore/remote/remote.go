@@ -61,6 +61,9 @@ type Store struct {
 	hRelease [][2]string
 	pending  []*pendingCall
 	dropped  uint64
+	// droppedRecords counts the dropped settlements that carried an
+	// inference record: spend the fleet ledger never heard of.
+	droppedRecords uint64
 }
 
 type pendingCall struct {
@@ -70,6 +73,28 @@ type pendingCall struct {
 	sentAt   int64
 	inflight bool
 	done     bool
+	record   bool  // a settlement with an inference record
+	failures int   // attempts that failed
+	nextAt   int64 // no attempt before this (backoff)
+}
+
+// Retries back off: the first few follow each other on every tick, which
+// rides out a blip; after that the gap doubles from backoffBaseNs up to
+// backoffMaxNs, so a long outage (a database the service cannot write
+// settlements to answers 503 for minutes) costs a few calls per pending
+// settlement rather than two a second.
+const (
+	backoffFree   = 3
+	backoffBaseNs = 500_000_000
+	backoffMaxNs  = 8_000_000_000
+)
+
+func backoff(failures int) int64 {
+	if failures <= backoffFree {
+		return 0
+	}
+	shift := min(failures-backoffFree-1, 5)
+	return min(int64(backoffBaseNs)<<shift, backoffMaxNs)
 }
 
 // lostAfterNs is how long past its callout timeout an attempt may stay
@@ -189,7 +214,8 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	if h.ID == "" {
 		return
 	}
-	s.send(s.hSettle, wire.AppendSettleRecord(nil, h.ID, actual, entryKeys(h), wire.RecordOf(h)))
+	rec := wire.RecordOf(h)
+	s.send(s.hSettle, wire.AppendSettleRecord(nil, h.ID, actual, entryKeys(h), rec), rec != nil)
 }
 
 // Release ends the hold giving everything back.
@@ -197,11 +223,11 @@ func (s *Store) Release(h sharedstore.Hold) {
 	if h.ID == "" {
 		return
 	}
-	s.send(s.hRelease, wire.AppendRelease(nil, h.ID, entryKeys(h)))
+	s.send(s.hRelease, wire.AppendRelease(nil, h.ID, entryKeys(h)), false)
 }
 
-func (s *Store) send(headers [][2]string, body []byte) {
-	p := &pendingCall{headers: headers, body: body, deadline: s.now() + s.cfg.RetryForNs}
+func (s *Store) send(headers [][2]string, body []byte, record bool) {
+	p := &pendingCall{headers: headers, body: body, deadline: s.now() + s.cfg.RetryForNs, record: record}
 	s.attempt(p)
 	if p.done {
 		return
@@ -210,9 +236,9 @@ func (s *Store) send(headers [][2]string, body []byte) {
 		s.forgetDone()
 	}
 	if len(s.pending) >= maxPending {
+		s.drop(s.pending[0])
 		s.pending[0] = nil
 		s.pending = s.pending[1:]
-		s.dropped++
 	}
 	s.pending = append(s.pending, p)
 }
@@ -225,10 +251,25 @@ func (s *Store) attempt(p *pendingCall) {
 		p.inflight = false
 		if err == nil && (status >= 200 && status <= 299 || status >= 400 && status <= 499 && status != 408 && status != 429) {
 			p.done = true
+			return
 		}
+		p.failed(s.now())
 	})
 	if err != nil {
 		p.inflight = false
+		p.failed(s.now())
+	}
+}
+
+func (p *pendingCall) failed(now int64) {
+	p.failures++
+	p.nextAt = now + backoff(p.failures)
+}
+
+func (s *Store) drop(p *pendingCall) {
+	s.dropped++
+	if p.record {
+		s.droppedRecords++
 	}
 }
 
@@ -246,8 +287,8 @@ func (s *Store) forgetDone() {
 	s.pending = kept
 }
 
-// Tick retries failed settle and release calls and drops those older than
-// RetryForNs. Call it from the root context's on_tick.
+// Tick retries failed settle and release calls (with backoff, see
+// backoff) and drops those older than RetryForNs. Call it from the root context's on_tick.
 func (s *Store) Tick() {
 	now := s.now()
 	kept := s.pending[:0]
@@ -255,12 +296,12 @@ func (s *Store) Tick() {
 		switch {
 		case p.done:
 		case now > p.deadline:
-			s.dropped++
+			s.drop(p)
 		default:
 			if p.inflight && now > p.sentAt+int64(s.cfg.TimeoutMs)*1_000_000+lostAfterNs {
 				p.inflight = false
 			}
-			if !p.inflight {
+			if !p.inflight && now >= p.nextAt {
 				s.attempt(p)
 			}
 			if !p.done {
@@ -288,3 +329,7 @@ func (s *Store) Pending() int {
 // Dropped counts settle or release calls given up (retry window over or
 // queue full), for the filter's metrics.
 func (s *Store) Dropped() uint64 { return s.dropped }
+
+// DroppedRecords counts the dropped settlements that carried an inference
+// record (a part of Dropped): calls whose spend the fleet ledger lost.
+func (s *Store) DroppedRecords() uint64 { return s.droppedRecords }

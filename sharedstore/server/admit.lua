@@ -6,7 +6,8 @@
 --   time field, capacity, refill/s.
 -- ARGV[2]: the hold record to keep verbatim ('' for none; format in common.lua).
 -- Reply: {admitted 1/0, now_us, refused op (1-based, 0 none), refused limit, refused level ('<d', '' none),
---         levels: '<d' per limit of every private op whose units stand, plan order};
+--         levels: '<d' per limit of every private op whose units stand, plan order,
+--         and, when the spend preflight ran before (spendcache's preflight.lua), its verdict};
 --        {-1, now_us} when the hold id was released already (the caller gave up on this admission
 --        and end.lua left a tombstone) or is taken: nothing is written.
 local plan, record = ARGV[1], ARGV[2]
@@ -67,7 +68,7 @@ local function reply(admitted, ri, rj)
       for kk = k0[i] + 1, k0[i] + nl[i] do out[#out + 1] = spack('<d', lv[kk]) end
     end
   end
-  return { admitted, now, ri, rj, ref, table.concat(out) }
+  return { admitted, now, ri, rj, ref, table.concat(out), spendout }
 end
 
 -- Requests, all or nothing: a refusal writes nothing.

@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 )
 
 // Config is what the HTTP service needs.
@@ -31,6 +33,15 @@ type Config struct {
 	// RedisTimeout bounds each request's Redis work (default 2s), so a
 	// stuck Redis answers 503 rather than holding filter callouts open.
 	RedisTimeout time.Duration
+	// Ledger, when set, stores the inference record every settlement with
+	// a spend part brings, before the postflight adds it to the cache; a
+	// settlement it cannot store is answered 503 and retried by the filter.
+	Ledger RecordStore
+}
+
+// RecordStore is the part of the ledger a settlement writes to.
+type RecordStore interface {
+	InsertRecord(ctx context.Context, r ledger.Record) (inserted bool, err error)
 }
 
 // maxBody bounds a request body: the largest valid plan (wire.MaxOps ops of
@@ -45,6 +56,7 @@ type Server struct {
 	log     *slog.Logger
 	timeout time.Duration
 	mux     *http.ServeMux
+	ledger  RecordStore
 }
 
 // New builds the service's handler.
@@ -58,7 +70,13 @@ func New(c Config) *Server {
 	if c.RedisTimeout <= 0 {
 		c.RedisTimeout = 2 * time.Second
 	}
-	s := &Server{store: c.Store, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux()}
+	s := &Server{store: c.Store, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux(), ledger: c.Ledger}
+	if c.Store != nil {
+		c.Store.onScript = s.m.script
+		if sc := c.Store.spend; sc != nil && sc.OnLoad == nil {
+			sc.OnLoad = s.m.spendLoad
+		}
+	}
 	s.mux.HandleFunc("POST "+wire.PathAdmit, s.guard("admit", s.admit))
 	s.mux.HandleFunc("POST "+wire.PathSettle, s.guard("settle", s.settle))
 	s.mux.HandleFunc("POST "+wire.PathRelease, s.guard("release", s.release))
@@ -120,7 +138,16 @@ func (s *Server) admit(ctx context.Context, w http.ResponseWriter, body []byte) 
 	if err := req.Validate(); err != nil {
 		return badRequest(w, "invalid plan: "+err.Error())
 	}
-	o, err := s.store.AdmitHold(ctx, req.Plan(), req.HoldID)
+	plan := req.Plan()
+	o, vd, err := s.store.AdmitSpend(ctx, plan, req.HoldID)
+	if errors.Is(err, sharedstore.ErrSpendUnavailable) {
+		// The spend part could not be checked: nothing was admitted, and
+		// the filter answers 503 spend_store_unavailable.
+		s.m.spendErrors.WithLabelValues("preflight").Inc()
+		s.log.Error("spend preflight failed", "error", err)
+		writeAdmit(w, wire.AdmitResponse{Spend: &wire.SpendVerdict{Checked: true, Unavailable: true}})
+		return "spend_unavailable"
+	}
 	if errors.Is(err, ErrAdmissionAborted) {
 		// The caller released this id already: it gave up on this call
 		// and will not read the answer; nothing was committed.
@@ -130,7 +157,12 @@ func (s *Server) admit(ctx context.Context, w http.ResponseWriter, body []byte) 
 	if err != nil {
 		return s.redisFailed(w, "admit", err)
 	}
-	writeAdmit(w, wire.FromOutcome(o))
+	resp := wire.FromOutcome(o)
+	if vd != nil {
+		resp.Spend = verdictOf(vd, &plan.Spend)
+		s.m.spendRefusal(vd)
+	}
+	writeAdmit(w, resp)
 	if o.Admitted {
 		return "admitted"
 	}
@@ -148,6 +180,20 @@ func (s *Server) settle(ctx context.Context, w http.ResponseWriter, body []byte)
 	ended, err := s.store.Settle(ctx, req.Hold, req.Keys, req.Actual)
 	if err != nil {
 		return s.redisFailed(w, "settle", err)
+	}
+	// The buckets settle first, so a ledger outage never keeps a hold's
+	// tokens reserved; the retried call finds the hold ended and stores
+	// the record then.
+	if req.Spend != nil && s.ledger != nil {
+		err := s.recordSpend(ctx, req.Hold, req.Spend)
+		if errors.Is(err, errLedgerDown) {
+			w.Header().Set("Retry-After", "5")
+			http.Error(w, "spend ledger unavailable", http.StatusServiceUnavailable)
+			return "ledger_error"
+		}
+		if err != nil {
+			return badRequest(w, "invalid spend record: "+err.Error())
+		}
 	}
 	return answerEnd(w, ended)
 }

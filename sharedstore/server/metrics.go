@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 )
 
 // metrics are the service's own Prometheus series. They live on a registry
@@ -13,6 +14,11 @@ type metrics struct {
 	requests    *prometheus.CounterVec
 	latency     *prometheus.HistogramVec
 	redisErrors *prometheus.CounterVec
+	// The spend path's series.
+	scripts     *prometheus.HistogramVec
+	spendErrors *prometheus.CounterVec
+	dbErrors    *prometheus.CounterVec
+	overshoot   *prometheus.HistogramVec
 	// series caches each (operation, outcome) pair's counter and histogram:
 	// resolving label values hashes them on every call, which showed in the
 	// service's profile. The pairs are a small fixed set.
@@ -40,7 +46,25 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Redis calls that failed (unreachable, timed out, script error) by operation.",
 		}, []string{"operation"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.redisErrors)
+	m.scripts = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tokenbudget_sharedstore_script_duration_seconds",
+		Help:    "Time of one Redis script call (admit, admit_spend, spend_preflight, postflight), round trip included; load is a spend cache miss's ledger read.",
+		Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .1},
+	}, []string{"script"})
+	m.spendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tokenbudget_sharedstore_spend_cache_errors_total",
+		Help: "Spend cache failures by stage: preflight (lookup or load failed, answered unavailable), postflight (the counters missed a record until the worker's refresh).",
+	}, []string{"stage"})
+	m.dbErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tokenbudget_sharedstore_db_errors_total",
+		Help: "PostgreSQL calls of the spend ledger that failed, by operation.",
+	}, []string{"operation"})
+	m.overshoot = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "tokenbudget_sharedstore_spend_overshoot_usd",
+		Help:    "At a spend refusal, how far the usage had gone past the limit (USD), by scope: what concurrent calls admitted before the counters caught up.",
+		Buckets: []float64{0, .001, .01, .1, 1, 10, 100, 1000},
+	}, []string{"scope"})
+	reg.MustRegister(m.requests, m.latency, m.redisErrors, m.scripts, m.spendErrors, m.dbErrors, m.overshoot)
 	return m
 }
 
@@ -53,4 +77,28 @@ func (m *metrics) observe(op, outcome string, start time.Time) {
 	s := v.(*opSeries)
 	s.count.Inc()
 	s.latency.Observe(time.Since(start).Seconds())
+}
+
+// script observes one script call's latency.
+func (m *metrics) script(name string, start time.Time) {
+	m.scripts.WithLabelValues(name).Observe(time.Since(start).Seconds())
+}
+
+// spendRefusal records the overshoot of a spend refusal: the usage past
+// the limit it met (0 when the usage only reached it).
+func (m *metrics) spendRefusal(vd *spendcache.Verdict) {
+	ex := vd.Refused
+	if ex == nil || vd.Balance {
+		return
+	}
+	m.overshoot.WithLabelValues(ex.Slot.Scope().String()).Observe(float64(max(ex.Used-ex.Limit, 0)) / 1e9)
+}
+
+// spendLoad observes one spend cache load from the ledger: its time as the
+// "load" script, and a failure as a database error.
+func (m *metrics) spendLoad(d time.Duration, err error) {
+	m.scripts.WithLabelValues("load").Observe(d.Seconds())
+	if err != nil {
+		m.dbErrors.WithLabelValues("load").Inc()
+	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 )
 
 var (
@@ -28,6 +29,17 @@ type script struct {
 	src  string
 	sha  *redis.Script // used for its SHA1 only
 }
+
+// The admission's variants: admitLua alone declares the (empty) spend
+// verdict its reply ends with; admitSpendLua runs the spend preflight
+// first, so with a single server the spend limits and the token buckets
+// are checked in one script and one round trip; spendOnlyLua is the
+// preflight alone, run in the team's slot before a cluster admission.
+var (
+	plainAdmitLua = "local spendout\n" + admitLua
+	admitSpendLua = spendcache.PreflightLua + "\n" + admitLua
+	spendOnlyLua  = spendcache.PreflightLua + "\nreturn { 1, spendout }\n"
+)
 
 func newScript(name, body string) *script {
 	src := commonLua + "\n" + body

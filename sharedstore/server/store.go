@@ -11,6 +11,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 )
 
 // Options tune a Store; zero values take the defaults.
@@ -29,6 +30,10 @@ type Options struct {
 	// refused for admission (default HoldTTL): it must outlive any admission
 	// with that id still on its way to Redis, and each one costs a small key.
 	TombstoneTTL time.Duration
+	// Spend, when set, checks the spend part of admissions against its
+	// cache in the same script as the buckets; nil leaves it unchecked
+	// (the answer then carries no verdict and the filter refuses spend).
+	Spend *spendcache.Cache
 }
 
 // ErrAdmissionAborted is Admit's answer when the hold id was released before
@@ -50,6 +55,14 @@ type Store struct {
 	admit   *script
 	end     *script
 	give    *script
+	spend   *spendcache.Cache
+	// admitSpend and spendOnly are the admission with the spend preflight
+	// first (single server) and the preflight alone (cluster).
+	admitSpend *script
+	spendOnly  *script
+	// onScript observes each admission script's latency (the server's
+	// metrics); nil observes nothing.
+	onScript func(name string, start time.Time)
 }
 
 // NewStore wraps a client; a *redis.ClusterClient switches to per-op
@@ -71,7 +84,8 @@ func NewStore(c redis.UniversalClient, o Options) *Store {
 	return &Store{
 		c: c, cluster: cluster,
 		holdTTL: o.HoldTTL.Milliseconds(), margin: o.ExpiryMargin.Milliseconds(), tombTTL: o.TombstoneTTL.Milliseconds(), newID: o.NewHoldID,
-		admit: newScript("admit", admitLua), end: newScript("end", endLua), give: newScript("give", giveLua),
+		admit: newScript("admit", plainAdmitLua), end: newScript("end", endLua), give: newScript("give", giveLua),
+		spend: o.Spend, admitSpend: newScript("admit_spend", admitSpendLua), spendOnly: newScript("spend_preflight", spendOnlyLua),
 	}
 }
 
@@ -84,7 +98,7 @@ func randomHoldID() string {
 // Load puts every script into Redis' script cache; call it at start so the
 // first request does not pay for the script bodies.
 func (s *Store) Load(ctx context.Context) error {
-	for _, sc := range []*script{s.admit, s.end, s.give} {
+	for _, sc := range []*script{s.admit, s.end, s.give, s.admitSpend, s.spendOnly} {
 		if err := sc.load(ctx, s.c); err != nil {
 			return err
 		}
@@ -107,39 +121,100 @@ func (s *Store) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outc
 // returns ErrAdmissionAborted. The id must satisfy wire.ValidHoldID; a plan
 // with nothing to hold ignores it.
 func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, error) {
+	o, _, err := s.AdmitSpend(ctx, p, holdID)
+	return o, err
+}
+
+// AdmitSpend is AdmitHold with the spend preflight of the plan's spend part
+// (when the store has a spend cache): the verdict is nil when the plan has
+// no spend part or the store checks none. A spend refusal takes nothing
+// from any bucket. A spend lookup that fails is an error wrapping
+// sharedstore.ErrSpendUnavailable.
+func (s *Store) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, *spendcache.Verdict, error) {
 	ops := make([]sharedstore.Op, 0, len(p.Requests)+len(p.Tokens))
 	ops = append(append(ops, p.Requests...), p.Tokens...)
 	entries := p.HoldEntries()
+	checkSpend := s.spend != nil && p.Spend.Any()
 	id := ""
-	if len(entries) > 0 {
+	if len(entries) > 0 || checkSpend {
+		// A spend part needs the id too: it names the inference record
+		// the settlement brings.
 		id = holdID
 		if id == "" {
 			id = s.newID()
 		}
 	}
 	if s.cluster {
-		return s.admitCluster(ctx, ops, len(p.Requests), id, entries, p.Overage)
+		var vd *spendcache.Verdict
+		if checkSpend {
+			v, err := s.preflightCluster(ctx, &p.Spend)
+			if err != nil {
+				return sharedstore.Outcome{}, nil, err
+			}
+			if v.Refused != nil {
+				return spendRefused(v), &v, nil
+			}
+			vd = &v
+		}
+		o, err := s.admitCluster(ctx, ops, len(p.Requests), id, entries, p.Overage)
+		if vd != nil && err == nil {
+			o.Spend = vd.Used
+			if o.Admitted && o.Hold.ID == "" {
+				o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Overage: p.Overage}
+			}
+		}
+		return o, vd, err
 	}
-	keys := make([]string, 0, len(ops)+2)
+	keys := make([]string, 0, len(ops)+2+spendcache.NumKeys)
 	for _, op := range ops {
 		keys = append(keys, bucketKey(op.Key))
 	}
 	var record []byte
-	if id != "" {
+	if len(entries) > 0 {
 		keys = append(keys, holdKey(id), releasedKey(id))
 		record = appendRecord(make([]byte, 0, recordSize(entries)), entries, p.Overage)
 	}
 	plan := appendPlan(make([]byte, 0, planSize(ops)), len(p.Requests), len(p.Tokens), s.holdTTL, s.margin, ops)
-	v, err := s.admit.run(ctx, s.c, keys, []any{plan, record})
+	sc, args := s.admit, []any{plan, record}
+	if checkSpend {
+		base := len(keys) + 1
+		keys = spendcache.Keys(keys, &p.Spend)
+		sc, args = s.admitSpend, spendcache.Args(append(make([]any, 0, 2+spendcache.NumArgs), plan, record), &p.Spend, base, nil)
+	}
+	start := time.Now()
+	v, err := sc.run(ctx, s.c, keys, args)
+	if s.onScript != nil {
+		s.onScript(sc.name, start)
+	}
 	if err != nil {
-		return sharedstore.Outcome{}, err
+		return sharedstore.Outcome{}, nil, scriptError(checkSpend, err)
+	}
+	if checkSpend {
+		vd, handled, err := earlySpend(v)
+		if errors.Is(err, spendcache.ErrMiss) {
+			var f *spendcache.Figures
+			if f, err = s.spend.Load(ctx, &p.Spend); err != nil {
+				return sharedstore.Outcome{}, nil, spendError(true, err)
+			}
+			args = spendcache.Args(args[:2], &p.Spend, len(keys)-spendcache.NumKeys+1, f)
+			if v, err = sc.run(ctx, s.c, keys, args); err != nil {
+				return sharedstore.Outcome{}, nil, scriptError(true, err)
+			}
+			vd, handled, err = earlySpend(v)
+		}
+		switch {
+		case err != nil:
+			return sharedstore.Outcome{}, nil, spendError(true, err)
+		case handled:
+			return spendRefused(vd), &vd, nil
+		}
 	}
 	r, err := parseAdmitReply(v, ops, len(p.Requests))
 	if err != nil {
-		return sharedstore.Outcome{}, err
+		return sharedstore.Outcome{}, nil, err
 	}
 	if r.aborted {
-		return sharedstore.Outcome{}, ErrAdmissionAborted
+		return sharedstore.Outcome{}, nil, ErrAdmissionAborted
 	}
 	views := make([]opView, len(ops))
 	at := 0
@@ -154,7 +229,15 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 	if o.Admitted && id != "" {
 		o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: p.Overage}
 	}
-	return o, nil
+	if !checkSpend {
+		return o, nil, nil
+	}
+	vd, err := spendcache.ParseOut(r.spend)
+	if err != nil {
+		return sharedstore.Outcome{}, nil, spendError(true, err)
+	}
+	o.Spend = vd.Used
+	return o, &vd, nil
 }
 
 // Settle ends a hold with the usage reported; false means it had already
@@ -197,6 +280,7 @@ type admitReply struct {
 	refLimit int
 	refLevel float64
 	nreq     int
+	spend    any // the spend preflight's verdict, when it ran
 	// levels are the standing private ops' levels, one per limit, in plan
 	// order (see stands).
 	levels []float64
@@ -230,7 +314,7 @@ func parseAdmitReply(v any, ops []sharedstore.Op, nreq int) (admitReply, error) 
 	if adm == -1 {
 		return admitReply{aborted: true, now: nowUs * 1000, refOp: -1}, nil
 	}
-	if len(a) != 6 {
+	if len(a) != 6 && len(a) != 7 {
 		return admitReply{}, bad
 	}
 	ri, ok3 := a[2].(int64)
@@ -241,6 +325,9 @@ func parseAdmitReply(v any, ops []sharedstore.Op, nreq int) (admitReply, error) 
 		return admitReply{}, bad
 	}
 	r := admitReply{admitted: adm == 1, now: nowUs * 1000, refOp: int(ri) - 1, refLimit: int(rj) - 1, nreq: nreq}
+	if len(a) == 7 {
+		r.spend = a[6]
+	}
 	if r.refOp >= 0 {
 		if r.refOp >= len(ops) || r.refLimit < 0 || r.refLimit >= len(ops[r.refOp].Limits) || len(rl) != 8 {
 			return admitReply{}, bad

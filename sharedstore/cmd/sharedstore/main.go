@@ -1,12 +1,12 @@
 // Command sharedstore serves fleet-wide budgets: a stateless HTTP service in
 // front of Redis (or Redis Cluster) that the filter's remote store calls.
 //
-// With --admin-token-file and --database it also serves the operators'
-// admin API of the spend limits under /v1/admin/ (package admin), on its own
-// token.
-//
-// `sharedstore migrate --database URL` applies the spend ledger's PostgreSQL
-// schema instead.
+// With --database it also checks fleet spend limits and stores every
+// settlement's inference record in the spend ledger; with --admin-token-file
+// as well it serves the operators' admin API of the spend limits under
+// /v1/admin/ (package admin), on its own token. `sharedstore migrate
+// --database URL` applies the ledger's PostgreSQL schema instead, and
+// `sharedstore worker --database URL --redis URL` runs its settling loop.
 package main
 
 import (
@@ -39,13 +39,17 @@ func run(args []string) error {
 	if len(args) > 0 && args[0] == "migrate" {
 		return runMigrate(args[1:], os.Stdout)
 	}
+	if len(args) > 0 && args[0] == "worker" {
+		return runWorker(args[1:])
+	}
 	fs := flag.NewFlagSet("sharedstore", flag.ContinueOnError)
 	listen := fs.String("listen", "127.0.0.1:8081", "address to serve HTTP on")
 	redisURL := fs.String("redis", "redis://127.0.0.1:6379/0", "redis://host:port/db or redis-cluster://host:port,host:port")
 	tokenFile := fs.String("token-file", "", "file holding the bearer token (default: env SHAREDSTORE_TOKEN)")
 	poolSize := fs.Int("pool-size", 0, "Redis connections per node (0: go-redis default, 10 per CPU)")
 	adminTokenFile := fs.String("admin-token-file", "", "file holding the admin API's bearer token (distinct from --token-file); serves /v1/admin/ on the ledger at --database")
-	database := fs.String("database", "", "PostgreSQL URL of the spend ledger (postgres://user@host:5432/db)")
+	database := fs.String("database", "", "PostgreSQL URL of the spend ledger: checks fleet spend limits and stores settlements ('' checks none)")
+	dbMaxConns := fs.Int("db-max-conns", 8, "PostgreSQL connections at most (cache loads and settlements queue beyond it)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -78,17 +82,28 @@ func run(args []string) error {
 		defer closeAdmin()
 		adminAPI = h
 	}
-	store := server.NewStore(client, server.Options{})
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	opts := server.Options{}
+	cfg := server.Config{Token: token, Logger: log}
+	if *database != "" {
+		pool, ledgerStore, err := openLedger(ctx, *database, *dbMaxConns)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		opts.Spend = newSpendCache(client, ledgerStore)
+		cfg.Ledger = ledgerStore
+	}
+	store := server.NewStore(client, opts)
+	cfg.Store = store
 	loadCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	if err := store.Load(loadCtx); err != nil {
 		// Not fatal: /readyz reports Redis, and scripts load on NOSCRIPT.
 		log.Warn("scripts not loaded at start", "error", err)
 	}
 	cancel()
-	data := server.New(server.Config{Store: store, Token: token, Logger: log})
-	srv := &http.Server{Addr: *listen, Handler: withAdmin(data, adminAPI),
+	srv := &http.Server{Addr: *listen, Handler: withAdmin(server.New(cfg), adminAPI),
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

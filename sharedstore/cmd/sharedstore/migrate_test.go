@@ -50,3 +50,8 @@ func TestMigrateSubcommandAppliesTheSchemaOnceAndTheServiceFlagsStillParse(t *te
 		})
 	}
 }
+
+func TestTheWorkerCommandNeedsADatabaseAndTakesNoArguments(t *testing.T) {
+	require.ErrorContains(t, run([]string{"worker"}), "--database is required")
+	require.ErrorContains(t, run([]string{"worker", "--database", "postgres://x/y", "extra"}), "unexpected arguments")
+}

@@ -1,0 +1,71 @@
+package spendworker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/money"
+	"github.com/tokenbudget/tokenbudget/shared/pricing"
+	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
+	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
+	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
+	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
+)
+
+func TestTheWorkerReportsItsLagAndTheEstimateError(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, pgtest.Database(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = ledger.Migrate(ctx, pool)
+	require.NoError(t, err)
+	led := ledger.New(pool)
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
+	t.Cleanup(func() { _ = rdb.Close() })
+	now := time.Now()
+	later := func() time.Time { return now.Add(time.Hour) }
+	reg := prometheus.NewRegistry()
+	w := New(led, spendcache.New(rdb, led, spendcache.Options{Now: later}), Options{Now: later, Registry: reg})
+
+	one, err := money.ParsePrice("1")
+	require.NoError(t, err)
+	_, err = led.PutPrices(ctx, now.Add(-time.Hour), map[string]pricing.Entry{"m": {Base: pricing.Rates{Input: one, CachedInput: one, CacheWrite: one, CacheWrite1h: one, Output: one}}}, nil)
+	require.NoError(t, err)
+	for _, r := range []ledger.Record{
+		// charged $0.001 against an estimate of $0.0015
+		{ID: "priced", Team: "t", APIKey: "k", Model: "m", Usage: usage.Kinds{Input: 1000}, CallStart: now, Estimate: 1_500_000},
+		// no price: it stays pending, and the lag is its age
+		{ID: "unpriced", Team: "t", APIKey: "k", Model: "nope", Usage: usage.Kinds{Input: 1}, CallStart: now, Estimate: 1},
+	} {
+		_, err := led.InsertRecord(ctx, r)
+		require.NoError(t, err)
+	}
+	st, err := w.RunOnce(ctx)
+	require.NoError(t, err)
+	require.Equal(t, Stats{Teams: 1, Charged: 1, Unpriced: 1, Refreshed: 1}, st)
+	m := gather(t, reg)
+	require.InDelta(t, 3600, m["tokenbudget_spend_worker_lag_seconds"].GetGauge().GetValue(), 60, "the unpriced record has waited an hour by the worker's clock")
+	h := m["tokenbudget_spend_estimate_error_usd"].GetHistogram()
+	require.Equal(t, uint64(1), h.GetSampleCount())
+	require.InDelta(t, 0.0005, h.GetSampleSum(), 1e-12, "estimate − charge")
+	require.Equal(t, 1.0, m["tokenbudget_spend_worker_records_unpriced_total"].GetCounter().GetValue())
+}
+
+// gather is each unlabelled series of reg by name.
+func gather(t *testing.T, reg *prometheus.Registry) map[string]*dto.Metric {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	out := map[string]*dto.Metric{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf.GetMetric()[0]
+	}
+	return out
+}
