@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -239,6 +240,24 @@ var Cases = []Case{
 			require.Equal(t, 200, r.Status, string(r.Body))
 			require.Equal(t, "settled", r.Decision["end"])
 			require.Equal(t, float64(42), r.Decision["usage"])
+		},
+	},
+	{
+		Name:   "AStreamResetWhileItsAdmissionIsPendingGivesBackWhatTheStoreReserved",
+		Config: fleet(`"tokens_per_minute":10000`, false),
+		Store:  FleetStore,
+		Run: func(t *testing.T, h Host) {
+			h.Do(Exchange{Key: "sk-reset", Body: ChatBody("hello", 6000), ResetPending: true})
+			// The release travels as a callout of its own after the late
+			// answer: poll until the budget is back (a refusal reserves nothing).
+			var r Reply
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				r = h.Do(Exchange{Key: "sk-reset", Body: ChatBody("hello", 6000), Chunks: []string{ChatResponse(1, 1)}})
+				if r.Status == 200 {
+					break
+				}
+			}
+			require.Equal(t, 200, r.Status, "the late answer's hold was released: %s", r.Body)
 		},
 	},
 	{

@@ -49,6 +49,10 @@ type Exchange struct {
 	RespHeaders [][2]string
 	Chunks      []string // response body chunks; the last ends the stream
 	Cut         bool     // the stream is reset after the chunks, before its end
+	// ResetPending resets the stream after its body, while the fleet
+	// store's admission answer is still on its way: the answer arrives
+	// after the stream's end, and nothing reaches the upstream.
+	ResetPending bool
 }
 
 // Reply is what the client saw, and what the filter forwarded upstream.

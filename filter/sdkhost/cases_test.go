@@ -106,8 +106,9 @@ func newEmulated(t *testing.T, c hostcases.Case) *emulated {
 		t.Cleanup(srv.Close)
 		e.store = srv.URL
 	}
-	e.roots = &twoRoots{vm: core.NewVM(sdkhost.New(e.clock.Now))}
-	opt := proxytest.NewEmulatorOption().WithVMContext(e.roots).WithPluginConfiguration([]byte(c.Config))
+	h := sdkhost.New(e.clock.Now)
+	e.roots = &twoRoots{vm: core.NewVM(h)}
+	opt := proxytest.NewEmulatorOption().WithVMContext(h.Contexts(e.roots)).WithPluginConfiguration([]byte(c.Config))
 	emu, reset := proxytest.NewHostEmulator(opt)
 	t.Cleanup(reset)
 	e.emu = emu
@@ -185,6 +186,10 @@ func (e *emulated) Do(x hostcases.Exchange) hostcases.Reply {
 	}
 	require.Equal(t, types.ActionContinue, act, "request headers")
 	out.UpstreamHeaders = append([][2]string(nil), emu.GetCurrentRequestHeaders(id)...)
+	if x.ResetPending {
+		require.Equal(t, types.ActionPause, emu.CallOnRequestBody(id, []byte(x.Body), true), "the admission waits for the store")
+		return finish()
+	}
 	if x.Body != "" {
 		act = emu.CallOnRequestBody(id, []byte(x.Body), true)
 		e.serveCallouts(id)
@@ -209,10 +214,20 @@ func (e *emulated) Do(x hostcases.Exchange) hostcases.Reply {
 	return finish()
 }
 
-// serveCallouts answers every callout context id made since the last
-// call: through the fleet store over HTTP, or as a failed call.
+// serveCallouts answers every callout made since the last call, until
+// none is left (an answer may make another call): through the fleet store
+// over HTTP, or as a failed call. The binding makes every call from the
+// root context; a stream's own calls (id) are served too, so a call made
+// from the wrong context is still answered and the case, not the driver,
+// tells.
 func (e *emulated) serveCallouts(id uint32) {
+	for e.serveFrom(proxytest.PluginContextID)+e.serveFrom(id) > 0 {
+	}
+}
+
+func (e *emulated) serveFrom(id uint32) int {
 	calls := e.emu.GetCalloutAttributesFromContext(id)
+	n := len(calls) - e.answered[id]
 	for i := e.answered[id]; i < len(calls); i++ {
 		e.answered[id] = i + 1
 		c := calls[i]
@@ -224,6 +239,7 @@ func (e *emulated) serveCallouts(id uint32) {
 		status, headers, body := e.forward(c)
 		e.emu.CallOnHttpCallResponse(c.CalloutID, append([][2]string{{":status", strconv.Itoa(status)}}, headers...), nil, body)
 	}
+	return n
 }
 
 // forward sends one callout to the fleet store as the proxy would.

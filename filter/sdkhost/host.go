@@ -28,6 +28,9 @@ import (
 type Host struct {
 	now     func() time.Time
 	deliver func(token uint32, numHeaders, bodySize, numTrailers int)
+	// current and root are the running context and its root, known when
+	// the contexts are wrapped by Contexts (root 0 otherwise).
+	current, root uint32
 }
 
 // New returns a binding reading the clock now (time.Now when nil): the SDK
@@ -279,20 +282,38 @@ func (h *Host) SetSharedData(key string, value []byte, cas uint32) abi.Status {
 }
 
 // HTTPCall dispatches the call; its answer reaches the function given to
-// DeliverCallouts with the returned token.
+// DeliverCallouts with the returned token. Under Contexts the call is made
+// from the running context's root, so its answer arrives even after the
+// stream that asked is gone, as in Envoy.
 func (h *Host) HTTPCall(cluster string, headers [][2]string, body []byte, timeoutMs uint32) (uint32, abi.Status) {
+	root, cur := h.root, h.current
+	if root != 0 && cur != root {
+		if st := h.SetEffectiveContext(root); st != abi.StatusOK {
+			return 0, st
+		}
+		defer h.SetEffectiveContext(cur)
+	}
 	var token uint32
 	var err error
 	token, err = proxywasm.DispatchHttpCall(cluster, headers, body, nil, timeoutMs, func(numHeaders, bodySize, numTrailers int) {
-		if h.deliver != nil {
-			h.deliver(token, numHeaders, bodySize, numTrailers)
+		if h.deliver == nil {
+			return
 		}
+		// The SDK runs the answer in the calling (root) context.
+		prev, prevRoot := h.current, h.root
+		h.current, h.root = root, root
+		defer func() { h.current, h.root = prev, prevRoot }()
+		h.deliver(token, numHeaders, bodySize, numTrailers)
 	})
 	return token, abi.StatusOf(err)
 }
 
 func (h *Host) SetEffectiveContext(contextID uint32) abi.Status {
-	return abi.StatusOf(proxywasm.SetEffectiveContext(contextID))
+	st := abi.StatusOf(proxywasm.SetEffectiveContext(contextID))
+	if st == abi.StatusOK {
+		h.current = contextID
+	}
+	return st
 }
 
 func (h *Host) ContinueStream(s abi.StreamType) abi.Status {
