@@ -2,6 +2,7 @@ package abi_test
 
 import (
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,4 +52,16 @@ func TestAnErrorTheSDKNamesByCodeOrNotAtAllIsReadBack(t *testing.T) {
 	require.Equal(t, abi.StatusBadArgument, abi.StatusOf(errors.New("data must not be empty")),
 		"an argument the SDK refuses before any host call")
 	require.Equal(t, abi.StatusBadArgument, abi.StatusOf(errors.New("unknown status code: x")))
+}
+
+// FuzzStatusOf: any error text reads as some status without a panic, and
+// the SDK's spelling of a status by number reads back as that status.
+func FuzzStatusOf(f *testing.F) {
+	f.Add("unknown status code: 3", uint32(3))
+	f.Add("error status returned by host: not found", uint32(1))
+	f.Add("", uint32(0))
+	f.Fuzz(func(t *testing.T, text string, code uint32) {
+		_ = abi.StatusOf(errors.New(text))
+		require.Equal(t, abi.Status(code), abi.StatusOf(errors.New("unknown status code: "+strconv.FormatUint(uint64(code), 10))))
+	})
 }
