@@ -3,8 +3,9 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o build/filter.wasm ./filter
 //
-// main never runs in a reactor; the plugin registers itself in init, which
-// the host reaches through _initialize.
+// main never runs in a reactor; the plugin registers its VM context (the
+// proxy-wasm Go SDK's types.VMContext) in init, which the host reaches
+// through _initialize.
 package main
 
 import (
@@ -13,9 +14,7 @@ import (
 )
 
 func init() {
-	abi.SetRootContextFactory(func(contextID uint32, h abi.Host) abi.RootContext {
-		return core.NewRoot(contextID, h)
-	})
+	abi.SetVMContext(core.NewVM(abi.CurrentHost()))
 }
 
 func main() {}

@@ -79,9 +79,47 @@ type ScratchReader interface {
 	GetBufferScratch(b BufferType, start, maxSize int) ([]byte, Status)
 }
 
-// RootContext is one plugin configuration's state in one VM: it lives from
-// context create to OnDelete, owns callouts and ticks, and makes the HTTP
-// contexts of its streams.
+// The binding dispatches every callback to the SDK's context interfaces
+// (types.VMContext, types.PluginContext, types.HttpContext; see dispatch.go).
+// Envoy calls three callbacks those interfaces leave out; a context that
+// wants them implements the matching interface below.
+
+// HTTPCallResponder is a plugin context that takes
+// proxy_on_http_call_response. The SDK hands each callout's answer to the
+// function given to its DispatchHttpCall; Host.HTTPCall returns a token
+// instead, and Envoy delivers the answer to the root context that made the
+// call, so the binding delivers it here.
+type HTTPCallResponder interface {
+	OnHTTPCallResponse(token uint32, numHeaders, bodySize, numTrailers int)
+}
+
+// StreamDoner is an HTTP context that takes proxy_on_done, which Envoy
+// calls after proxy_on_log (the SDK's OnHttpStreamDone): from then on
+// nothing reaches the stream but a late callout answer.
+type StreamDoner interface {
+	OnDone()
+}
+
+// Deleter is a context (plugin or HTTP) that takes proxy_on_delete, the
+// last callback it gets.
+type Deleter interface {
+	OnDelete()
+}
+
+// CalloutDelivery is a Host that hands callout answers to a function
+// instead of to a root context's proxy_on_http_call_response: the SDK's
+// DispatchHttpCall takes that function, so a binding over the SDK's
+// proxywasm calls is one. The VM context says where answers go.
+type CalloutDelivery interface {
+	DeliverCallouts(to func(token uint32, numHeaders, bodySize, numTrailers int))
+}
+
+// RootContext is the binding's first callback surface, kept for modules
+// written against it (the probe and pass-through modules, the filter core's
+// Root until it is re-pointed): SetRootContextFactory adapts it to the SDK's
+// interfaces. It is one plugin configuration's state in one VM: it lives
+// from context create to OnDelete, owns callouts and ticks, and makes the
+// HTTP contexts of its streams.
 type RootContext interface {
 	// OnVMStart gets the VM configuration; false fails the VM start.
 	OnVMStart(vmConfig []byte) bool
@@ -98,8 +136,9 @@ type RootContext interface {
 	OnDelete()
 }
 
-// HTTPContext is one stream's state. At the end of a stream the host calls
-// OnLog, then OnDone, then OnDelete.
+// HTTPContext is one stream's state on the first callback surface (see
+// RootContext). At the end of a stream the host calls OnLog, then OnDone,
+// then OnDelete.
 type HTTPContext interface {
 	OnRequestHeaders(numHeaders int, endOfStream bool) Action
 	OnRequestBody(bodySize int, endOfStream bool) Action

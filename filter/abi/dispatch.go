@@ -1,39 +1,48 @@
 package abi
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+)
 
 // The context registry and the Go side of every callback. The exported wasm
 // functions (exports_wasip1.go) only convert types and call these, so the
 // routing, the unknown-context defaults and panic containment are testable
-// natively.
+// natively. Callbacks reach the plugin through the SDK's context interfaces,
+// as the SDK's own binding delivers them, plus the three Envoy callbacks
+// those leave out (HTTPCallResponder, StreamDoner, Deleter).
 
 var (
 	host    Host
-	factory func(contextID uint32, h Host) RootContext
-	roots   = map[uint32]RootContext{}
-	streams = map[uint32]HTTPContext{}
+	vm      types.VMContext
+	roots   = map[uint32]types.PluginContext{}
+	streams = map[uint32]types.HttpContext{}
 )
 
-// SetRootContextFactory registers the plugin. Call it from an init function:
-// a reactor's main never runs, and the host creates the first root context
-// right after _initialize.
+// SetVMContext registers the plugin's VM context, the SDK's entry point.
+// Call it from an init function: a reactor's main never runs, and the host
+// creates the first root context right after _initialize. The VM context
+// makes its host calls through CurrentHost.
+func SetVMContext(ctx types.VMContext) { vm = ctx }
+
+// CurrentHost is the host the binding calls: the proxy-wasm imports in the
+// wasm build, nil natively until a test installs one.
+func CurrentHost() Host { return host }
+
+// SetRootContextFactory registers a plugin written against RootContext; it
+// is adapted to the SDK's interfaces (legacy.go). nil unregisters.
 func SetRootContextFactory(f func(contextID uint32, h Host) RootContext) {
-	factory = f
+	if f == nil {
+		vm = nil
+		return
+	}
+	vm = legacyVM{factory: f}
 }
 
 // passStream stands in for a stream whose root declined it (or that belongs
 // to no known root): it continues everything, without a log line per call.
-type passStream struct{}
-
-func (passStream) OnRequestHeaders(int, bool) Action  { return ActionContinue }
-func (passStream) OnRequestBody(int, bool) Action     { return ActionContinue }
-func (passStream) OnRequestTrailers(int) Action       { return ActionContinue }
-func (passStream) OnResponseHeaders(int, bool) Action { return ActionContinue }
-func (passStream) OnResponseBody(int, bool) Action    { return ActionContinue }
-func (passStream) OnResponseTrailers(int) Action      { return ActionContinue }
-func (passStream) OnLog()                             {}
-func (passStream) OnDone()                            {}
-func (passStream) OnDelete()                          {}
+type passStream struct{ types.DefaultHttpContext }
 
 func logf(level LogLevel, what string, id uint32) {
 	if host != nil {
@@ -60,13 +69,13 @@ func contain(where string, id uint32) {
 func onContextCreate(id, parent uint32) {
 	defer contain("proxy_on_context_create", id)
 	if parent == 0 {
-		if factory == nil {
-			logf(LogError, "no root context factory registered", id)
+		if vm == nil {
+			logf(LogError, "no root context factory or VM context registered", id)
 			return
 		}
-		r := factory(id, host)
+		r := vm.NewPluginContext(id)
 		if r == nil {
-			logf(LogError, "root context factory returned nil", id)
+			logf(LogError, "the VM context made no plugin context", id)
 			return
 		}
 		roots[id] = r
@@ -75,27 +84,39 @@ func onContextCreate(id, parent uint32) {
 	r, ok := roots[parent]
 	if !ok {
 		logf(LogWarn, "stream of unknown root "+strconv.FormatUint(uint64(parent), 10)+" passes through", id)
-		streams[id] = passStream{}
+		streams[id] = &passStream{}
 		return
 	}
-	s := r.NewHTTPContext(id)
+	var s types.HttpContext = r.NewHttpContext(id)
 	if s == nil {
-		s = passStream{}
+		s = &passStream{}
 	}
 	streams[id] = s
 }
 
-// readConfig fetches a configuration buffer announced with its size.
-func readConfig(b BufferType, size int, id uint32) ([]byte, bool) {
+// Configuration reads a configuration buffer the host announced with its
+// size, as a VM or plugin context does in OnVMStart or OnPluginStart; size
+// 0 is an empty configuration. The error wraps the SDK's status error.
+func Configuration(h Host, b BufferType, size int) ([]byte, error) {
 	if size <= 0 {
-		return nil, true
+		return nil, nil
 	}
-	data, st := host.GetBuffer(b, 0, size)
+	data, st := h.GetBuffer(b, 0, size)
 	if st != StatusOK {
-		logf(LogError, "reading configuration buffer: "+st.String(), id)
-		return nil, false
+		return nil, configError{st.Err()}
 	}
-	return data, true
+	return data, nil
+}
+
+type configError struct{ err error }
+
+func (e configError) Error() string { return "reading configuration buffer: " + e.err.Error() }
+func (e configError) Unwrap() error { return e.err }
+
+// vmStarter is a plugin context that takes proxy_on_vm_start itself (the
+// adapted RootContext); others go to the VM context, as in the SDK.
+type vmStarter interface {
+	onVMStart(size int) bool
 }
 
 // onVMStart and onConfigure report false (reject) on a panic: the named
@@ -107,8 +128,10 @@ func onVMStart(id uint32, size int) (ok bool) {
 		logf(LogError, "vm start for unknown root context", id)
 		return false
 	}
-	cfg, read := readConfig(BufferVMConfiguration, size, id)
-	return read && r.OnVMStart(cfg)
+	if s, own := r.(vmStarter); own {
+		return s.onVMStart(size)
+	}
+	return vm.OnVMStart(size) == types.OnVMStartStatusOK
 }
 
 func onConfigure(id uint32, size int) (ok bool) {
@@ -118,8 +141,7 @@ func onConfigure(id uint32, size int) (ok bool) {
 		logf(LogError, "configure for unknown root context", id)
 		return false
 	}
-	cfg, read := readConfig(BufferPluginConfiguration, size, id)
-	return read && r.OnConfigure(cfg)
+	return r.OnPluginStart(size) == types.OnPluginStartStatusOK
 }
 
 func onTick(id uint32) {
@@ -133,56 +155,62 @@ func onTick(id uint32) {
 
 func onHTTPCallResponse(id, token uint32, numHeaders, bodySize, numTrailers int) {
 	defer contain("proxy_on_http_call_response", id)
-	if r, ok := roots[id]; ok {
-		r.OnHTTPCallResponse(token, numHeaders, bodySize, numTrailers)
+	r, ok := roots[id]
+	if !ok {
+		logf(LogWarn, "callout response for unknown root context", id)
 		return
 	}
-	logf(LogWarn, "callout response for unknown root context", id)
+	if cr, takes := r.(HTTPCallResponder); takes {
+		cr.OnHTTPCallResponse(token, numHeaders, bodySize, numTrailers)
+		return
+	}
+	logf(LogWarn, "callout response for a root context that makes no callouts", id)
 }
 
 // stream finds a stream context; unknown ids are logged and continue.
-func stream(id uint32, where string) HTTPContext {
+func stream(id uint32, where string) types.HttpContext {
 	if s, ok := streams[id]; ok {
 		return s
 	}
 	logf(LogWarn, where+" for unknown stream context", id)
-	return passStream{}
+	return &passStream{}
 }
 
 func onRequestHeaders(id uint32, n int, end bool) Action {
 	defer contain("proxy_on_request_headers", id)
-	return stream(id, "request headers").OnRequestHeaders(n, end)
+	return stream(id, "request headers").OnHttpRequestHeaders(n, end)
 }
 
 func onRequestBody(id uint32, size int, end bool) Action {
 	defer contain("proxy_on_request_body", id)
-	return stream(id, "request body").OnRequestBody(size, end)
+	return stream(id, "request body").OnHttpRequestBody(size, end)
 }
 
 func onRequestTrailers(id uint32, n int) Action {
 	defer contain("proxy_on_request_trailers", id)
-	return stream(id, "request trailers").OnRequestTrailers(n)
+	return stream(id, "request trailers").OnHttpRequestTrailers(n)
 }
 
 func onResponseHeaders(id uint32, n int, end bool) Action {
 	defer contain("proxy_on_response_headers", id)
-	return stream(id, "response headers").OnResponseHeaders(n, end)
+	return stream(id, "response headers").OnHttpResponseHeaders(n, end)
 }
 
 func onResponseBody(id uint32, size int, end bool) Action {
 	defer contain("proxy_on_response_body", id)
-	return stream(id, "response body").OnResponseBody(size, end)
+	return stream(id, "response body").OnHttpResponseBody(size, end)
 }
 
 func onResponseTrailers(id uint32, n int) Action {
 	defer contain("proxy_on_response_trailers", id)
-	return stream(id, "response trailers").OnResponseTrailers(n)
+	return stream(id, "response trailers").OnHttpResponseTrailers(n)
 }
 
+// onLog is the SDK's OnHttpStreamDone.
 func onLog(id uint32) {
 	defer contain("proxy_on_log", id)
 	if s, ok := streams[id]; ok {
-		s.OnLog()
+		s.OnHttpStreamDone()
 	}
 }
 
@@ -191,11 +219,13 @@ func onDone(id uint32) (done bool) {
 	done = true
 	defer contain("proxy_on_done", id)
 	if s, ok := streams[id]; ok {
-		s.OnDone()
+		if d, wants := s.(StreamDoner); wants {
+			d.OnDone()
+		}
 		return true
 	}
 	if r, ok := roots[id]; ok {
-		return r.OnDone()
+		return r.OnPluginDone()
 	}
 	logf(LogWarn, "done for unknown context", id)
 	return true
@@ -205,12 +235,16 @@ func onDelete(id uint32) {
 	defer contain("proxy_on_delete", id)
 	if s, ok := streams[id]; ok {
 		delete(streams, id)
-		s.OnDelete()
+		if d, wants := s.(Deleter); wants {
+			d.OnDelete()
+		}
 		return
 	}
 	if r, ok := roots[id]; ok {
 		delete(roots, id)
-		r.OnDelete()
+		if d, wants := r.(Deleter); wants {
+			d.OnDelete()
+		}
 		return
 	}
 	logf(LogWarn, "delete of unknown context", id)

@@ -2,8 +2,11 @@
 // v0.2.1, as Envoy implements it), for the standard Go toolchain's wasip1
 // reactor build. It is the one package that declares //go:wasmimport and
 // //go:wasmexport: the filter core sees the Host interface and implements
-// RootContext and HTTPContext, so it runs unchanged against the wasm host,
-// against the native fake in package abitest, or anything else.
+// the proxy-wasm Go SDK's context interfaces (types.VMContext,
+// PluginContext, HttpContext), to which the callbacks are dispatched, so it
+// runs unchanged against the wasm host, against the native fake in package
+// abitest, under the SDK's proxytest emulator (package filter/sdkhost), or
+// anything else.
 //
 // Imports are limited to Envoy's legacy profile (see filter/imports_test.go).
 // The package never blocks, starts goroutines or imports fmt or os: on older

@@ -2,11 +2,14 @@ package abi
 
 // Test access to the callback side of the binding, driven natively.
 
-// UseHost installs h as the host and forgets every context and the factory.
+import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+
+// UseHost installs h as the host and forgets every context and the
+// factory or VM context.
 func UseHost(h Host) {
-	host, factory = h, nil
-	roots = map[uint32]RootContext{}
-	streams = map[uint32]HTTPContext{}
+	host, vm = h, nil
+	roots = map[uint32]types.PluginContext{}
+	streams = map[uint32]types.HttpContext{}
 }
 
 var (

@@ -1,6 +1,12 @@
 package abi
 
-import "strconv"
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+)
 
 // Status is the host's answer to a host call. The values are the ABI's, so a
 // Status can be compared with what Envoy documents.
@@ -29,6 +35,68 @@ var statusNames = [...]string{
 	StatusBrokenConnection: "broken connection", StatusUnimplemented: "unimplemented",
 }
 
+// Err is the status as the SDK's proxywasm functions return it: nil for
+// StatusOK, the SDK's error value (types.ErrorStatusNotFound, ...) where it
+// has one, else an error naming the status. errors.Is against the SDK's
+// values works on what it returns.
+func (s Status) Err() error {
+	switch s {
+	case StatusOK:
+		return nil
+	case StatusNotFound:
+		return types.ErrorStatusNotFound
+	case StatusBadArgument:
+		return types.ErrorStatusBadArgument
+	case StatusEmpty:
+		return types.ErrorStatusEmpty
+	case StatusCasMismatch:
+		return types.ErrorStatusCasMismatch
+	case StatusInternalFailure:
+		return types.ErrorInternalFailure
+	case StatusUnimplemented:
+		return types.ErrorUnimplemented
+	}
+	return statusError(s)
+}
+
+// statusError is a status the SDK has no error value for.
+type statusError Status
+
+func (e statusError) Error() string { return "error status returned by host: " + Status(e).String() }
+
+// StatusOf is the inverse of Err: the status an error from the SDK's
+// proxywasm functions stands for. An error that names no status (the SDK
+// refusing an argument before any host call, such as an empty property
+// value) is StatusBadArgument.
+func StatusOf(err error) Status {
+	var se statusError
+	switch {
+	case err == nil:
+		return StatusOK
+	case errors.Is(err, types.ErrorStatusNotFound):
+		return StatusNotFound
+	case errors.Is(err, types.ErrorStatusBadArgument):
+		return StatusBadArgument
+	case errors.Is(err, types.ErrorStatusEmpty):
+		return StatusEmpty
+	case errors.Is(err, types.ErrorStatusCasMismatch):
+		return StatusCasMismatch
+	case errors.Is(err, types.ErrorInternalFailure):
+		return StatusInternalFailure
+	case errors.Is(err, types.ErrorUnimplemented):
+		return StatusUnimplemented
+	case errors.As(err, &se):
+		return Status(se)
+	}
+	// The SDK spells a status it has no value for as "unknown status code: N".
+	if n, ok := strings.CutPrefix(err.Error(), "unknown status code: "); ok {
+		if v, perr := strconv.ParseUint(n, 10, 32); perr == nil {
+			return Status(v)
+		}
+	}
+	return StatusBadArgument
+}
+
 // String names the status for logs, without fmt.
 func (s Status) String() string {
 	if int(s) < len(statusNames) && statusNames[s] != "" {
@@ -37,16 +105,19 @@ func (s Status) String() string {
 	return "status " + strconv.FormatUint(uint64(s), 10)
 }
 
-// Action is what a stream callback asks the host to do next.
-type Action uint32
+// Action is what a stream callback asks the host to do next: the SDK's
+// types.Action, so a context written against the SDK's interfaces returns
+// the binding's values unchanged.
+//
+// ActionPause stops iteration: on headers Envoy stops all iteration
+// (StopAllIterationAndWatermark), on bodies it buffers
+// (StopIterationAndBuffer) until the filter continues the stream.
+type Action = types.Action
 
+// The two actions, the SDK's constants under the binding's old names.
 const (
-	// ActionContinue lets the stream go on.
-	ActionContinue Action = 0
-	// ActionPause stops iteration: on headers Envoy stops all iteration
-	// (StopAllIterationAndWatermark), on bodies it buffers
-	// (StopIterationAndBuffer) until the filter continues the stream.
-	ActionPause Action = 1
+	ActionContinue = types.ActionContinue
+	ActionPause    = types.ActionPause
 )
 
 // MapType selects a header map in the header host calls.

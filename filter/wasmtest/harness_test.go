@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/filter/hostcases"
 	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 )
@@ -220,16 +221,8 @@ func (x *harness) metric(family string, pairs ...string) int64 {
 	return int64(v)
 }
 
-func chatBody(content string, maxTokens int) string {
-	b, _ := json.Marshal(map[string]any{
-		"model":      "gpt-4o",
-		"messages":   []map[string]string{{"role": "user", "content": content}},
-		"max_tokens": maxTokens,
-	})
-	return string(b)
-}
-
-func chatResponse(prompt, completion int) string {
-	return `{"id":"chatcmpl-1","object":"chat.completion","model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":` +
-		strconv.Itoa(prompt) + `,"completion_tokens":` + strconv.Itoa(completion) + `,"total_tokens":` + strconv.Itoa(prompt+completion) + `}}`
-}
+// The request and answer bodies are the shared case table's.
+var (
+	chatBody     = hostcases.ChatBody
+	chatResponse = hostcases.ChatResponse
+)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/filter/hostcases"
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 )
@@ -32,28 +33,13 @@ func streamCfg(inject, chargeCut bool) string {
 	return strings.Replace(s, "%CUT%", policy, 1)
 }
 
-func streamBody(maxTokens int, includeUsage bool) string {
-	m := map[string]any{
-		"model": "gpt-4o", "stream": true, "max_tokens": maxTokens,
-		"messages": []map[string]string{{"role": "user", "content": "tell me a story"}},
-	}
-	if includeUsage {
-		m["stream_options"] = map[string]any{"include_usage": true}
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
+var (
+	streamBody       = hostcases.StreamBody
+	openAIChunk      = hostcases.OpenAIChunk
+	openAIUsageChunk = hostcases.OpenAIUsageChunk
+)
 
-func openAIChunk(content string) string {
-	return `data: {"id":"c1","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,"delta":{"content":"` + content + `"},"finish_reason":null}],"usage":null}` + "\n\n"
-}
-
-func openAIUsageChunk(prompt, completion int) string {
-	return `data: {"id":"c1","object":"chat.completion.chunk","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":` +
-		strconv.Itoa(prompt) + `,"completion_tokens":` + strconv.Itoa(completion) + `,"total_tokens":` + strconv.Itoa(prompt+completion) + `}}` + "\n\n"
-}
-
-const done = "data: [DONE]\n\n"
+const done = hostcases.Done
 
 // level reads the key's minute level through a probe request of a known
 // reservation, settled at zero so it does not move the level itself.

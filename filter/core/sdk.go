@@ -1,0 +1,114 @@
+package core
+
+import (
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+
+	"github.com/tokenbudget/tokenbudget/filter/abi"
+)
+
+// The filter's contexts as the proxy-wasm Go SDK's interfaces describe
+// them: VM is a types.VMContext, Root a types.PluginContext and Stream a
+// types.HttpContext. Each method forwards one callback to the filter's own,
+// so the ABI binding (in the module) and the SDK's proxytest emulator
+// (natively) drive the same code.
+
+// VM is the filter's VM context: it makes a Root for every plugin context
+// and owns what those roots share, the callout table and the fleet stores
+// (see vm in root.go).
+type VM struct {
+	host abi.Host
+	// last is the newest root; callout answers a host delivers to a
+	// function (abi.CalloutDelivery) go through it, as any live root reads
+	// them from the VM-wide table.
+	last *Root
+}
+
+// NewVM makes the VM context of one VM with its host. There is one per VM,
+// so making one starts the VM-wide state afresh: natively, each emulated
+// VM gets a clean callout table.
+func NewVM(h abi.Host) *VM {
+	vm.calls = map[uint32]func(int, []byte, error){}
+	vm.remotes = nil
+	v := &VM{host: h}
+	if d, ok := h.(abi.CalloutDelivery); ok {
+		d.DeliverCallouts(v.onHTTPCallResponse)
+	}
+	return v
+}
+
+// OnVMStart accepts any VM configuration: the filter reads only its plugin
+// configuration.
+func (v *VM) OnVMStart(vmConfigurationSize int) types.OnVMStartStatus {
+	return types.OnVMStartStatusOK
+}
+
+func (v *VM) NewPluginContext(contextID uint32) types.PluginContext {
+	v.last = NewRoot(contextID, v.host)
+	return v.last
+}
+
+func (v *VM) onHTTPCallResponse(token uint32, numHeaders, bodySize, numTrailers int) {
+	if v.last != nil {
+		v.last.OnHTTPCallResponse(token, numHeaders, bodySize, numTrailers)
+	}
+}
+
+// OnPluginStart reads the plugin configuration and applies it; an
+// unreadable buffer rejects it like an invalid one.
+func (r *Root) OnPluginStart(pluginConfigurationSize int) types.OnPluginStartStatus {
+	cfg, err := abi.Configuration(r.host, abi.BufferPluginConfiguration, pluginConfigurationSize)
+	if err != nil {
+		r.host.Log(abi.LogError, "tokenbudget: plugin config rejected: "+err.Error())
+		return types.OnPluginStartStatusFailed
+	}
+	return types.OnPluginStartStatus(r.OnConfigure(cfg))
+}
+
+func (r *Root) OnPluginDone() bool { return r.OnDone() }
+
+// OnQueueReady is never called: the filter registers no shared queue.
+func (r *Root) OnQueueReady(uint32) {}
+
+// NewTcpContext declines TCP streams: the filter is an HTTP filter.
+func (r *Root) NewTcpContext(uint32) types.TcpContext { return nil }
+
+func (r *Root) NewHttpContext(contextID uint32) types.HttpContext {
+	return r.NewHTTPContext(contextID).(*Stream)
+}
+
+func (s *Stream) OnHttpRequestHeaders(numHeaders int, endOfStream bool) types.Action {
+	return s.OnRequestHeaders(numHeaders, endOfStream)
+}
+
+func (s *Stream) OnHttpRequestBody(bodySize int, endOfStream bool) types.Action {
+	return s.OnRequestBody(bodySize, endOfStream)
+}
+
+func (s *Stream) OnHttpRequestTrailers(numTrailers int) types.Action {
+	return s.OnRequestTrailers(numTrailers)
+}
+
+func (s *Stream) OnHttpResponseHeaders(numHeaders int, endOfStream bool) types.Action {
+	return s.OnResponseHeaders(numHeaders, endOfStream)
+}
+
+func (s *Stream) OnHttpResponseBody(bodySize int, endOfStream bool) types.Action {
+	return s.OnResponseBody(bodySize, endOfStream)
+}
+
+func (s *Stream) OnHttpResponseTrailers(numTrailers int) types.Action {
+	return s.OnResponseTrailers(numTrailers)
+}
+
+// OnHttpStreamDone is proxy_on_log.
+func (s *Stream) OnHttpStreamDone() { s.OnLog() }
+
+var (
+	_ types.VMContext       = (*VM)(nil)
+	_ types.PluginContext   = (*Root)(nil)
+	_ abi.HTTPCallResponder = (*Root)(nil)
+	_ abi.Deleter           = (*Root)(nil)
+	_ types.HttpContext     = (*Stream)(nil)
+	_ abi.StreamDoner       = (*Stream)(nil)
+	_ abi.Deleter           = (*Stream)(nil)
+)
