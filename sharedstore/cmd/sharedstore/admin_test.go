@@ -93,6 +93,6 @@ func TestTheAdminTokenMustBeItsOwnAndNeedsTheLedger(t *testing.T) {
 	require.ErrorContains(t, run([]string{"--redis", "redis://127.0.0.1:1/0", "--database", db,
 		"--admin-token-file", writeFile(t, "data-secret")}),
 		"must differ", "the service refuses to start on one token for both")
-	require.ErrorContains(t, run([]string{"worker"}), `unexpected arguments ["worker"]`,
+	require.ErrorContains(t, run([]string{"serve-forever"}), `unexpected arguments ["serve-forever"]`,
 		"an unknown subcommand is an error, not a service started with it ignored")
 }
