@@ -1,8 +1,6 @@
 package wire
 
 import (
-	"unicode/utf8"
-
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
@@ -11,10 +9,11 @@ import (
 // DecodeAdmitResponse reads the service's answer to an admission. It runs in
 // the filter on every remote admission, so it reads with jsonx (encoding/json
 // links syscall, which Envoy's proxy-wasm host traps at start-up), yet it
-// accepts and rejects exactly what json.Unmarshal into AdmitResponse does:
-// keys match case-insensitively, the last duplicate wins, null leaves a value
-// alone (and clears a pointer or slice), and any type mismatch is an error.
-// The one difference: documents nested deeper than jsonx.MaxDepth are refused.
+// accepts and rejects what json.Unmarshal into AdmitResponse does: the last
+// duplicate wins, null leaves a value alone (and clears a pointer or slice),
+// and any type mismatch is an error. Two differences: member names match
+// exactly, not case-insensitively (see keyIs), and documents nested deeper
+// than jsonx.MaxDepth are refused.
 func DecodeAdmitResponse(b []byte) (AdmitResponse, error) {
 	v := jsonx.Parse(b)
 	if !v.Exists() {
@@ -70,9 +69,9 @@ func decodeRefusalPtr(v jsonx.Value, p **Refusal) error {
 		case keyIs(key, "kind"):
 			return decodeKind(val, "refusal.kind", &f.Kind)
 		case keyIs(key, "dimension"):
-			return decodeString(val, "refusal.dimension", &f.Dimension)
+			return decodeName(val, "refusal.dimension", &f.Dimension, limit.ParseDimension)
 		case keyIs(key, "budget"):
-			return decodeString(val, "refusal.budget", &f.Budget)
+			return decodeName(val, "refusal.budget", &f.Budget, limit.ParsePeriod)
 		case keyIs(key, "retry_after"):
 			return decodeInt(val, "refusal.retry_after", &f.RetryAfter)
 		case keyIs(key, "exceeds_capacity"):
@@ -102,9 +101,9 @@ func decodeOpLevel(v jsonx.Value, l *OpLevel) error {
 		case keyIs(key, "kind"):
 			return decodeKind(val, "levels[].kind", &l.Kind)
 		case keyIs(key, "dimension"):
-			return decodeString(val, "levels[].dimension", &l.Dimension)
+			return decodeName(val, "levels[].dimension", &l.Dimension, limit.ParseDimension)
 		case keyIs(key, "budget"):
-			return decodeString(val, "levels[].budget", &l.Budget)
+			return decodeName(val, "levels[].budget", &l.Budget, limit.ParsePeriod)
 		case keyIs(key, "level"):
 			return decodeLevel(val, &l.Level)
 		}
@@ -321,40 +320,9 @@ func hasBackslash(b []byte) bool {
 	return false
 }
 
-// keyIs reports whether a member name selects the field named name (ASCII,
-// lowercase) the way encoding/json matches: bytes.EqualFold, so "ADMITTED"
-// matches, and so do the two non-ASCII runes whose fold set holds an ASCII
-// letter, the Kelvin sign (k) and the long s (s). Invalid UTF-8 never matches.
-func keyIs(key []byte, name string) bool {
-	j := 0
-	for i := 0; i < len(key); j++ {
-		if j >= len(name) {
-			return false
-		}
-		want := upper(name[j])
-		c := key[i]
-		if c < utf8.RuneSelf {
-			if upper(c) != want {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(key[i:])
-		switch {
-		case r == '\u212a' && want == 'K':
-		case r == '\u017f' && want == 'S':
-		default:
-			return false
-		}
-		i += size
-	}
-	return j == len(name)
-}
-
-func upper(c byte) byte {
-	if 'a' <= c && c <= 'z' {
-		return c - ('a' - 'A')
-	}
-	return c
-}
+// keyIs reports whether a member name selects the field named name: the
+// bytes must be equal. encoding/json would also take "ADMITTED" (and two
+// non-ASCII runes that fold onto k and s); every encoder of this protocol
+// is this project's and writes the names exactly, so a name in another case
+// is an unknown member, ignored.
+func keyIs(key []byte, name string) bool { return string(key) == name }

@@ -190,6 +190,11 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 			return errs.Wrap("sharedstore spend refusal for slot "+strconv.Quote(f.Slot), limit.ErrSpendUnavailable)
 		}
 		o.SpendRefusal = &spend.Exceeded{Slot: s, Limit: money.Amount(f.LimitNanoUSD), Used: money.Amount(f.UsedNanoUSD)}
+		if !o.Admitted() {
+			// A spend refusal is checked before any bucket: it is the
+			// verdict even when a bucket refusal rode along.
+			o.Result = limit.ResultSpendRefused
+		}
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func TestAnAnswerMustCheckTheSpendPart(t *testing.T) {
 		{"negative usage", `{"admitted":true,"spend":{"checked":true,"usage":[{"slot":"api_key_day","used_nano_usd":-1}]}}`, nil, spend.Usage{}, true},
 		{"checked, with room", `{"admitted":true,"spend":{"checked":true,"usage":[{"slot":"api_key_day","used_nano_usd":7},{"slot":"team_month","used_nano_usd":0}]}}`,
 			nil, spend.Usage{spend.KeyDay: 7}, false},
-		{"refused", `{"admitted":false,"SPEND":{"Checked":true,"refusal":{"slot":"team_month","limit_nano_usd":0,"used_nano_usd":3}}}`,
+		{"refused", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"team_month","limit_nano_usd":0,"used_nano_usd":3}}}`,
 			&spend.Exceeded{Slot: spend.TeamMonth, Used: 3}, spend.Usage{}, false},
 	}
 	for _, c := range cases {

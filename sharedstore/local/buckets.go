@@ -1,6 +1,8 @@
 package local
 
 import (
+	"github.com/tokenbudget/tokenbudget/shared/limit"
+
 	"errors"
 	"strconv"
 
@@ -37,9 +39,9 @@ func opFamilies(op *sharedstore.Op) family {
 	var f family
 	for _, l := range op.Limits {
 		switch l.Budget {
-		case "minute":
+		case limit.PeriodMinute:
 			f |= familyTokenMinute
-		case "day":
+		case limit.PeriodDay:
 			f |= familyTokenDay
 		}
 	}

@@ -86,7 +86,7 @@ func BenchmarkStoreRoundTrips(b *testing.B) {
 				t0 := time.Now()
 				o, err := e.store.Admit(ctx, p)
 				lat = append(lat, time.Since(t0))
-				if err != nil || !o.Admitted {
+				if err != nil || !o.Admitted() {
 					b.Fatalf("admit: %v", err)
 				}
 				mid := e.rt.n.Load()

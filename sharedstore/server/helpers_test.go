@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/tokenbudget/tokenbudget/shared/limit"
+
 	"context"
 	"strconv"
 	"sync/atomic"
@@ -97,31 +99,40 @@ var keySeq atomic.Int64
 // uniq makes a fresh op key so tests never share buckets.
 func uniq(prefix string) string { return prefix + ":" + strconv.FormatInt(keySeq.Add(1), 10) }
 
+// dimension is the named dimension; the helpers take names for brevity.
+func dimension(name string) sharedstore.Dimension {
+	d, ok := limit.ParseDimension(name)
+	if !ok {
+		panic("no dimension " + name)
+	}
+	return d
+}
+
 func tokOp(key, dim string, amount int64, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: key, Kind: sharedstore.KindTokens, Dimension: dim, Amount: amount, Limits: limits}
+	return sharedstore.Op{Key: key, Kind: sharedstore.KindTokens, Dimension: dimension(dim), Amount: amount, Limits: limits}
 }
 
 func reqOp(key, dim string, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: key, Kind: sharedstore.KindRequests, Dimension: dim, Amount: 1, Limits: limits}
+	return sharedstore.Op{Key: key, Kind: sharedstore.KindRequests, Dimension: dimension(dim), Amount: 1, Limits: limits}
 }
 
 func concOp(key, dim string, capacity int64) sharedstore.Op {
-	return sharedstore.Op{Key: key, Kind: sharedstore.KindConcurrency, Dimension: dim, Amount: 1,
-		Limits: []sharedstore.Limit{{Budget: "concurrent", Capacity: capacity}}}
+	return sharedstore.Op{Key: key, Kind: sharedstore.KindConcurrency, Dimension: dimension(dim), Amount: 1,
+		Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent, Capacity: capacity}}}
 }
 
 // slow limits refill so little during a test that levels compare to 0.5.
 func minute(capacity int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: "minute", Capacity: capacity, RefillPerSec: 0.001}
+	return sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: capacity, RefillPerSec: 0.001}
 }
 func day(capacity int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: "day", Capacity: capacity, RefillPerSec: 0.0001}
+	return sharedstore.Limit{Budget: limit.PeriodDay, Capacity: capacity, RefillPerSec: 0.0001}
 }
 
 // level reads one period of a bucket; an absent bucket is full.
 func level(t *testing.T, e env, opKey string, l sharedstore.Limit) float64 {
 	t.Helper()
-	v, err := e.c.HGet(context.Background(), bucketKey(opKey), "l:"+l.Budget).Result()
+	v, err := e.c.HGet(context.Background(), bucketKey(opKey), "l:"+l.Budget.String()).Result()
 	if err == redis.Nil {
 		return float64(l.Capacity)
 	}

@@ -131,7 +131,7 @@ func (s *Server) admit(ctx context.Context, w http.ResponseWriter, body []byte) 
 		return s.redisFailed(w, "admit", err)
 	}
 	writeAdmit(w, wire.FromOutcome(o))
-	if o.Admitted {
+	if o.Admitted() {
 		return "admitted"
 	}
 	return "refused"

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/tokenbudget/tokenbudget/shared/limit"
+
 	"bytes"
 	"encoding/json"
 	"io"
@@ -216,7 +218,7 @@ func TestHTTPRefusalLargerThanTheBucketSaysExceedsCapacity(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
 			srv := newHTTP(t, e)
-			l := sharedstore.Limit{Budget: "minute", Capacity: 20000, RefillPerSec: 20000.0 / 60}
+			l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 20000, RefillPerSec: 20000.0 / 60}
 			p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 30000, l)}}
 			code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, p))
 			require.Equal(t, http.StatusOK, code, string(b))
@@ -224,7 +226,7 @@ func TestHTTPRefusalLargerThanTheBucketSaysExceedsCapacity(t *testing.T) {
 			r, err := wire.DecodeAdmitResponse(b)
 			require.NoError(t, err)
 			o := r.Outcome()
-			require.False(t, o.Admitted)
+			require.False(t, o.Admitted())
 			require.True(t, o.Refusal.ExceedsCapacity)
 			require.Equal(t, int64(90), o.Refusal.RetryAfterSec, "its whole cost at the refill rate")
 		})

@@ -151,7 +151,7 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 		}
 	}
 	o := describe(ops, views, r.refOp, r.refLimit, r.refLevel, r.now)
-	if o.Admitted && id != "" {
+	if o.Admitted() && id != "" {
 		o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: p.Overage}
 	}
 	return o, nil
@@ -274,7 +274,7 @@ type opView struct {
 // levels with the same functions the shared-data backend uses.
 func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLevel float64, refNow int64) sharedstore.Outcome {
 	var o sharedstore.Outcome
-	o.Admitted = refOp < 0
+	o.Result = sharedstore.ResultAdmitted
 	for i, op := range ops {
 		for j, lv := range views[i].levels {
 			if j >= len(op.Limits) {
@@ -289,6 +289,7 @@ func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLeve
 		op := ops[refOp]
 		l := op.Limits[refLimit]
 		st := bucket.State{Level: refLevel, Last: refNow}
+		o.Result = sharedstore.ResultRefused
 		o.Refusal = &sharedstore.Refusal{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,
 			RetryAfterSec: bucket.RetryAfterSec(l, st, op.Amount), ExceedsCapacity: op.Amount > l.Capacity, Private: op.Private}
 		if op.Private {
