@@ -116,6 +116,59 @@ func decodeRune(s []byte, i int) (rune, int) {
 	return utf8.RuneError, 2
 }
 
+// Content returns the bytes between a String's quotes, undecoded (nil for
+// other kinds): with AppendUnescaped, a caller decodes into a buffer it
+// reuses instead of a new slice per string.
+func (v Value) Content() []byte {
+	c, _ := v.content()
+	return c
+}
+
+// UnescapeOptions change what AppendUnescaped does with bytes that are not
+// escapes.
+type UnescapeOptions uint8
+
+const (
+	// KeepInvalidUTF8 copies invalid UTF-8 outside escapes as it is instead
+	// of writing U+FFFD for each byte, for a caller that measures the bytes
+	// a client sent (the token estimator counts each as a token).
+	KeepInvalidUTF8 UnescapeOptions = 1 << iota
+)
+
+// AppendUnescaped appends the decoding of validated string content c (the
+// bytes between the quotes; see Content) to dst. Escapes decode as
+// encoding/json decodes them, an unpaired surrogate becoming U+FFFD, and so
+// does each invalid UTF-8 byte unless o has KeepInvalidUTF8.
+func AppendUnescaped(dst, c []byte, o UnescapeOptions) []byte {
+	if o&KeepInvalidUTF8 != 0 {
+		return appendEscapesDecoded(dst, c)
+	}
+	return appendDecoded(dst, c)
+}
+
+// appendEscapesDecoded decodes the escapes of c and copies every other byte.
+func appendEscapesDecoded(dst, c []byte) []byte {
+	start := 0
+	for i := 0; i < len(c); {
+		for i+8 <= len(c) && hasZero(load64(c, i)^(lsb*'\\')) == 0 {
+			i += 8
+		}
+		if i >= len(c) {
+			break
+		}
+		if c[i] != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, c[start:i]...)
+		r, n := decodeRune(c, i)
+		dst = utf8.AppendRune(dst, r)
+		i += n
+		start = i
+	}
+	return append(dst, c[start:]...)
+}
+
 // appendDecoded appends the decoding of string content c to dst.
 func appendDecoded(dst, c []byte) []byte {
 	start := 0
