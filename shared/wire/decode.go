@@ -259,34 +259,18 @@ func decodeKind(v jsonx.Value, what string, p *limit.Kind) error {
 	return nil
 }
 
-// parseInt64 reads a JSON number that strconv.ParseInt(s, 10, 64) accepts:
-// an optional minus and decimal digits within int64. It does not allocate.
+// parseInt64 reads a JSON number that strconv.ParseInt(s, 10, 64) accepts,
+// as encoding/json does for an int64 field: the wire's rule is that an
+// integer is spelled without a point or an exponent (1.0 and 1e3 are type
+// errors there); jsonx reads the digits.
 func parseInt64(b []byte) (int64, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	const cutoff = uint64(1) << 63 // |min int64|
-	var n uint64
 	for _, c := range b {
-		if c < '0' || c > '9' {
+		if c == '.' || c == 'e' || c == 'E' {
 			return 0, false
 		}
-		if n > (cutoff-uint64(c-'0'))/10 {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
 	}
-	if neg {
-		return -int64(n), true // n == cutoff wraps to min int64, as intended
-	}
-	if n >= cutoff {
-		return 0, false
-	}
-	return int64(n), true
+	n, ok := jsonx.ParseInteger(b)
+	return n.Value, ok && !n.Overflow
 }
 
 func typeError(what string, v jsonx.Value) error {
