@@ -1,14 +1,13 @@
 package core
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )

@@ -1,13 +1,12 @@
 package core
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 

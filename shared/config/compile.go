@@ -1,13 +1,12 @@
 package config
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"math"
 	"strings"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // Load is what the filter calls on configure: Check (parse and validate,

@@ -1,8 +1,9 @@
 package config
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"net/netip"
+
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // Allowance is one period of a token budget as enforced. Unlimited keeps

@@ -1,12 +1,11 @@
 package local_test
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 

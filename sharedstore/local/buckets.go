@@ -1,12 +1,11 @@
 package local
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"errors"
 	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 

@@ -1,11 +1,10 @@
 package local_test
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 

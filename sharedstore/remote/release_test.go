@@ -1,13 +1,12 @@
 package remote
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"encoding/json"
 	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )

@@ -1,8 +1,6 @@
 package remote
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"bytes"
 	"context"
 	"errors"
@@ -15,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"

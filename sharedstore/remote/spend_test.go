@@ -1,12 +1,11 @@
 package remote
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/shared/usage"

@@ -1,13 +1,12 @@
 package server
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"context"
 	"strconv"
 	"sync/atomic"
@@ -10,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 )

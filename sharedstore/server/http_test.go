@@ -1,8 +1,6 @@
 package server
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"bytes"
 	"encoding/json"
 	"io"
@@ -13,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )

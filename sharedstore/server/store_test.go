@@ -1,8 +1,6 @@
 package server
 
 import (
-	"github.com/tokenbudget/tokenbudget/shared/limit"
-
 	"context"
 	"strconv"
 	"strings"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
