@@ -136,7 +136,7 @@ func newRig(t *testing.T, tok string) *rig {
 	addr := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = rdb.Close() })
-	srv := httptest.NewServer(server.New(server.Config{Store: server.NewStore(rdb, server.Options{}), Token: token, Registry: prometheus.NewRegistry()}))
+	srv := httptest.NewServer(server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: token, Registry: prometheus.NewRegistry()}))
 	t.Cleanup(srv.Close)
 	r := &rig{fc: &fakeCaller{t: t, url: srv.URL}, rdb: rdb, clock: 1e18}
 	r.store = New(r.fc, Config{Token: tok, Authority: "sharedstore", RetryForNs: 10e9}, func() int64 { return r.clock })

@@ -35,7 +35,7 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 
 type env struct {
 	name  string
-	store *Store
+	store *Buckets
 	c     redis.UniversalClient
 	rt    *roundTrips
 }
@@ -69,7 +69,7 @@ func newEnv(t testing.TB, cluster bool) env {
 		c = cl
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	s := NewStore(c, Options{})
+	s := NewBuckets(c, Options{})
 	require.NoError(t, s.Load(ctx))
 	rt.n.Store(0)
 	return env{name: name, store: s, c: c, rt: rt}

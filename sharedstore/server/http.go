@@ -18,7 +18,7 @@ import (
 
 // Config is what the HTTP service needs.
 type Config struct {
-	Store *Store
+	Buckets *Buckets
 	// Token is the shared secret every /v1 call must present as
 	// "Authorization: Bearer <token>". It is compared in constant time and
 	// never logged.
@@ -39,7 +39,7 @@ const maxBody = 256 << 10
 
 // Server is the stateless HTTP front of the Redis buckets.
 type Server struct {
-	store   *Store
+	store   *Buckets
 	auth    []byte
 	m       *metrics
 	log     *slog.Logger
@@ -58,7 +58,7 @@ func New(c Config) *Server {
 	if c.RedisTimeout <= 0 {
 		c.RedisTimeout = 2 * time.Second
 	}
-	s := &Server{store: c.Store, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux()}
+	s := &Server{store: c.Buckets, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux()}
 	s.mux.HandleFunc("POST "+wire.PathAdmit, s.guard("admit", s.admit))
 	s.mux.HandleFunc("POST "+wire.PathSettle, s.guard("settle", s.settle))
 	s.mux.HandleFunc("POST "+wire.PathRelease, s.guard("release", s.release))

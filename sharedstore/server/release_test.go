@@ -225,7 +225,7 @@ func TestTombstoneExpiresAfterTombstoneTTL(t *testing.T) {
 	require.Greater(t, ttl, 47*time.Hour, "default: the hold TTL")
 	require.LessOrEqual(t, ttl, 48*time.Hour)
 
-	short := NewStore(e.c, Options{TombstoneTTL: 10 * time.Second})
+	short := NewBuckets(e.c, Options{TombstoneTTL: 10 * time.Second})
 	id = clientHoldID()
 	_, err = short.Release(ctx, id, nil)
 	require.NoError(t, err)

@@ -13,7 +13,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
-// Options tune a Store; zero values take the defaults.
+// Options tune Buckets; zero values take the defaults.
 type Options struct {
 	// HoldTTL bounds how long a hold record waits for its settle or
 	// release (default 48h): long enough for any generation, short enough
@@ -36,11 +36,12 @@ type Options struct {
 // already in use: nothing was committed.
 var ErrAdmissionAborted = errors.New("admission aborted: its hold id was already released or in use")
 
-// Store keeps fleet-wide buckets in Redis. It holds no state of its own, so
+// Buckets keeps fleet-wide buckets in Redis (it is not a sharedstore.Store:
+// it is what the service fronts). It holds no state of its own, so
 // any number of service replicas can front one Redis. With a single server
 // an admission, a settlement and a release are each one EVALSHA; with a
 // Redis Cluster each op runs on the node owning its slot (see cluster.go).
-type Store struct {
+type Buckets struct {
 	c       redis.UniversalClient
 	cluster bool
 	holdTTL int64 // ms
@@ -52,9 +53,9 @@ type Store struct {
 	give    *script
 }
 
-// NewStore wraps a client; a *redis.ClusterClient switches to per-op
+// NewBuckets wraps a client; a *redis.ClusterClient switches to per-op
 // scripts because a cluster cannot run one script across slots.
-func NewStore(c redis.UniversalClient, o Options) *Store {
+func NewBuckets(c redis.UniversalClient, o Options) *Buckets {
 	if o.HoldTTL <= 0 {
 		o.HoldTTL = 48 * time.Hour
 	}
@@ -68,7 +69,7 @@ func NewStore(c redis.UniversalClient, o Options) *Store {
 		o.NewHoldID = randomHoldID
 	}
 	_, cluster := c.(*redis.ClusterClient)
-	return &Store{
+	return &Buckets{
 		c: c, cluster: cluster,
 		holdTTL: o.HoldTTL.Milliseconds(), margin: o.ExpiryMargin.Milliseconds(), tombTTL: o.TombstoneTTL.Milliseconds(), newID: o.NewHoldID,
 		admit: newScript("admit", admitLua), end: newScript("end", endLua), give: newScript("give", giveLua),
@@ -83,7 +84,7 @@ func randomHoldID() string {
 
 // Load puts every script into Redis' script cache; call it at start so the
 // first request does not pay for the script bodies.
-func (s *Store) Load(ctx context.Context) error {
+func (s *Buckets) Load(ctx context.Context) error {
 	for _, sc := range []*script{s.admit, s.end, s.give} {
 		if err := sc.load(ctx, s.c); err != nil {
 			return err
@@ -93,11 +94,11 @@ func (s *Store) Load(ctx context.Context) error {
 }
 
 // Ping reports whether Redis answers (readiness).
-func (s *Store) Ping(ctx context.Context) error { return s.c.Ping(ctx).Err() }
+func (s *Buckets) Ping(ctx context.Context) error { return s.c.Ping(ctx).Err() }
 
 // Admit reserves a whole plan, all or nothing (docs/bucket-math.md), under a
 // hold id the store chooses.
-func (s *Store) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outcome, error) {
+func (s *Buckets) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outcome, error) {
 	return s.AdmitHold(ctx, p, "")
 }
 
@@ -106,7 +107,7 @@ func (s *Store) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outc
 // got. When the id was released first, or is in use, it commits nothing and
 // returns ErrAdmissionAborted. The id must satisfy wire.ValidHoldID; a plan
 // with nothing to hold ignores it.
-func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, error) {
+func (s *Buckets) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, error) {
 	ops := make([]sharedstore.Op, 0, len(p.Requests)+len(p.Tokens))
 	ops = append(append(ops, p.Requests...), p.Tokens...)
 	entries := p.HoldEntries()
@@ -159,18 +160,18 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 
 // Settle ends a hold with the usage reported; false means it had already
 // ended (or expired), so a retried call changes nothing.
-func (s *Store) Settle(ctx context.Context, id string, opKeys []string, actual int64) (bool, error) {
+func (s *Buckets) Settle(ctx context.Context, id string, opKeys []string, actual int64) (bool, error) {
 	return s.endHold(ctx, id, opKeys, "settle", actual)
 }
 
 // Release ends a hold giving back everything it reserved. A hold it does
 // not find (never admitted, or not yet) leaves a release tombstone, so a
 // later admission with that id commits nothing.
-func (s *Store) Release(ctx context.Context, id string, opKeys []string) (bool, error) {
+func (s *Buckets) Release(ctx context.Context, id string, opKeys []string) (bool, error) {
 	return s.endHold(ctx, id, opKeys, "release", 0)
 }
 
-func (s *Store) endHold(ctx context.Context, id string, opKeys []string, mode string, actual int64) (bool, error) {
+func (s *Buckets) endHold(ctx context.Context, id string, opKeys []string, mode string, actual int64) (bool, error) {
 	if s.cluster {
 		return s.endCluster(ctx, id, opKeys, mode, actual)
 	}
@@ -185,7 +186,7 @@ func (s *Store) endHold(ctx context.Context, id string, opKeys []string, mode st
 	return n == 1, nil
 }
 
-func (s *Store) endArgs(mode string, actual int64) []any {
+func (s *Buckets) endArgs(mode string, actual int64) []any {
 	return []any{mode, appendDoubles(nil, float64(actual), float64(s.margin), float64(s.holdTTL), float64(s.tombTTL))}
 }
 

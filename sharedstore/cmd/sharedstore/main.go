@@ -60,7 +60,7 @@ func run(args []string) error {
 	}
 	defer client.Close()
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	store := server.NewStore(client, server.Options{})
+	store := server.NewBuckets(client, server.Options{})
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	loadCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -69,7 +69,7 @@ func run(args []string) error {
 		log.Warn("scripts not loaded at start", "error", err)
 	}
 	cancel()
-	srv := &http.Server{Addr: *listen, Handler: server.New(server.Config{Store: store, Token: token, Logger: log}),
+	srv := &http.Server{Addr: *listen, Handler: server.New(server.Config{Buckets: store, Token: token, Logger: log}),
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
