@@ -1,6 +1,8 @@
 // Package limit is the vocabulary every budget store and the filter share:
-// bucket kinds, the periods of one bucket (Limit), the ops and plan a
-// request must fit, the hold it takes, and the outcome of an admission. It
+// bucket kinds, periods and dimensions (small integer enums; their names
+// appear only at the edges: config, wire, metric labels, refusal text), the
+// periods of one bucket (Limit), the ops and plan a request must fit, the
+// hold it takes, and the outcome of an admission with its Result. It
 // sits at the bottom of shared/ so the pure logic above it (bucket math,
 // planning, refusals, the wire) depends on no store; package sharedstore
 // holds the Store interface and its backends.
