@@ -1,6 +1,7 @@
 package limit
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +64,24 @@ func TestAnOutcomeAdmitsOnlyWithTheAdmittedResult(t *testing.T) {
 		require.Equal(t, want, Outcome{Result: r}.Admitted(), r.String())
 	}
 	require.False(t, Outcome{}.Admitted())
+}
+
+// encoding/json writes and reads the names (the wire's form), refuses an
+// unknown name and a value with no name.
+func TestPeriodsAndDimensionsTravelInJSONAsTheirNames(t *testing.T) {
+	type op struct {
+		Dimension Dimension `json:"dimension"`
+		Budget    Period    `json:"budget"`
+	}
+	b, err := json.Marshal(op{DimAPIKey, PeriodMinute})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"dimension":"api_key","budget":"minute"}`, string(b))
+	var back op
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, op{DimAPIKey, PeriodMinute}, back)
+	for _, bad := range []string{`{"budget":"week"}`, `{"dimension":"Api_Key"}`, `{"budget":2}`} {
+		require.Error(t, json.Unmarshal([]byte(bad), &back), bad)
+	}
+	_, err = json.Marshal(op{})
+	require.Error(t, err, "the zero values have no name")
 }

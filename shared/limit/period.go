@@ -1,11 +1,5 @@
 package limit
 
-import (
-	"strconv"
-
-	"github.com/tokenbudget/tokenbudget/shared/errs"
-)
-
 // Period is how long one Limit of a bucket lasts: how fast it refills and
 // how long a caller that waits for it waits. The names are the edge form
 // (config, wire, metric labels, refusal text); the core switches on the
@@ -27,19 +21,14 @@ const (
 	PeriodConcurrent
 )
 
-var periodNames = [...]string{PeriodSecond: "second", PeriodMinute: "minute", PeriodDay: "day", PeriodConcurrent: "concurrent"}
+var periodNames = enumNames[Period]{"period", []string{PeriodSecond: "second", PeriodMinute: "minute", PeriodDay: "day", PeriodConcurrent: "concurrent"}}
 
 // String is the period's name on the wire, in metric labels and in refusal
 // text; "unknown" for a value no parser yields.
-func (p Period) String() string {
-	if p == PeriodUnknown || int(p) >= len(periodNames) {
-		return "unknown"
-	}
-	return periodNames[p]
-}
+func (p Period) String() string { return periodNames.name(p) }
 
 // Valid reports whether p is one of the named periods.
-func (p Period) Valid() bool { return p != PeriodUnknown && int(p) < len(periodNames) }
+func (p Period) Valid() bool { return periodNames.valid(p) }
 
 // Seconds is how long the period is, which is what a bucket that never
 // refills asks a caller to wait: a second for the rate bucket, for a
@@ -57,30 +46,11 @@ func (p Period) Seconds() int64 {
 
 // ParsePeriod reads a period's name exactly (no case folding: every writer
 // of the name is this project).
-func ParsePeriod(name string) (Period, bool) {
-	for p := PeriodSecond; int(p) < len(periodNames); p++ {
-		if periodNames[p] == name {
-			return p, true
-		}
-	}
-	return PeriodUnknown, false
-}
+func ParsePeriod(name string) (Period, bool) { return periodNames.parse(name) }
 
 // MarshalText writes the period's name, so encoding/json writes the wire's
 // string for it.
-func (p Period) MarshalText() ([]byte, error) {
-	if !p.Valid() {
-		return nil, errs.New("no name for period " + strconv.Itoa(int(p)))
-	}
-	return []byte(periodNames[p]), nil
-}
+func (p Period) MarshalText() ([]byte, error) { return periodNames.marshal(p) }
 
 // UnmarshalText reads a period's name exactly; anything else is an error.
-func (p *Period) UnmarshalText(b []byte) error {
-	v, ok := ParsePeriod(string(b))
-	if !ok {
-		return errs.New("unknown period " + quote(b))
-	}
-	*p = v
-	return nil
-}
+func (p *Period) UnmarshalText(b []byte) error { return periodNames.unmarshal(p, b) }
