@@ -12,7 +12,10 @@ import (
 // accepts and rejects what json.Unmarshal into AdmitResponse does: the last
 // duplicate wins, null leaves a value alone (and clears a pointer or slice),
 // and any type mismatch is an error. Two differences: member names match
-// exactly, not case-insensitively (see keyIs), and documents nested deeper
+// exactly, not case-insensitively (encoding/json would also take "ADMITTED"
+// and two non-ASCII runes that fold onto k and s; every encoder of this
+// protocol is this project's and writes the names exactly, so a name in
+// another case is an unknown member, ignored), and documents nested deeper
 // than jsonx.MaxDepth are refused.
 func DecodeAdmitResponse(b []byte) (AdmitResponse, error) {
 	v := jsonx.Parse(b)
@@ -28,22 +31,22 @@ func DecodeAdmitResponse(b []byte) (AdmitResponse, error) {
 
 func decodeAdmitResponse(v jsonx.Value, r *AdmitResponse) error {
 	return decodeObject(v, "response", func(key []byte, val jsonx.Value) error {
-		switch {
-		case keyIs(key, "admitted"):
+		switch string(key) {
+		case "admitted":
 			return decodeBool(val, "admitted", &r.Admitted)
-		case keyIs(key, "aborted"):
+		case "aborted":
 			return decodeBool(val, "aborted", &r.Aborted)
-		case keyIs(key, "refusal"):
+		case "refusal":
 			return decodeRefusalPtr(val, &r.Refusal)
-		case keyIs(key, "levels"):
+		case "levels":
 			return decodeSlice(val, "levels", &r.Levels, decodeOpLevel)
-		case keyIs(key, "hold"):
+		case "hold":
 			return decodeString(val, "hold", &r.Hold)
-		case keyIs(key, "skipped"):
+		case "skipped":
 			return decodeSlice(val, "skipped", &r.Skipped, func(v jsonx.Value, s *string) error {
 				return decodeString(v, "skipped", s)
 			})
-		case keyIs(key, "spend"):
+		case "spend":
 			return decodeSpendVerdictPtr(val, &r.Spend)
 		}
 		return nil
@@ -65,20 +68,20 @@ func decodeRefusalPtr(v jsonx.Value, p **Refusal) error {
 	}
 	f := *p
 	return decodeObject(v, "refusal", func(key []byte, val jsonx.Value) error {
-		switch {
-		case keyIs(key, "kind"):
+		switch string(key) {
+		case "kind":
 			return decodeKind(val, "refusal.kind", &f.Kind)
-		case keyIs(key, "dimension"):
+		case "dimension":
 			return decodeName(val, "refusal.dimension", &f.Dimension, limit.ParseDimension)
-		case keyIs(key, "budget"):
+		case "budget":
 			return decodeName(val, "refusal.budget", &f.Budget, limit.ParsePeriod)
-		case keyIs(key, "retry_after"):
+		case "retry_after":
 			return decodeInt(val, "refusal.retry_after", &f.RetryAfter)
-		case keyIs(key, "exceeds_capacity"):
+		case "exceeds_capacity":
 			return decodeBool(val, "refusal.exceeds_capacity", &f.ExceedsCapacity)
-		case keyIs(key, "private"):
+		case "private":
 			return decodeBool(val, "refusal.private", &f.Private)
-		case keyIs(key, "level"):
+		case "level":
 			if val.Kind == jsonx.Null {
 				f.Level = nil
 				return nil
@@ -97,14 +100,14 @@ func decodeRefusalPtr(v jsonx.Value, p **Refusal) error {
 
 func decodeOpLevel(v jsonx.Value, l *OpLevel) error {
 	return decodeObject(v, "levels[]", func(key []byte, val jsonx.Value) error {
-		switch {
-		case keyIs(key, "kind"):
+		switch string(key) {
+		case "kind":
 			return decodeKind(val, "levels[].kind", &l.Kind)
-		case keyIs(key, "dimension"):
+		case "dimension":
 			return decodeName(val, "levels[].dimension", &l.Dimension, limit.ParseDimension)
-		case keyIs(key, "budget"):
+		case "budget":
 			return decodeName(val, "levels[].budget", &l.Budget, limit.ParsePeriod)
-		case keyIs(key, "level"):
+		case "level":
 			return decodeLevel(val, &l.Level)
 		}
 		return nil
@@ -113,12 +116,12 @@ func decodeOpLevel(v jsonx.Value, l *OpLevel) error {
 
 func decodeLevel(v jsonx.Value, l *Level) error {
 	return decodeObject(v, "level", func(key []byte, val jsonx.Value) error {
-		switch {
-		case keyIs(key, "capacity"):
+		switch string(key) {
+		case "capacity":
 			return decodeInt(val, "level.capacity", &l.Capacity)
-		case keyIs(key, "remaining"):
+		case "remaining":
 			return decodeInt(val, "level.remaining", &l.Remaining)
-		case keyIs(key, "reset_unix"):
+		case "reset_unix":
 			return decodeInt(val, "level.reset_unix", &l.ResetUnix)
 		}
 		return nil
@@ -303,10 +306,3 @@ func hasBackslash(b []byte) bool {
 	}
 	return false
 }
-
-// keyIs reports whether a member name selects the field named name: the
-// bytes must be equal. encoding/json would also take "ADMITTED" (and two
-// non-ASCII runes that fold onto k and s); every encoder of this protocol
-// is this project's and writes the names exactly, so a name in another case
-// is an unknown member, ignored.
-func keyIs(key []byte, name string) bool { return string(key) == name }
