@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -147,26 +148,21 @@ func AppendUnescaped(dst, c []byte, o UnescapeOptions) []byte {
 }
 
 // appendEscapesDecoded decodes the escapes of c and copies every other byte.
+// Escapes are rare in what it reads (prompt text), so it jumps from one
+// backslash to the next with bytes.IndexByte.
 func appendEscapesDecoded(dst, c []byte) []byte {
-	start := 0
 	for i := 0; i < len(c); {
-		for i+8 <= len(c) && hasZero(load64(c, i)^(lsb*'\\')) == 0 {
-			i += 8
+		j := bytes.IndexByte(c[i:], '\\')
+		if j < 0 {
+			return append(dst, c[i:]...)
 		}
-		if i >= len(c) {
-			break
-		}
-		if c[i] != '\\' {
-			i++
-			continue
-		}
-		dst = append(dst, c[start:i]...)
+		dst = append(dst, c[i:i+j]...)
+		i += j
 		r, n := decodeRune(c, i)
 		dst = utf8.AppendRune(dst, r)
 		i += n
-		start = i
 	}
-	return append(dst, c[start:]...)
+	return dst
 }
 
 // appendDecoded appends the decoding of string content c to dst.
