@@ -33,6 +33,11 @@ const (
 	KindTokens
 )
 
+var kindNames = enumNames[Kind]{"kind", []string{KindRequests: "requests", KindConcurrency: "concurrency", KindTokens: "tokens"}}
+
+// String names the kind for logs and errors; the wire carries the number.
+func (k Kind) String() string { return kindNames.name(k) }
+
 // Limit is one period of one bucket, with the parameters in force when the
 // plan was made. A hold records them, so a hold taken before a config reload
 // settles on these numbers rather than the live ones.

@@ -85,3 +85,9 @@ func TestPeriodsAndDimensionsTravelInJSONAsTheirNames(t *testing.T) {
 	_, err = json.Marshal(op{})
 	require.Error(t, err, "the zero values have no name")
 }
+
+func TestKindsHaveNamesForLogs(t *testing.T) {
+	for k, name := range map[Kind]string{KindRequests: "requests", KindConcurrency: "concurrency", KindTokens: "tokens", 0: "unknown", 9: "unknown"} {
+		require.Equal(t, name, k.String())
+	}
+}
