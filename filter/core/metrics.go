@@ -246,8 +246,8 @@ func (m *metricSet) refusal(r sharedstore.Refusal, limitType string) {
 		metrics.LabelDimension, r.Dimension.String(), metrics.LabelBudget, r.Budget.String()), 1)
 }
 
-func (m *metricSet) shadowRefusal(limitType string, dimension limit.Dimension) {
-	m.count(mk(metrics.ShadowRefusals, metrics.LabelDimension, dimension.String(), metrics.LabelLimitType, limitType), 1)
+func (m *metricSet) shadowRefusal(limitType, dimension string) {
+	m.count(mk(metrics.ShadowRefusals, metrics.LabelDimension, dimension, metrics.LabelLimitType, limitType), 1)
 }
 
 func (m *metricSet) skipped(dimension string) {

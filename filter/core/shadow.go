@@ -16,7 +16,7 @@ import (
 // watches are the ones enforcement would produce.
 func (s *Stream) shadowRefused(r sharedstore.Refusal) {
 	limitType := refusal.LimitType(r.Kind, r.Budget)
-	s.root.metrics.shadowRefusal(limitType, r.Dimension)
+	s.root.metrics.shadowRefusal(limitType, r.Dimension.String())
 	s.log.shadow = append(s.log.shadow, shadowRefusal{limitType: limitType, dimension: r.Dimension.String()})
 	s.plan = withoutDimension(s.plan, r.Dimension, r.Kind == sharedstore.KindTokens)
 	if len(s.plan.Requests) == 0 && len(s.plan.Tokens) == 0 {
