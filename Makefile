@@ -13,9 +13,6 @@ SMOKETIME ?= 20000x
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
-# Packages under shared/ that compile for wasip1 (schema and cmd/ are native tools).
-SHARED_PKGS = $(shell $(GO) list ./shared/... | grep -v -e /schema -e /cmd/)
-
 # Fuzz targets are found, not listed: every `func FuzzX` in a _test.go file of
 # this module, as package:name. `make test` runs each for SMOKETIME
 # executions, `make fuzz` for FUZZTIME each.
@@ -73,11 +70,14 @@ fuzz-smoke fuzz:
 			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
 	done
 
-# Native vet of everything, and a wasip1 build of every package the module
+# Native vet of everything, a wasip1 vet of everything under shared/ (tests
+# included: shared/ is compiled into the module and holds no native tool, so
+# one cannot creep back), and a wasip1 build of the other packages the module
 # is made of (their tests import native-only helpers such as redistest).
 vet:
 	$(GO) vet ./...
-	$(WASMENV) $(GO) build ./filter/... $(SHARED_PKGS) ./sharedstore ./sharedstore/local ./sharedstore/remote ./sharedstore/fallback
+	$(WASMENV) $(GO) vet ./shared/...
+	$(WASMENV) $(GO) build ./filter/... ./sharedstore ./sharedstore/local ./sharedstore/remote ./sharedstore/fallback
 
 # The local gateway on the embedded mock LLM with the example config. The binary is built and
 # exec'd (not `go run`, which would stand between a SIGHUP and the gateway), so
@@ -100,7 +100,7 @@ fleet: build build/sharedstore build/gateway
 bench: build
 	{ TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
 		$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) -count $(BENCHCOUNT) \
-		./shared/... ./sharedstore/... ./e2e/... ./bench/...; echo $$? > build/bench.rc; } | tee build/bench.txt
+		./shared/... ./sharedstore/... ./e2e/...; echo $$? > build/bench.rc; } | tee build/bench.txt
 	@test "$$(cat build/bench.rc)" = 0 || { echo "benchmarks failed"; exit 1; }
 	@echo "module sizes (bytes, then gzip -9 bytes):" | tee build/bench-ratios.txt
 	@for f in $(WASM) $(PASSWASM); do \
@@ -112,7 +112,7 @@ bench: build
 # Instructions per 1 KiB request, filter vs pass-through, counted by
 # valgrind's callgrind in one process: bench's instruction-count test marks
 # N steady-state requests per module with callgrind client requests
-# (internal/callgrind), so the figure does not depend on the machine's load.
+# (e2e/bench/internal/callgrind), so the figure does not depend on the machine's load.
 # A native run first fills wazero's compilation cache, so valgrind does not
 # spend its time compiling the modules. Async preemption is off because
 # callgrind cannot follow the Go runtime's preemption signals.
@@ -120,18 +120,18 @@ INSTR_REQUESTS ?= 200
 CGDIR := build/callgrind
 bench-instructions: build
 	@mkdir -p $(CGDIR) build/wasmcache && rm -f $(CGDIR)/callgrind.out*
-	CGO_ENABLED=0 $(GO) test -c -o build/bench.test ./bench
-	$(WASMENV) $(GO) build -buildmode=c-shared -o build/estvm.wasm ./bench/testdata/estvm
-	cd bench && TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
+	CGO_ENABLED=0 $(GO) test -c -o build/bench.test ./e2e/bench
+	$(WASMENV) $(GO) build -buildmode=c-shared -o build/estvm.wasm ./e2e/bench/testdata/estvm
+	cd e2e/bench && TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
 		TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
 		TOKENBUDGET_INSTRUCTION_REQUESTS=2 \
-		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
-	cd bench && GODEBUG=asyncpreemptoff=1 TOKENBUDGET_WASM=$(CURDIR)/$(WASM) \
+		../../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
+	cd e2e/bench && GODEBUG=asyncpreemptoff=1 TOKENBUDGET_WASM=$(CURDIR)/$(WASM) \
 		TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache \
 		TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
 		TOKENBUDGET_INSTRUCTION_REQUESTS=$(INSTR_REQUESTS) valgrind --tool=callgrind -q \
 		--callgrind-out-file=$(CURDIR)/$(CGDIR)/callgrind.out \
-		../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
+		../../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
 	@awk -v n=$(INSTR_REQUESTS) '/^desc: Trigger: Client Request: / { m = $$NF } \
 		/^totals: / && m != "" { ir[m] = $$2; m = "" } \
 		END { if (!ir["filter"] || !ir["passthrough"]) { print "no callgrind dumps found"; exit 1 } \
@@ -143,7 +143,7 @@ bench-instructions: build
 		$(CGDIR)/callgrind.out.*
 
 validate:
-	$(GO) run ./shared/cmd/tbconfig validate $(CONFIG)
+	$(GO) run ./envoy/cmd/tbconfig validate $(CONFIG)
 
 # The module as an OCI image Istio pulls (Wasm image spec, compat variant: one layer holding
 # plugin.wasm): the layout in build/oci, the same as one tar in build/oci.tar, its manifest

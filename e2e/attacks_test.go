@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/gateway"
+	"github.com/tokenbudget/tokenbudget/examples/mockllm"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 )
 
@@ -237,7 +238,7 @@ func runAttacks(t *testing.T, served *servedLog, gw func(int) *gateway.Gateway, 
 func TestE2EAttacksOnOneKeyAreHeldToItsBudgetLocally(t *testing.T) {
 	served := &servedLog{}
 	clock := &frozenClock{t: time.Unix(1_800_000_000, 0)}
-	g := startGateway(t, localAttackConfig(), withClock(clock), func(c *gateway.Config) { c.Mock.OnServed = served.add })
+	g := startGateway(t, localAttackConfig(), withClock(clock), func(c *gateway.Config) { c.UpstreamHandler = mockllm.New(mockllm.Options{OnServed: served.add}) })
 	runAttacks(t, served, func(int) *gateway.Gateway { return g }, []*gateway.Gateway{g}, 0, 1)
 	require.Empty(t, g.Host().Traps())
 }
@@ -246,7 +247,7 @@ func TestE2EAttacksOnOneKeyAreHeldToItsFleetBudget(t *testing.T) {
 	served := &servedLog{}
 	addr := redistest.Start(t)
 	r1, r2 := startReplica(t, addr), startReplica(t, addr)
-	onServed := func(c *gateway.Config) { c.Mock.OnServed = served.add }
+	onServed := func(c *gateway.Config) { c.UpstreamHandler = mockllm.New(mockllm.Options{OnServed: served.add}) }
 	a := startGateway(t, fleetAttackConfig(), withClusters(map[string]string{"sharedstore": r1.URL()}), onServed)
 	b := startGateway(t, fleetAttackConfig(), withClusters(map[string]string{"sharedstore": r2.URL()}), onServed)
 	gw := func(i int) *gateway.Gateway {

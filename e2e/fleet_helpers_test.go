@@ -63,10 +63,10 @@ func startReplica(t testing.TB, redisAddr string) *replica {
 	t.Helper()
 	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { _ = rdb.Close() })
-	store := server.NewStore(rdb, server.Options{})
+	store := server.NewBuckets(rdb, server.Options{})
 	reg := prometheus.NewRegistry()
 	r := &replica{t: t, rdb: rdb, reg: reg}
-	r.h = server.New(server.Config{Store: store, Token: fleetToken, Registry: reg, RedisTimeout: 2 * time.Second})
+	r.h = server.New(server.Config{Buckets: store, Token: fleetToken, Registry: reg, RedisTimeout: 2 * time.Second})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	r.addr = ln.Addr().String()

@@ -68,8 +68,8 @@ func startLedgerFleet(t *testing.T, pluginConfig string) ledgerFleet {
 	cache := spendcache.New(rdb, led, spendcache.Options{})
 	f := ledgerFleet{rdb: rdb, pool: pool, led: led, cache: cache, worker: spendworker.New(led, cache, spendworker.Options{})}
 	url := func() string {
-		store := server.NewStore(rdb, server.Options{Spend: cache})
-		h := server.New(server.Config{Store: store, Token: fleetToken, Registry: prometheus.NewRegistry(), Ledger: led})
+		store := server.NewBuckets(rdb, server.Options{Spend: cache})
+		h := server.New(server.Config{Buckets: store, Token: fleetToken, Registry: prometheus.NewRegistry(), Ledger: led})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}

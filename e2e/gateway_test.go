@@ -15,7 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/gateway"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
+	"github.com/tokenbudget/tokenbudget/examples/mockllm"
 )
 
 // frozenClock is a wall clock the test moves by hand, so budget levels are
@@ -41,11 +42,13 @@ func startGateway(t testing.TB, pluginConfig string, opts ...gwOpt) *gateway.Gat
 		PluginConfig: []byte(pluginConfig),
 		Listen:       "127.0.0.1:0",
 		Admin:        "127.0.0.1:0",
-		Upstream:     gateway.UpstreamMock,
 		Workers:      2,
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.Upstream == "" && cfg.UpstreamHandler == nil {
+		cfg.UpstreamHandler = mockllm.New(mockllm.Options{})
 	}
 	g, err := gateway.New(cfg)
 	require.NoError(t, err)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 )
 
 func repoFile(t *testing.T, rel string) string {

@@ -100,7 +100,7 @@ func expectSpent(t *testing.T, l *ledger, key string, call func() int64) {
 func TestE2EOfficialSDKsSettleExactlyWhatTheBackendReported(t *testing.T) {
 	clock := &frozenClock{t: time.Unix(1_800_000_000, 0)}
 	served := &servedLog{}
-	g := startGateway(t, sdkConfig, withClock(clock), func(c *gateway.Config) { c.Mock.OnServed = served.add })
+	g := startGateway(t, sdkConfig, withClock(clock), func(c *gateway.Config) { c.UpstreamHandler = mockllm.New(mockllm.Options{OnServed: served.add}) })
 	l := newLedger(t, g)
 	ctx := context.Background()
 	base := "http://" + g.Addr()

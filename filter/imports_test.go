@@ -14,7 +14,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 )
 
 // Envoy's legacy host profile (docs/envoy-wasi.md): a module importing anything
@@ -163,6 +163,8 @@ type listedPackage struct {
 	ImportPath string
 	Imports    []string
 	Module     *struct{ Path string }
+	GoFiles    []string
+	Error      *struct{ Err string }
 }
 
 // banned are the packages that link syscall into a wasip1 build (or are
@@ -225,9 +227,9 @@ func TestModulesLinkNothingThatCallsWASIDuringInitialize(t *testing.T) {
 
 // Every package meant for the module stays startable in Envoy even before
 // the filter links it: the module's own dependencies, and every package
-// under shared/ but its native tools (cmd/, schema). The list is derived
-// from the tree, one subtest per package, failing beside the package that
-// brought the import in.
+// under shared/ (which holds no native tool). The list is derived from the
+// tree, one subtest per package, failing beside the package that brought
+// the import in.
 func TestEveryPackageMeantForTheModuleLinksNoSyscall(t *testing.T) {
 	meant := map[string]bool{}
 	for _, p := range goList(t, "-deps", "./filter") {
@@ -236,9 +238,7 @@ func TestEveryPackageMeantForTheModuleLinksNoSyscall(t *testing.T) {
 		}
 	}
 	for _, p := range goList(t, "./shared/...") {
-		if !strings.Contains(p.ImportPath, "/cmd/") && !strings.HasSuffix(p.ImportPath, "/schema") {
-			meant[p.ImportPath] = true
-		}
+		meant[p.ImportPath] = true
 	}
 	require.Contains(t, meant, modulePath+"/shared/bucket", "the derived list found the shared packages")
 	for pkg := range meant {
@@ -249,5 +249,33 @@ func TestEveryPackageMeantForTheModuleLinksNoSyscall(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Everything under shared/ is compiled into the module, so every package
+// there builds for wasip1: a native tool (a command, a reflection-based
+// generator) belongs beside the command that uses it, not in shared/. A
+// package whose files are all excluded for wasip1 drops out of a wasip1
+// `go list ./shared/...` (and so out of `make vet`'s wasip1 vet) without a
+// word, so the native listing is the reference.
+func TestEveryPackageUnderSharedBuildsForWasip1(t *testing.T) {
+	root, err := wasmbuild.Root()
+	require.NoError(t, err)
+	cmd := exec.Command("go", "list", "./shared/...")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	native := strings.Fields(string(out))
+	require.Contains(t, native, modulePath+"/shared/bucket")
+	wasip1 := map[string]bool{}
+	for _, p := range goList(t, "-e", "./shared/...") {
+		if p.Error != nil {
+			require.Failf(t, "a package under shared/ does not build for wasip1", "%s: %s", p.ImportPath, p.Error.Err)
+		}
+		require.NotEmpty(t, p.GoFiles, "%s has no Go file for wasip1", p.ImportPath)
+		wasip1[p.ImportPath] = true
+	}
+	for _, pkg := range native {
+		require.True(t, wasip1[pkg], "%s builds natively but not for wasip1: move the native tool out of shared/", pkg)
 	}
 }

@@ -16,6 +16,8 @@ import "github.com/tokenbudget/tokenbudget/shared/limit"
 // The vocabulary of shared/limit, by the names the stores use.
 type (
 	Kind      = limit.Kind
+	Period    = limit.Period
+	Dimension = limit.Dimension
 	Limit     = limit.Limit
 	Op        = limit.Op
 	Plan      = limit.Plan
@@ -28,6 +30,7 @@ type (
 	HoldEntry = limit.HoldEntry
 	Hold      = limit.Hold
 	Outcome   = limit.Outcome
+	Result    = limit.Result
 )
 
 const (
@@ -38,6 +41,11 @@ const (
 	OverageSkip     = limit.OverageSkip
 	BackendLocal    = limit.BackendLocal
 	BackendRemote   = limit.BackendRemote
+
+	ResultFailed       = limit.ResultFailed
+	ResultAdmitted     = limit.ResultAdmitted
+	ResultRefused      = limit.ResultRefused
+	ResultSpendRefused = limit.ResultSpendRefused
 )
 
 var ErrSpendUnavailable = limit.ErrSpendUnavailable

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/examples/mockllm"
 )
 
 func TestReadyAnswersLive(t *testing.T) {
@@ -68,7 +69,7 @@ func TestReloadAppliesTheFileAndKeepsTheOldConfigOnRejection(t *testing.T) {
 }
 
 func TestBadConfigAtStartIsRefusedWithTheReason(t *testing.T) {
-	_, err := New(Config{Module: guest(t), PluginConfig: []byte("reject"), Upstream: UpstreamMock,
+	_, err := New(Config{Module: guest(t), PluginConfig: []byte("reject"), UpstreamHandler: mockllm.New(mockllm.Options{}),
 		VMID: "gw-" + t.Name()})
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "load plugin")

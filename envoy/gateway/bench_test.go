@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 	"github.com/tokenbudget/tokenbudget/examples/mockllm"
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
 )
 
 const benchBody = `{"model":"gpt-4o","messages":[{"role":"user","content":"how many tokens is this"}]}`
@@ -37,7 +37,7 @@ func benchRequests(b *testing.B, url, body string) {
 
 func benchGateway(b *testing.B) *Gateway {
 	g, err := New(Config{Module: wasmbuild.Passthrough(b), PluginConfig: []byte("{}"), Listen: "127.0.0.1:0",
-		Admin: "off", Upstream: UpstreamMock, VMID: "bench", Workers: 2,
+		Admin: "off", UpstreamHandler: mockllm.New(mockllm.Options{}), VMID: "bench", Workers: 2,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)

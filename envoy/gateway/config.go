@@ -5,17 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
-	"github.com/tokenbudget/tokenbudget/examples/mockllm"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 )
-
-// UpstreamMock is the Config.Upstream value that starts the in-process mock LLM on its own
-// loopback port, so the gateway runs with nothing else installed.
-const UpstreamMock = "mock"
 
 // Defaults of the command's flags; the same values envoy/envoy.yaml uses.
 const (
@@ -43,10 +39,12 @@ type Config struct {
 	PluginConfig []byte
 	// Listen and Admin are the proxy and admin addresses; Admin "off" disables the admin server.
 	Listen, Admin string
-	// Upstream is the LLM backend's base URL, or UpstreamMock.
+	// Upstream is the LLM backend's base URL.
 	Upstream string
-	// Mock configures the in-process mock when Upstream is UpstreamMock.
-	Mock mockllm.Options
+	// UpstreamHandler, when set, is the backend instead (Upstream must then be empty): the
+	// gateway serves it on a loopback port of its own, so the gateway runs with nothing else
+	// installed (the command's --upstream mock serves the mock LLM this way).
+	UpstreamHandler http.Handler
 	// MaxRequestHeadersBytes bounds a request's headers; 0 means DefaultMaxRequestHeadersBytes.
 	MaxRequestHeadersBytes int
 	// StreamIdleTimeout ends a stream with no activity for this long; 0 means
@@ -119,8 +117,8 @@ func (c *Config) applyDefaults() error {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
-	if c.Upstream == "" {
-		return errors.New("gateway: no upstream (a URL, or \"mock\")")
+	if c.Upstream == "" && c.UpstreamHandler == nil {
+		return errors.New("gateway: no upstream (a URL, or an upstream handler)")
 	}
 	if c.Module == nil {
 		if c.WasmPath == "" {

@@ -15,11 +15,10 @@ import (
 	"time"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
-	"github.com/tokenbudget/tokenbudget/examples/mockllm"
 )
 
 // Gateway is one running local gateway: the wasm host, the proxy listener, the admin listener and,
-// with Upstream "mock", the mock LLM.
+// with an UpstreamHandler, the in-process upstream.
 type Gateway struct {
 	cfg       Config
 	log       *slog.Logger
@@ -28,8 +27,8 @@ type Gateway struct {
 	upstream  *url.URL
 	transport *http.Transport
 
-	mock     *http.Server
-	mockLn   net.Listener
+	inproc   *http.Server // serves Config.UpstreamHandler; nil with a URL upstream
+	inprocLn net.Listener
 	proxy    *http.Server
 	proxyLn  net.Listener
 	admin    *http.Server
@@ -56,19 +55,22 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.AccessLog != nil {
 		g.access = &accessLog{w: cfg.AccessLog}
 	}
-	if cfg.Upstream == UpstreamMock {
+	if cfg.UpstreamHandler != nil {
+		if cfg.Upstream != "" {
+			return nil, fmt.Errorf("gateway: upstream %q and an upstream handler: set one", cfg.Upstream)
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("gateway: mock upstream listener: %w", err)
+			return nil, fmt.Errorf("gateway: in-process upstream listener: %w", err)
 		}
-		g.mockLn = ln
-		g.mock = &http.Server{Handler: mockllm.New(cfg.Mock), ReadHeaderTimeout: 10 * time.Second}
+		g.inprocLn = ln
+		g.inproc = &http.Server{Handler: cfg.UpstreamHandler, ReadHeaderTimeout: 10 * time.Second}
 		cfg.Upstream = "http://" + ln.Addr().String()
 	}
 	u, err := url.Parse(cfg.Upstream)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		g.closeMockListener()
-		return nil, fmt.Errorf("gateway: upstream %q: want an http(s) URL or %q", cfg.Upstream, UpstreamMock)
+		g.closeInprocListener()
+		return nil, fmt.Errorf("gateway: upstream %q: want an http(s) URL (or an upstream handler)", cfg.Upstream)
 	}
 	g.upstream = u
 	clusters := make(map[string]string, len(cfg.Clusters)+1)
@@ -98,7 +100,7 @@ func New(cfg Config) (*Gateway, error) {
 		AllowStdioInit: cfg.AllowStdioInit,
 	})
 	if err != nil {
-		g.closeMockListener()
+		g.closeInprocListener()
 		return nil, fmt.Errorf("gateway: load plugin: %w", err)
 	}
 	g.host = h
@@ -113,9 +115,9 @@ func New(cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
-func (g *Gateway) closeMockListener() {
-	if g.mockLn != nil {
-		_ = g.mockLn.Close()
+func (g *Gateway) closeInprocListener() {
+	if g.inprocLn != nil {
+		_ = g.inprocLn.Close()
 	}
 }
 
@@ -139,7 +141,7 @@ func (g *Gateway) pluginLog(l host.Level, msg string) {
 	g.log.Log(context.Background(), lvl, msg, "source", "wasm")
 }
 
-// Start binds the proxy and admin listeners and serves them (and the mock) in the background;
+// Start binds the proxy and admin listeners and serves them (and the in-process upstream) in the background;
 // on_tick starts firing on the real clock.
 func (g *Gateway) Start() error {
 	if !g.started.CompareAndSwap(false, true) {
@@ -163,8 +165,8 @@ func (g *Gateway) Start() error {
 		g.admin = &http.Server{Handler: g.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
 		g.serve(g.admin, aln)
 	}
-	if g.mock != nil {
-		g.serve(g.mock, g.mockLn)
+	if g.inproc != nil {
+		g.serve(g.inproc, g.inprocLn)
 	}
 	g.serve(g.proxy, ln)
 	g.host.StartTicker()
@@ -187,7 +189,7 @@ func (g *Gateway) Addr() string { return addrOf(g.proxyLn) }
 // AdminAddr is the admin server's listening address, once started ("" when disabled).
 func (g *Gateway) AdminAddr() string { return addrOf(g.adminLn) }
 
-// UpstreamURL is where requests go (the mock's URL with Upstream "mock").
+// UpstreamURL is where requests go (the in-process upstream's loopback URL with an UpstreamHandler).
 func (g *Gateway) UpstreamURL() string { return g.upstream.String() }
 
 // Host is the wasm host, for tests that inspect metrics, logs or traps directly.
@@ -260,14 +262,14 @@ func (g *Gateway) ReloadFromFile() error {
 }
 
 // Close stops accepting, waits briefly for in-flight requests, then closes the host (root
-// contexts get on_done) and the mock.
+// contexts get on_done) and the in-process upstream.
 func (g *Gateway) Close() error {
 	g.closeOnce.Do(func() {
 		g.closing.Store(true)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var errs []error
-		for _, s := range []*http.Server{g.proxy, g.admin, g.mock} {
+		for _, s := range []*http.Server{g.proxy, g.admin, g.inproc} {
 			if s == nil {
 				continue
 			}
@@ -275,8 +277,8 @@ func (g *Gateway) Close() error {
 				_ = s.Close()
 			}
 		}
-		if g.mock != nil && !g.started.Load() {
-			g.closeMockListener()
+		if g.inproc != nil && !g.started.Load() {
+			g.closeInprocListener()
 		}
 		g.wg.Wait()
 		g.transport.CloseIdleConnections()

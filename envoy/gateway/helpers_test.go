@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 	"github.com/tokenbudget/tokenbudget/examples/mockllm"
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
 )
 
 // guest is the gateway tests' own module (testdata/gwguest); see its doc comment.
@@ -35,12 +35,14 @@ func startGateway(t *testing.T, mutate func(*Config)) *Gateway {
 		PluginConfig: []byte("cfg-1"),
 		Listen:       "127.0.0.1:0",
 		Admin:        "127.0.0.1:0",
-		Upstream:     UpstreamMock,
 		VMID:         "gw-" + t.Name(),
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	if mutate != nil {
 		mutate(&cfg)
+	}
+	if cfg.Upstream == "" && cfg.UpstreamHandler == nil {
+		cfg.UpstreamHandler = mockllm.New(mockllm.Options{})
 	}
 	g, err := New(cfg)
 	require.NoError(t, err)

@@ -21,7 +21,7 @@ import (
 
 func TestNonStreamedResponsePassesThroughFilterWithItsHeaders(t *testing.T) {
 	tally := &mockllm.Tally{}
-	g := startGateway(t, func(c *Config) { c.Mock.OnServed = tally.Observe })
+	g := startGateway(t, func(c *Config) { c.UpstreamHandler = mockllm.New(mockllm.Options{OnServed: tally.Observe}) })
 	var raw *http.Response
 	c := openai.NewClient(option.WithBaseURL("http://"+g.Addr()+"/v1/"), option.WithAPIKey("sk-x"),
 		option.WithMaxRetries(0), option.WithHeader("x-mock-output-tokens", "5"))
@@ -128,7 +128,7 @@ func TestBufferedRequestBodyIsRewrittenAndSentWithExactLength(t *testing.T) {
 
 func TestLocalReplyIsSentAndNeverReachesUpstream(t *testing.T) {
 	tally := &mockllm.Tally{}
-	g := startGateway(t, func(c *Config) { c.Mock.OnServed = tally.Observe })
+	g := startGateway(t, func(c *Config) { c.UpstreamHandler = mockllm.New(mockllm.Options{OnServed: tally.Observe}) })
 	res := do(t, context.Background(), http.MethodPost, "http://"+g.Addr()+"/v1/chat/completions", `{}`,
 		map[string]string{"x-gw-action": "local"})
 	require.Equal(t, http.StatusTooManyRequests, res.StatusCode)
@@ -138,7 +138,7 @@ func TestLocalReplyIsSentAndNeverReachesUpstream(t *testing.T) {
 
 func TestClientDisconnectMidStreamEndsTheStreamWithoutEndOfStream(t *testing.T) {
 	tally := &mockllm.Tally{}
-	g := startGateway(t, func(c *Config) { c.Mock.OnServed = tally.Observe })
+	g := startGateway(t, func(c *Config) { c.UpstreamHandler = mockllm.New(mockllm.Options{OnServed: tally.Observe}) })
 	ctx, cancel := context.WithCancel(context.Background())
 	res := do(t, ctx, http.MethodPost, "http://"+g.Addr()+"/v1/chat/completions",
 		`{"stream":true,"messages":[{"role":"user","content":"hi"}]}`,
@@ -202,7 +202,7 @@ func TestRequestHeadersGivenToFilterAreEnvoyShaped(t *testing.T) {
 
 func TestHeadersHeldByTheFilterGoUpstreamWhenItResumesAsynchronously(t *testing.T) {
 	tally := &mockllm.Tally{}
-	g := startGateway(t, func(c *Config) { c.Mock.OnServed = tally.Observe })
+	g := startGateway(t, func(c *Config) { c.UpstreamHandler = mockllm.New(mockllm.Options{OnServed: tally.Observe}) })
 	res := do(t, context.Background(), http.MethodPost, "http://"+g.Addr()+"/v1/chat/completions",
 		`{"messages":[{"role":"user","content":"a b c"}]}`,
 		map[string]string{"x-gw-action": "hold-headers", "x-mock-output-tokens": "2"})

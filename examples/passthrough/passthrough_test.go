@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 )
 
 func newHost(tb testing.TB, workers int) *host.Host {

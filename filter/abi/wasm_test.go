@@ -11,9 +11,9 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
 )
 
 // A minimal proxy-wasm host on wazero whose env functions decode the ABI's

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
-	"github.com/tokenbudget/tokenbudget/shared/budget"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
@@ -33,19 +33,36 @@ type metricSet struct {
 	dirty   []uint32
 
 	// period and total hold local index+1 of the token series (0: not
-	// defined yet), indexed by dimension, period and outcome as numbered
-	// below.
-	period   [len(dimNames)][len(tokenBudgets)][len(tokenOutcomes)]uint32
-	total    [len(dimNames)][len(tokenOutcomes)]uint32
+	// defined yet), indexed by dimension value, token period (tokenPeriod)
+	// and outcome as numbered below.
+	period   [len(limit.Dimensions) + 1][2][len(tokenOutcomes)]uint32
+	total    [len(limit.Dimensions) + 1][len(tokenOutcomes)]uint32
 	admitted uint32
 }
 
-// The label values the fast path knows; anything else takes the map.
-var (
-	dimNames      = [...]string{budget.DimGlobal, budget.DimClient, budget.DimAPIKey, budget.DimUser, budget.DimTeam, budget.DimModel}
-	tokenBudgets  = [...]string{"minute", "day"}
-	tokenOutcomes = [...]string{outcomeReserved, outcomeRefunded, outcomeCharged}
-)
+// The outcome label values the fast path knows; anything else takes the map.
+var tokenOutcomes = [...]string{outcomeReserved, outcomeRefunded, outcomeCharged}
+
+// tokenPeriod is a token bucket's period as an index of metricSet.period:
+// minute 0, day 1; -1 for a period no token bucket has.
+func tokenPeriod(p limit.Period) int {
+	switch p {
+	case limit.PeriodMinute:
+		return 0
+	case limit.PeriodDay:
+		return 1
+	}
+	return -1
+}
+
+// dimensionIndex is d as an index of metricSet.period and total; -1 for a
+// value outside the named dimensions.
+func dimensionIndex(d limit.Dimension) int {
+	if !d.Valid() {
+		return -1
+	}
+	return int(d)
+}
 
 const (
 	outcomeReserved = "reserved"
@@ -173,8 +190,8 @@ func (m *metricSet) define(s series) (uint32, bool) {
 	return i, true
 }
 
-func metricRedisUnavailable(dimension, action string) series {
-	return mk(metrics.RedisUnavailable, metrics.LabelDimension, dimension, metrics.LabelAction, action)
+func metricRedisUnavailable(dimension sharedstore.Dimension, action string) series {
+	return mk(metrics.RedisUnavailable, metrics.LabelDimension, dimension.String(), metrics.LabelAction, action)
 }
 
 // tokens records a token movement on one hold entry: the period series per
@@ -184,17 +201,17 @@ func (m *metricSet) tokens(e *sharedstore.HoldEntry, outcome string, amount int6
 	if amount <= 0 || e.Kind != sharedstore.KindTokens {
 		return
 	}
-	d, o := indexOf(dimNames[:], e.Dimension), indexOf(tokenOutcomes[:], outcome)
+	d, o := dimensionIndex(e.Dimension), indexOf(tokenOutcomes[:], outcome)
 	for _, l := range e.Limits {
 		var slot *uint32
-		if b := indexOf(tokenBudgets[:], l.Budget); d >= 0 && o >= 0 && b >= 0 {
+		if b := tokenPeriod(l.Budget); d >= 0 && o >= 0 && b >= 0 {
 			slot = &m.period[d][b][o]
 		}
 		if m.hit(slot, amount) {
 			continue
 		}
 		m.countAt(slot, mk(metrics.TokenBudgetPeriodTokens,
-			metrics.LabelDimension, e.Dimension, metrics.LabelBudget, l.Budget, metrics.LabelOutcome, outcome), amount)
+			metrics.LabelDimension, e.Dimension.String(), metrics.LabelBudget, l.Budget.String(), metrics.LabelOutcome, outcome), amount)
 	}
 	n := int64(len(e.Limits))
 	if n == 0 {
@@ -206,7 +223,7 @@ func (m *metricSet) tokens(e *sharedstore.HoldEntry, outcome string, amount int6
 	}
 	if amount > math.MaxInt64/n {
 		// The sum would overflow one increment: add it per Limit instead.
-		s := mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension, metrics.LabelOutcome, outcome)
+		s := mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension.String(), metrics.LabelOutcome, outcome)
 		for range n {
 			m.count(s, amount)
 		}
@@ -215,7 +232,7 @@ func (m *metricSet) tokens(e *sharedstore.HoldEntry, outcome string, amount int6
 	if m.hit(slot, amount*n) {
 		return
 	}
-	m.countAt(slot, mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension, metrics.LabelOutcome, outcome), amount*n)
+	m.countAt(slot, mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension.String(), metrics.LabelOutcome, outcome), amount*n)
 }
 
 // refusal records one refusal under its families.
@@ -224,9 +241,9 @@ func (m *metricSet) refusal(r sharedstore.Refusal, limitType string) {
 	if r.Kind != sharedstore.KindTokens {
 		return
 	}
-	m.count(mk(metrics.TokenBudgetRefusals, metrics.LabelDimension, r.Dimension), 1)
+	m.count(mk(metrics.TokenBudgetRefusals, metrics.LabelDimension, r.Dimension.String()), 1)
 	m.count(mk(metrics.TokenBudgetPeriodRefusal,
-		metrics.LabelDimension, r.Dimension, metrics.LabelBudget, r.Budget), 1)
+		metrics.LabelDimension, r.Dimension.String(), metrics.LabelBudget, r.Budget.String()), 1)
 }
 
 func (m *metricSet) shadowRefusal(limitType, dimension string) {

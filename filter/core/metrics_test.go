@@ -7,11 +7,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
-func entry(dim string, budgets ...string) *sharedstore.HoldEntry {
+func entry(dim limit.Dimension, budgets ...limit.Period) *sharedstore.HoldEntry {
 	e := &sharedstore.HoldEntry{Kind: sharedstore.KindTokens, Dimension: dim}
 	for _, b := range budgets {
 		e.Limits = append(e.Limits, sharedstore.Limit{Budget: b})
@@ -26,13 +27,13 @@ func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
 	h := abitest.New(nil)
 	m := newMetricSet(h)
 	for range 3 {
-		m.tokens(entry("api_key", "minute", "day"), outcomeReserved, 100)
-		m.tokens(entry("api_key", "minute", "day"), outcomeRefunded, 30)
-		m.tokens(entry("tenant", "minute", "week"), outcomeCharged, 7) // unknown dimension and period
-		m.tokens(entry("global", "minute"), "odd", 5)                  // unknown outcome
+		m.tokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, 100)
+		m.tokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeRefunded, 30)
+		m.tokens(entry(limit.Dimension(99), limit.PeriodMinute, limit.Period(99)), outcomeCharged, 7) // values outside the named dimensions and periods
+		m.tokens(entry(limit.DimGlobal, limit.PeriodMinute), "odd", 5)                                // unknown outcome
 	}
-	m.tokens(entry("api_key", "minute"), outcomeReserved, 0)
-	m.tokens(&sharedstore.HoldEntry{Kind: sharedstore.KindConcurrency, Dimension: "api_key", Limits: []sharedstore.Limit{{Budget: "concurrent"}}}, outcomeReserved, 1)
+	m.tokens(entry(limit.DimAPIKey, limit.PeriodMinute), outcomeReserved, 0)
+	m.tokens(&sharedstore.HoldEntry{Kind: sharedstore.KindConcurrency, Dimension: limit.DimAPIKey, Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent}}}, outcomeReserved, 1)
 	m.request(outcomeAdmitted)
 	m.request(outcomeAdmitted)
 	m.request("refused")
@@ -47,8 +48,8 @@ func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
 		{300, metrics.TokenBudgetPeriodTokens, []string{metrics.LabelDimension, "api_key", metrics.LabelBudget, "day", metrics.LabelOutcome, "reserved"}},
 		{600, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "api_key", metrics.LabelOutcome, "reserved"}},
 		{180, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "api_key", metrics.LabelOutcome, "refunded"}},
-		{21, metrics.TokenBudgetPeriodTokens, []string{metrics.LabelDimension, "tenant", metrics.LabelBudget, "week", metrics.LabelOutcome, "charged"}},
-		{42, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "tenant", metrics.LabelOutcome, "charged"}},
+		{21, metrics.TokenBudgetPeriodTokens, []string{metrics.LabelDimension, "unknown", metrics.LabelBudget, "unknown", metrics.LabelOutcome, "charged"}},
+		{42, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "unknown", metrics.LabelOutcome, "charged"}},
 		{15, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "global", metrics.LabelOutcome, "odd"}},
 		{2, metrics.Requests, []string{metrics.LabelOutcome, "admitted"}},
 		{1, metrics.Requests, []string{metrics.LabelOutcome, "refused"}},
@@ -65,7 +66,7 @@ func TestATotalTooLargeForOneIncrementIsAddedPerPeriod(t *testing.T) {
 	h := abitest.New(nil)
 	m := newMetricSet(h)
 	big := int64(math.MaxInt64/2 + 1)
-	m.tokens(entry("api_key", "minute", "day"), outcomeReserved, big)
+	m.tokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, big)
 	m.flush()
 	got, ok := h.Metric(metrics.Name(metrics.TokenBudgetTokens, metrics.LabelDimension, "api_key", metrics.LabelOutcome, "reserved"))
 	require.True(t, ok)

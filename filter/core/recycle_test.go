@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -17,7 +18,7 @@ func TestADeletedStreamIsReusedWithNothingOfItsRequestLeft(t *testing.T) {
 	require.True(t, r.OnConfigure([]byte(benchTwoDimensions)))
 	s := r.NewHTTPContext(2).(*Stream)
 	s.route, s.store, s.decided, s.held = true, r.store, true, true
-	s.body, s.levels = []byte("answer"), []sharedstore.OpLevel{{Dimension: "api_key"}}
+	s.body, s.levels = []byte("answer"), []sharedstore.OpLevel{{Dimension: limit.DimAPIKey}}
 	s.who.APIKeyHash = "h"
 	s.OnDelete()
 
@@ -49,6 +50,6 @@ func TestTheBoundAdmissionCallbackReachesTheReusedStream(t *testing.T) {
 	s.OnDelete()
 	next := r.NewHTTPContext(3).(*Stream)
 	next.admitting = true
-	next.onAdmitted(sharedstore.Outcome{Admitted: true})
+	next.onAdmitted(sharedstore.Outcome{Result: sharedstore.ResultAdmitted})
 	require.True(t, next.decided)
 }

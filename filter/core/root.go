@@ -238,6 +238,6 @@ func (r *Root) OnDelete() {
 	r.deleted = true
 }
 
-func (r *Root) countUnavailable(dimension, action string) {
+func (r *Root) countUnavailable(dimension sharedstore.Dimension, action string) {
 	r.metrics.count(metricRedisUnavailable(dimension, action), 1)
 }

@@ -16,8 +16,8 @@ import (
 // watches are the ones enforcement would produce.
 func (s *Stream) shadowRefused(r sharedstore.Refusal) {
 	limitType := refusal.LimitType(r.Kind, r.Budget)
-	s.root.metrics.shadowRefusal(limitType, r.Dimension)
-	s.log.shadow = append(s.log.shadow, shadowRefusal{limitType: limitType, dimension: r.Dimension})
+	s.root.metrics.shadowRefusal(limitType, r.Dimension.String())
+	s.log.shadow = append(s.log.shadow, shadowRefusal{limitType: limitType, dimension: r.Dimension.String()})
 	s.plan = withoutDimension(s.plan, r.Dimension, r.Kind == sharedstore.KindTokens)
 	if len(s.plan.Requests) == 0 && len(s.plan.Tokens) == 0 {
 		s.root.metrics.request(outcomeAdmitted)
@@ -35,7 +35,7 @@ func (s *Stream) shadowRefused(r sharedstore.Refusal) {
 // the request-count units of the other dimensions are already consumed (a
 // store keeps them on a token refusal), so they are not asked for again;
 // concurrency units were given back and are.
-func withoutDimension(p sharedstore.Plan, dimension string, tokenRefusal bool) sharedstore.Plan {
+func withoutDimension(p sharedstore.Plan, dimension sharedstore.Dimension, tokenRefusal bool) sharedstore.Plan {
 	out := sharedstore.Plan{Overage: p.Overage}
 	for _, op := range p.Requests {
 		if op.Dimension == dimension || tokenRefusal && op.Kind == sharedstore.KindRequests {

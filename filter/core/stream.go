@@ -405,7 +405,7 @@ func (s *Stream) admit(withTokens bool) abi.Action {
 func (s *Stream) admitted(o sharedstore.Outcome) {
 	s.decided = true
 	if s.done {
-		if o.Err == nil && o.Admitted {
+		if o.Err == nil && o.Admitted() {
 			s.store.Release(o.Hold)
 		}
 		return
@@ -419,9 +419,9 @@ func (s *Stream) admitted(o sharedstore.Outcome) {
 		s.log.skipped = append(s.log.skipped, f)
 	}
 	switch {
-	case o.Err == nil && !o.Admitted && o.SpendRefusal != nil:
+	case o.Err == nil && !o.Admitted() && o.SpendRefusal != nil:
 		s.spendRefused(*o.SpendRefusal)
-	case !o.Admitted && o.Refusal != nil && s.rt.AnyShadow() && s.rt.Shadow(o.Refusal.Dimension, s.who.Model):
+	case !o.Admitted() && o.Refusal != nil && s.rt.AnyShadow() && s.rt.Shadow(o.Refusal.Dimension, s.who.Model):
 		s.shadowRefused(*o.Refusal)
 	case o.Err != nil:
 		s.root.metrics.request("unavailable")
@@ -431,11 +431,11 @@ func (s *Stream) admitted(o sharedstore.Outcome) {
 			status, body, headers = refusal.SpendUnavailable(unavailableRetryAfter)
 		}
 		s.reply(status, body, headers)
-	case !o.Admitted && o.Refusal != nil:
+	case !o.Admitted() && o.Refusal != nil:
 		s.root.metrics.request("refused")
 		limitType := refusal.LimitType(o.Refusal.Kind, o.Refusal.Budget)
 		s.root.metrics.refusal(*o.Refusal, limitType)
-		s.log.outcome, s.log.limitType, s.log.dimension = "refused", limitType, o.Refusal.Dimension
+		s.log.outcome, s.log.limitType, s.log.dimension = "refused", limitType, o.Refusal.Dimension.String()
 		now := s.host().NowNanos() / 1e9
 		status, body, headers := refusal.Refusal(*o.Refusal, o.Levels, now)
 		if s.rt.OpenAIHeaders || s.rt.IETFHeaders {

@@ -102,7 +102,7 @@ func newEmulated(t *testing.T, c hostcases.Case) *emulated {
 	if c.Store == hostcases.FleetStore {
 		rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
 		t.Cleanup(func() { _ = rdb.Close() })
-		srv := httptest.NewServer(server.New(server.Config{Store: server.NewStore(rdb, server.Options{}), Token: hostcases.StoreToken}))
+		srv := httptest.NewServer(server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: hostcases.StoreToken}))
 		t.Cleanup(srv.Close)
 		e.store = srv.URL
 	}

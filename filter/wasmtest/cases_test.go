@@ -28,7 +28,7 @@ func TestTheSharedCasesHoldInTheWazeroHost(t *testing.T) {
 		case hostcases.FleetStore:
 			rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
 			t.Cleanup(func() { _ = rdb.Close() })
-			g.next = server.New(server.Config{Store: server.NewStore(rdb, server.Options{}), Token: hostcases.StoreToken})
+			g.next = server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: hostcases.StoreToken})
 			srv := httptest.NewServer(g)
 			t.Cleanup(srv.Close)
 			opts = append(opts, withClusters(map[string]string{"sharedstore": srv.URL}))

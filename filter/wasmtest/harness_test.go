@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 	"github.com/tokenbudget/tokenbudget/filter/hostcases"
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 )
 

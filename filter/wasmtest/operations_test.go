@@ -148,7 +148,7 @@ func TestAStoreOutageIsLoggedOnceWhenItStartsAndOnceWhenItEnds(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	ln, err = net.Listen("tcp", addr)
 	require.NoError(t, err)
-	srv := &http.Server{Handler: server.New(server.Config{Store: server.NewStore(rdb, server.Options{}), Token: "tok"})}
+	srv := &http.Server{Handler: server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: "tok"})}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	for i := 0; i < 3; i++ {

@@ -140,19 +140,6 @@ func Settle(states []State, limits []limit.Limit, reserved, actual int64, now in
 	}
 }
 
-// PeriodSeconds is how long a period is, which is what a bucket that never
-// refills asks a caller to wait.
-func PeriodSeconds(budget string) int64 {
-	switch budget {
-	case "minute":
-		return 60
-	case "day":
-		return 86400
-	default: // "second", "concurrent" and anything unknown
-		return 1
-	}
-}
-
 // RetryAfterSec is size-aware: the seconds the refused Limit needs to refill
 // this request's own shortfall (amount - level, so a debt makes the wait
 // longer); for a zero amount refused at a level at or below zero, the time
@@ -162,7 +149,7 @@ func PeriodSeconds(budget string) int64 {
 // refilled to now.
 func RetryAfterSec(l limit.Limit, s State, amount int64) int64 {
 	if l.RefillPerSec <= 0 || math.IsNaN(l.RefillPerSec) {
-		return PeriodSeconds(l.Budget)
+		return l.Budget.Seconds()
 	}
 	amount = max(amount, 0)
 	if amount > l.Capacity {

@@ -10,9 +10,9 @@ import (
 const sec = int64(1e9)
 
 var (
-	minute = limit.Limit{Budget: "minute", Capacity: 600, RefillPerSec: 10}
-	day    = limit.Limit{Budget: "day", Capacity: 86400, RefillPerSec: 1}
-	zero   = limit.Limit{Budget: "minute"}
+	minute = limit.Limit{Budget: limit.PeriodMinute, Capacity: 600, RefillPerSec: 10}
+	day    = limit.Limit{Budget: limit.PeriodDay, Capacity: 86400, RefillPerSec: 1}
+	zero   = limit.Limit{Budget: limit.PeriodMinute}
 )
 
 func TestAFreshBucketIsFull(t *testing.T) {
@@ -247,7 +247,7 @@ func TestARequestLargerThanTheBucketSaysSo(t *testing.T) {
 }
 
 func TestRetryAfterIsSizeAware(t *testing.T) {
-	conc := limit.Limit{Budget: "concurrent", Capacity: 2}
+	conc := limit.Limit{Budget: limit.PeriodConcurrent, Capacity: 2}
 	cases := []struct {
 		name   string
 		limit  limit.Limit
@@ -261,8 +261,8 @@ func TestRetryAfterIsSizeAware(t *testing.T) {
 		{"never below one second", minute, 99.99, 100, 1},
 		{"no refill waits one period", zero, 0, 5, 60},
 		{"concurrency waits one second", conc, 0, 1, 1},
-		{"day without refill waits a day", limit.Limit{Budget: "day"}, 0, 1, 86400},
-		{"tiny refill is clamped, not overflowed", limit.Limit{Budget: "day", Capacity: 1 << 62, RefillPerSec: 1e-300}, 0, 1 << 62, maxRetryAfterSec},
+		{"day without refill waits a day", limit.Limit{Budget: limit.PeriodDay}, 0, 1, 86400},
+		{"tiny refill is clamped, not overflowed", limit.Limit{Budget: limit.PeriodDay, Capacity: 1 << 62, RefillPerSec: 1e-300}, 0, 1 << 62, maxRetryAfterSec},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -291,11 +291,5 @@ func TestLevelReportsFloorRemainingAndTheSecondTheBucketIsWhole(t *testing.T) {
 			l := LevelOf(c.limit, State{Level: c.level, Last: now}, now)
 			require.Equal(t, limit.Level{Capacity: c.limit.Capacity, Remaining: c.remaining, ResetUnix: c.reset}, l)
 		})
-	}
-}
-
-func TestPeriodSeconds(t *testing.T) {
-	for budget, want := range map[string]int64{"second": 1, "minute": 60, "day": 86400, "concurrent": 1, "": 1} {
-		require.Equal(t, want, PeriodSeconds(budget), budget)
 	}
 }

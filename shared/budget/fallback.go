@@ -27,20 +27,20 @@ func FallbackPlan(rt *config.Runtime, plan limit.Plan) limit.Plan {
 		for i := range group {
 			op := &group[i]
 			dim, who, ok := splitKey(op.Key)
-			if !ok || dim != op.Dimension {
+			if !ok || dim != op.Dimension.String() {
 				return plan
 			}
-			switch dim {
-			case DimGlobal:
-			case DimClient:
+			switch op.Dimension {
+			case limit.DimGlobal:
+			case limit.DimClient:
 				id.Client = who
-			case DimAPIKey:
+			case limit.DimAPIKey:
 				id.APIKeyHash = who
-			case DimUser:
+			case limit.DimUser:
 				id.User = who
-			case DimTeam:
+			case limit.DimTeam:
 				id.Team = who
-			case DimModel:
+			case limit.DimModel:
 				id.Model = who
 			default:
 				return plan

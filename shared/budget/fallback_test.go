@@ -89,8 +89,8 @@ func TestWithoutADivisionTheFallbackPlanIsThePlan(t *testing.T) {
 func TestAPlanWhoseKeysDoNotReadBackIsKeptAsIs(t *testing.T) {
 	rt := load(t, fleetEverything)
 	for _, key := range []string{"", "tb|", "tb|t", "tb|t|global", "tb|t|global|v", "xx|t|global|v|", "tb|tt|global|v|x", "tb|t|elsewhere|v|x"} {
-		plan := limit.Plan{Tokens: []limit.Op{{Key: key, Kind: limit.KindTokens, Dimension: "global", Amount: 5,
-			Limits: []limit.Limit{{Budget: "minute", Capacity: 100000}}}}}
+		plan := limit.Plan{Tokens: []limit.Op{{Key: key, Kind: limit.KindTokens, Dimension: limit.DimGlobal, Amount: 5,
+			Limits: []limit.Limit{{Budget: limit.PeriodMinute, Capacity: 100000}}}}}
 		require.Equal(t, plan, budget.FallbackPlan(rt, plan), key)
 	}
 	require.Equal(t, limit.Plan{}, budget.FallbackPlan(nil, limit.Plan{}))
@@ -111,7 +111,7 @@ func FuzzFallbackPlanReadsBackAnyIdentity(f *testing.F) {
 		want, _ := budget.Plan(rt.Fallback(), id, amount)
 		require.Equal(t, want, budget.FallbackPlan(rt, fleet))
 
-		odd := limit.Plan{Tokens: []limit.Op{{Key: key, Kind: limit.KindTokens, Dimension: "global", Amount: amount}}}
+		odd := limit.Plan{Tokens: []limit.Op{{Key: key, Kind: limit.KindTokens, Dimension: limit.DimGlobal, Amount: amount}}}
 		_ = budget.FallbackPlan(rt, odd)
 	})
 }

@@ -50,13 +50,13 @@ func appendRequestLimits(limits []limit.Limit, q *config.RequestLimits) []limit.
 		if burst < 1 {
 			burst = max(int64(q.PerSecond+0.999999999), 1)
 		}
-		limits = append(limits, limit.Limit{Budget: "second", Capacity: burst, RefillPerSec: q.PerSecond})
+		limits = append(limits, limit.Limit{Budget: limit.PeriodSecond, Capacity: burst, RefillPerSec: q.PerSecond})
 	}
 	if q.PerMinute > 0 {
-		limits = append(limits, limit.Limit{Budget: "minute", Capacity: q.PerMinute, RefillPerSec: float64(q.PerMinute) / 60})
+		limits = append(limits, limit.Limit{Budget: limit.PeriodMinute, Capacity: q.PerMinute, RefillPerSec: float64(q.PerMinute) / 60})
 	}
 	if q.PerDay > 0 {
-		limits = append(limits, limit.Limit{Budget: "day", Capacity: q.PerDay, RefillPerSec: float64(q.PerDay) / 86400})
+		limits = append(limits, limit.Limit{Budget: limit.PeriodDay, Capacity: q.PerDay, RefillPerSec: float64(q.PerDay) / 86400})
 	}
 	return limits
 }
@@ -79,11 +79,11 @@ func tokenPeriods(tb *config.TokenBudget) int {
 func appendTokenLimits(limits []limit.Limit, tb *config.TokenBudget) []limit.Limit {
 	if !tb.Minute.Unlimited {
 		c := max(tb.Minute.Capacity, 0)
-		limits = append(limits, limit.Limit{Budget: "minute", Capacity: c, RefillPerSec: float64(c) / 60})
+		limits = append(limits, limit.Limit{Budget: limit.PeriodMinute, Capacity: c, RefillPerSec: float64(c) / 60})
 	}
 	if !tb.Day.Unlimited {
 		c := max(tb.Day.Capacity, 0)
-		limits = append(limits, limit.Limit{Budget: "day", Capacity: c, RefillPerSec: float64(c) / 86400})
+		limits = append(limits, limit.Limit{Budget: limit.PeriodDay, Capacity: c, RefillPerSec: float64(c) / 86400})
 	}
 	return limits
 }
@@ -104,7 +104,7 @@ func requestsVersion(r *config.Rules) string {
 
 // keyLength is the length of a bucket key written by writeKey.
 func keyLength(d *dimension, version string) int {
-	return len("tb|x|") + len(d.name) + 1 + len(version) + 1 + len(d.identity)
+	return len("tb|x|") + len(d.dim.String()) + 1 + len(version) + 1 + len(d.identity)
 }
 
 // appendKey appends "tb|<kind>|<dim>|<version>|<identity>". The version
@@ -113,7 +113,7 @@ func keyLength(d *dimension, version string) int {
 func appendKey(b []byte, kind byte, d *dimension, version string) []byte {
 	b = append(b, "tb|"...)
 	b = append(b, kind, '|')
-	b = append(b, d.name...)
+	b = append(b, d.dim.String()...)
 	b = append(b, '|')
 	b = append(b, version...)
 	b = append(b, '|')

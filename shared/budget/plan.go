@@ -27,23 +27,13 @@ type Identity struct {
 	Model      string // resolved client-facing model name
 }
 
-// Dimension names, in admission order.
-const (
-	DimGlobal = "global"
-	DimClient = "client"
-	DimAPIKey = "api_key"
-	DimUser   = "user"
-	DimTeam   = "team"
-	DimModel  = "model"
-)
-
 // dimension is one row of the plan being built. Its rules are kept apart
 // (Plan's rules array) as pointers into the config or at a copy on Plan's
 // stack: read, never copied (six copies of Rules per request were a visible
 // cost in the VM), and not beside the strings the plan keeps, which would
 // send the stack copies to the heap.
 type dimension struct {
-	name     string
+	dim      limit.Dimension
 	identity string
 	present  bool // the request has an identity on this dimension
 }
@@ -89,12 +79,12 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipp
 		modelRules = anyModel(rt)
 	}
 	dims := [6]dimension{
-		{name: DimGlobal, present: true},
-		{name: DimClient, identity: id.Client, present: id.Client != ""},
-		{name: DimAPIKey, identity: id.APIKeyHash, present: id.APIKeyHash != ""},
-		{name: DimUser, identity: user, present: user != ""},
-		{name: DimTeam, identity: team, present: team != ""},
-		{name: DimModel, identity: id.Model, present: id.Model != ""},
+		{dim: limit.DimGlobal, present: true},
+		{dim: limit.DimClient, identity: id.Client, present: id.Client != ""},
+		{dim: limit.DimAPIKey, identity: id.APIKeyHash, present: id.APIKeyHash != ""},
+		{dim: limit.DimUser, identity: user, present: user != ""},
+		{dim: limit.DimTeam, identity: team, present: team != ""},
+		{dim: limit.DimModel, identity: id.Model, present: id.Model != ""},
 	}
 	rules := [6]*config.Rules{&rt.Global, &rt.Client, &keyRules, &rt.User, &rt.Team, &modelRules}
 
@@ -159,23 +149,23 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipp
 			continue
 		}
 		q, tb := &r.Requests, &r.Tokens
-		private := d.name == DimAPIKey
+		private := d.dim == limit.DimAPIKey
 		if requestPeriods(q) > 0 {
 			from, kFrom := len(limits), len(keys)
 			limits = appendRequestLimits(limits, q)
 			keys = appendKey(keys, 'r', d, requestsVersion(r))
 			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
 			nAt++
-			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindRequests, Dimension: d.name,
+			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindRequests, Dimension: d.dim,
 				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
 		}
 		if q.Concurrent > 0 {
 			from, kFrom := len(limits), len(keys)
-			limits = append(limits, limit.Limit{Budget: "concurrent", Capacity: q.Concurrent})
+			limits = append(limits, limit.Limit{Budget: limit.PeriodConcurrent, Capacity: q.Concurrent})
 			keys = appendKey(keys, 'c', d, requestsVersion(r))
 			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
 			nAt++
-			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindConcurrency, Dimension: d.name,
+			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindConcurrency, Dimension: d.dim,
 				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
 		}
 		if tb.Any() {
@@ -184,7 +174,7 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipp
 			keys = appendKey(keys, 't', d, tokensVersion(r))
 			at[nAt] = keyAt{false, len(plan.Tokens), kFrom, len(keys)}
 			nAt++
-			plan.Tokens = append(plan.Tokens, limit.Op{Kind: limit.KindTokens, Dimension: d.name,
+			plan.Tokens = append(plan.Tokens, limit.Op{Kind: limit.KindTokens, Dimension: d.dim,
 				Limits: limits[from:len(limits):len(limits)], Amount: amount, Private: private})
 		}
 	}

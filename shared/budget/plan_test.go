@@ -47,7 +47,7 @@ func fullIdentity(rt *config.Runtime) budget.Identity {
 func dims(ops []limit.Op) []string {
 	out := make([]string, len(ops))
 	for i, op := range ops {
-		out[i] = op.Dimension
+		out[i] = op.Dimension.String()
 	}
 	return out
 }
@@ -61,11 +61,11 @@ func TestPlanCoversEveryDimensionInOrder(t *testing.T) {
 	for _, op := range plan.Tokens {
 		require.Equal(t, int64(700), op.Amount)
 		require.Equal(t, limit.KindTokens, op.Kind)
-		require.Equal(t, op.Dimension == "api_key", op.Private, op.Dimension)
+		require.Equal(t, op.Dimension == limit.DimAPIKey, op.Private, op.Dimension)
 	}
 	for _, op := range plan.Requests {
 		require.Equal(t, int64(1), op.Amount)
-		require.Equal(t, op.Dimension == "api_key", op.Private, op.Dimension)
+		require.Equal(t, op.Dimension == limit.DimAPIKey, op.Private, op.Dimension)
 	}
 }
 
@@ -73,16 +73,16 @@ func TestPlanLimitsFollowTheConfiguredRates(t *testing.T) {
 	rt := load(t, everything)
 	plan, _ := budget.Plan(rt, fullIdentity(rt), 1)
 	require.Equal(t, []limit.Limit{
-		{Budget: "minute", Capacity: 6000, RefillPerSec: 100},
-		{Budget: "day", Capacity: 86400, RefillPerSec: 1},
+		{Budget: limit.PeriodMinute, Capacity: 6000, RefillPerSec: 100},
+		{Budget: limit.PeriodDay, Capacity: 86400, RefillPerSec: 1},
 	}, plan.Tokens[2].Limits, "capacity is one period of the rate, refilled over the period")
 	require.Equal(t, []limit.Limit{
-		{Budget: "second", Capacity: 10, RefillPerSec: 5},
-		{Budget: "minute", Capacity: 100, RefillPerSec: 100.0 / 60},
-		{Budget: "day", Capacity: 1000, RefillPerSec: 1000.0 / 86400},
+		{Budget: limit.PeriodSecond, Capacity: 10, RefillPerSec: 5},
+		{Budget: limit.PeriodMinute, Capacity: 100, RefillPerSec: 100.0 / 60},
+		{Budget: limit.PeriodDay, Capacity: 1000, RefillPerSec: 1000.0 / 86400},
 	}, plan.Requests[2].Limits)
 	require.Equal(t, limit.KindConcurrency, plan.Requests[3].Kind)
-	require.Equal(t, []limit.Limit{{Budget: "concurrent", Capacity: 2}}, plan.Requests[3].Limits)
+	require.Equal(t, []limit.Limit{{Budget: limit.PeriodConcurrent, Capacity: 2}}, plan.Requests[3].Limits)
 	require.Equal(t, limit.KindConcurrency, plan.Requests[4].Kind, "models[].concurrent_requests")
 }
 
@@ -135,13 +135,13 @@ func TestAnUnlimitedPeriodIsAbsentAndAZeroAllowanceRefuses(t *testing.T) {
 	  }
 	}`)
 	plan, _ := budget.Plan(rt, budget.Identity{Team: "t"}, 1)
-	require.Equal(t, []limit.Limit{{Budget: "minute"}}, plan.Tokens[0].Limits, "2/3 floors to a budget of zero, not unlimited")
-	require.Equal(t, []limit.Limit{{Budget: "day", Capacity: 10, RefillPerSec: 10.0 / 86400}}, plan.Tokens[1].Limits)
+	require.Equal(t, []limit.Limit{{Budget: limit.PeriodMinute}}, plan.Tokens[0].Limits, "2/3 floors to a budget of zero, not unlimited")
+	require.Equal(t, []limit.Limit{{Budget: limit.PeriodDay, Capacity: 10, RefillPerSec: 10.0 / 86400}}, plan.Tokens[1].Limits)
 	require.Empty(t, plan.Requests)
 
 	out := admitOnce(t, plan)
-	require.False(t, out.Admitted)
-	require.Equal(t, "global", out.Refusal.Dimension)
+	require.False(t, out.Admitted())
+	require.Equal(t, limit.DimGlobal, out.Refusal.Dimension)
 }
 
 func TestAModelWithoutAnEntryHasNoModelBudget(t *testing.T) {
@@ -171,16 +171,16 @@ func TestAReservationChargesInputAndOutputAgainstOneWindowPerPeriod(t *testing.T
 	plan, _ := budget.Plan(rt, fullIdentity(rt), input+output)
 	for _, op := range plan.Tokens {
 		require.Len(t, op.Limits, 2, "one minute and one day window, nothing per direction")
-		require.Equal(t, "minute", op.Limits[0].Budget)
-		require.Equal(t, "day", op.Limits[1].Budget)
+		require.Equal(t, limit.PeriodMinute, op.Limits[0].Budget)
+		require.Equal(t, limit.PeriodDay, op.Limits[1].Budget)
 	}
 	sd := localtest.New()
 	store := local.New(sd, func() int64 { return 1_700_000_000e9 }, 0)
 	store.Admit(plan, func(out limit.Outcome) {
-		require.True(t, out.Admitted)
-		require.Contains(t, out.Levels, limit.OpLevel{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
+		require.True(t, out.Admitted())
+		require.Contains(t, out.Levels, limit.OpLevel{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute,
 			Level: limit.Level{Capacity: 6000, Remaining: 6000 - input - output, ResetUnix: 1_700_000_020}})
-		require.Contains(t, out.Levels, limit.OpLevel{Kind: limit.KindTokens, Dimension: "api_key", Budget: "day",
+		require.Contains(t, out.Levels, limit.OpLevel{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodDay,
 			Level: limit.Level{Capacity: 86400, Remaining: 86400 - input - output, ResetUnix: 1_700_002_000}})
 	})
 }
@@ -192,7 +192,7 @@ func TestTheHoldIsTheEstimatePlusTheOutputCeiling(t *testing.T) {
 	rt := load(t, everything)
 	plan, _ := budget.Plan(rt, fullIdentity(rt), estimate+ceiling)
 	out := admitOnce(t, plan)
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	require.Equal(t, int64(estimate+ceiling), out.Hold.Reserved())
 	tokenEntries := 0
 	for _, e := range out.Hold.Entries {
@@ -244,7 +244,7 @@ func TestThePlanCarriesOnUncoveredOverage(t *testing.T) {
 			require.Equal(t, c.want, plan.Overage)
 
 			out := admitOnce(t, plan)
-			require.True(t, out.Admitted)
+			require.True(t, out.Admitted())
 			require.Equal(t, c.want, out.Hold.Overage, "the hold records the rule it settles by")
 		})
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // Load is what the filter calls on configure: Check (parse and validate,
@@ -269,7 +270,7 @@ func (c *Config) compileModels(d divider) map[string]ModelRules {
 
 // shadowModes resolves each dimension's mode: its own, else
 // rate_limiting.mode. Only shadowed dimensions are listed (nil when none).
-func (c *Config) shadowModes() (dims, models map[string]bool) {
+func (c *Config) shadowModes() (dims map[limit.Dimension]bool, models map[string]bool) {
 	l := &c.RateLimiting.Limits
 	shadow := func(s *RateLimitSettings) bool {
 		if s != nil && s.Mode != "" {
@@ -278,14 +279,14 @@ func (c *Config) shadowModes() (dims, models map[string]bool) {
 		return c.RateLimiting.Mode == ModeShadow
 	}
 	for _, d := range []struct {
-		name string
-		s    *RateLimitSettings
-	}{{"global", l.Global}, {"client", l.PerClient}, {"api_key", l.PerAPIKey}, {"user", l.PerUser}, {"team", l.PerTeam}} {
+		dim limit.Dimension
+		s   *RateLimitSettings
+	}{{limit.DimGlobal, l.Global}, {limit.DimClient, l.PerClient}, {limit.DimAPIKey, l.PerAPIKey}, {limit.DimUser, l.PerUser}, {limit.DimTeam, l.PerTeam}} {
 		if shadow(d.s) {
 			if dims == nil {
-				dims = map[string]bool{}
+				dims = map[limit.Dimension]bool{}
 			}
-			dims[d.name] = true
+			dims[d.dim] = true
 		}
 	}
 	names := make(map[string]bool, len(l.PerModel)+len(c.Models))

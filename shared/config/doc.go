@@ -45,4 +45,4 @@
 // replaced as the oracle of its differential tests.
 package config
 
-//go:generate go run ../cmd/tbconfig schema -o plugin-config.schema.json
+//go:generate go run ../../envoy/cmd/tbconfig schema -o plugin-config.schema.json

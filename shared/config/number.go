@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"strconv"
+
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // Int is an integer field that also accepts an integral JSON number
@@ -44,43 +46,33 @@ func (f *Float) UnmarshalJSON(b []byte) error {
 }
 
 // parseInt reads a JSON token as an Int. Strings follow the grammar
-// -?digits(.0+)? so the string spelling never carries a fraction or exponent.
+// -?digits(.0+)? so the string spelling never carries a fraction or exponent;
+// numbers follow JSON's. The value is read exactly on its digits (jsonx), so
+// 9007199254740993.0 is that integer and 1e-400 is a fraction, not zero.
 func parseInt(b []byte) (int64, error) {
 	if len(b) == 0 {
 		return 0, errNotInteger
 	}
+	text := b
 	if b[0] == '"' {
 		s, ok := unquoteDecimal(b)
 		if !ok || !isIntString(s) {
 			return 0, errNotInteger
 		}
-		if dot := indexByte(s, '.'); dot >= 0 {
-			s = s[:dot]
-		}
-		v, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, errTooLarge
-		}
-		return v, nil
-	}
-	s := string(b)
-	if !isJSONNumber(s) {
+		text = []byte(s)
+	} else if !jsonx.IsNumber(b) {
 		return 0, errNotInteger
 	}
-	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return v, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	n, ok := jsonx.ParseInteger(text)
+	switch {
+	case !ok:
+		return 0, errNotInteger
+	case n.Overflow:
 		return 0, errTooLarge
-	}
-	if f != math.Trunc(f) {
+	case n.Fraction:
 		return 0, errNotInteger
 	}
-	if f >= 9.2e18 || f <= -9.2e18 {
-		return 0, errTooLarge
-	}
-	return int64(f), nil
+	return n.Value, nil
 }
 
 // parseFloat reads a JSON number or a decimal string -?digits(.digits)?.
@@ -95,7 +87,7 @@ func parseFloat(b []byte) (float64, error) {
 			return 0, errNotNumber
 		}
 		s = u
-	} else if !isJSONNumber(s) {
+	} else if !jsonx.IsNumber(b) {
 		return 0, errNotNumber
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -155,45 +147,6 @@ func decimalShape(s string) (ok, integral bool) {
 		integral = integral && s[i] == '0'
 	}
 	return true, integral
-}
-
-// isJSONNumber reports whether s is one JSON number token.
-func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	start := i
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i == start {
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		f := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == f {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		e := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == e {
-			return false
-		}
-	}
-	return i == len(s)
 }
 
 func indexByte(s string, c byte) int {

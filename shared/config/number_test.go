@@ -24,6 +24,30 @@ func TestIntegerFieldsRejectFractionsAndNonNumbers(t *testing.T) {
 	}
 }
 
+// An integer field is read on its digits, never through a float: a large
+// spelled-out number keeps its last digit, a tiny one is a fraction rather
+// than zero, and the whole int64 range is open in any spelling.
+func TestIntegerFieldsAreReadExactlyOnTheirDigits(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want int64
+		err  error
+	}{
+		{`9007199254740993.0`, 9007199254740993, nil},
+		{`9.007199254740993e15`, 9007199254740993, nil},
+		{`9.22e18`, 9220000000000000000, nil},
+		{`"9223372036854775807.0"`, 9223372036854775807, nil},
+		{`1e-400`, 0, errNotInteger},
+		{`1.0000000000000000001`, 0, errNotInteger},
+		{`9.3e18`, 0, errTooLarge},
+		{`10000000000000000000.5`, 0, errTooLarge},
+	} {
+		n, err := parseInt([]byte(c.in))
+		require.Equal(t, c.err, err, c.in)
+		require.Equal(t, c.want, n, c.in)
+	}
+}
+
 func TestNegativeIntegersParseButFailValidationWithPath(t *testing.T) {
 	for _, spelling := range []string{`-1`, `-1.0`, `"-5"`} {
 		t.Run(spelling, func(t *testing.T) {

@@ -1,6 +1,10 @@
 package config
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/tokenbudget/tokenbudget/shared/limit"
+)
 
 // Allowance is one period of a token budget as enforced. Unlimited keeps
 // the operator's "0 = unlimited" apart from a budget in force with zero
@@ -117,9 +121,9 @@ type Runtime struct {
 	OpenAIHeaders, IETFHeaders    bool
 	CacheHitHeader, CacheHitValue string
 
-	// shadow marks the fixed dimensions in shadow mode, by dimension name;
-	// shadowModels the per-model ones.
-	shadow       map[string]bool
+	// shadow marks the fixed dimensions in shadow mode; shadowModels the
+	// per-model ones, by model name.
+	shadow       map[limit.Dimension]bool
 	shadowModels map[string]bool
 
 	// fallback is the rule set of the replica-local buckets used while the
@@ -190,11 +194,11 @@ func (r *Runtime) Exempt(client netip.Addr, keyHash string) bool {
 	return false
 }
 
-// Shadow reports whether a refusal by dimension (global, client, api_key,
-// user, team, model; model names the request's model) is only counted and
-// logged, the request admitted anyway.
-func (r *Runtime) Shadow(dimension, model string) bool {
-	if dimension == "model" {
+// Shadow reports whether a refusal by dimension (for the model dimension,
+// model names the request's model) is only counted and logged, the request
+// admitted anyway.
+func (r *Runtime) Shadow(dimension limit.Dimension, model string) bool {
+	if dimension == limit.DimModel {
 		return r.shadowModels[model]
 	}
 	return r.shadow[dimension]

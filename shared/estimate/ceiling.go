@@ -1,11 +1,6 @@
 package estimate
 
-import (
-	"math"
-	"strconv"
-
-	"github.com/tokenbudget/tokenbudget/shared/jsonx"
-)
+import "github.com/tokenbudget/tokenbudget/shared/jsonx"
 
 // MaxOutput caps any output ceiling. No model generates ten million tokens
 // in one response; a larger stated value is clamped rather than ignored, so
@@ -62,8 +57,11 @@ func trimSpace(s []byte) []byte {
 	return s
 }
 
-// parseCeiling accepts only the characters of a decimal number, so
-// strconv's "Inf", "NaN" and hex forms never get through.
+// parseCeiling reads the number exactly (jsonx.ParseInteger), after
+// dropping the underscores Python's int() and pydantic accept between
+// digits (32_000): only the characters of a decimal number, so strconv's
+// "Inf", "NaN" and hex forms never get through. A fraction rounds up, a
+// negative is no ceiling, anything above MaxOutput is MaxOutput.
 func parseCeiling(s []byte) (int64, bool) {
 	if len(s) == 0 || len(s) > 64 {
 		return 0, false
@@ -72,27 +70,22 @@ func parseCeiling(s []byte) (int64, bool) {
 	n := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
-			buf[n] = c
-			n++
-		case c == '_' && i > 0 && i+1 < len(s) && isDigit(s[i-1]) && isDigit(s[i+1]):
-			// Python's int() and pydantic accept 32_000.
-		default:
-			return 0, false
+		if c == '_' && i > 0 && i+1 < len(s) && isDigit(s[i-1]) && isDigit(s[i+1]) {
+			continue
 		}
+		buf[n] = c
+		n++
 	}
-	f, err := strconv.ParseFloat(string(buf[:n]), 64)
-	if err != nil && !(math.IsInf(f, 1)) {
-		return 0, false
-	}
+	v, ok := jsonx.ParseInteger(buf[:n])
 	switch {
-	case math.IsNaN(f), f < 0:
+	case !ok, v.Negative:
 		return 0, false
-	case f >= float64(MaxOutput):
+	case v.Overflow || v.Value >= MaxOutput:
 		return MaxOutput, true
+	case v.Fraction:
+		return v.Value + 1, true
 	}
-	return int64(math.Ceil(f)), true
+	return v.Value, true
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -57,12 +57,13 @@ func saturatingAdd(total, n int64) int64 {
 // str returns the decoded text of a String value. It aliases the body or
 // w.buf, so it is valid only until the next call.
 func (w *walker) str(v jsonx.Value) []byte {
-	c := stringContent(v)
+	c := v.Content()
 	i := bytes.IndexByte(c, '\\')
 	if i < 0 {
 		return c
 	}
-	w.buf = appendUnescaped(append(grow(w.buf, len(c)), c[:i]...), c[i:])
+	// Invalid UTF-8 is kept: it costs a token per byte, escaped or not.
+	w.buf = jsonx.AppendUnescaped(append(grow(w.buf, len(c)), c[:i]...), c[i:], jsonx.KeepInvalidUTF8)
 	return w.buf
 }
 
@@ -83,7 +84,7 @@ func (w *walker) key(raw []byte) []byte {
 	if i < 0 {
 		return raw
 	}
-	w.kbuf = appendUnescaped(append(grow(w.kbuf, len(raw)), raw[:i]...), raw[i:])
+	w.kbuf = jsonx.AppendUnescaped(append(grow(w.kbuf, len(raw)), raw[:i]...), raw[i:], jsonx.KeepInvalidUTF8)
 	return w.kbuf
 }
 

@@ -6,8 +6,9 @@
 // Go's syscall package has an init that calls fd_fdstat_get, so any module that
 // links syscall cannot start in real Envoy — and syscall is pulled in by time,
 // os, fmt, encoding/json and, through them, by gjson and sjson. This package
-// therefore imports only errors, math, math/bits, strconv, unicode/utf8,
-// unicode/utf16 and unsafe (a test pins that).
+// therefore imports only bytes, errors, math, math/bits, strconv, unicode/utf8,
+// unicode/utf16 and unsafe (filter/imports_test.go pins that nothing in the
+// module links syscall).
 //
 // Design: a Value is a view (Kind + exact bytes) into the caller's document, so
 // reading never copies. Parse validates the whole document once; every later

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"math"
 	"strconv"
 	"unsafe"
 )
@@ -54,7 +55,11 @@ func (v Value) Int() (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	return parseIntegral(s)
+	n, ok := ParseInteger(s)
+	if !ok || n.Fraction || n.Overflow {
+		return 0, false
+	}
+	return n.Value, true
 }
 
 // Bool returns the value of JSON true/false. Strings such as "true" are NOT
@@ -69,13 +74,33 @@ func (v Value) Bool() (bool, bool) {
 	return false, false
 }
 
-// parseIntegral evaluates a validated JSON number exactly when it is an
-// integer in int64 range.
-func parseIntegral(s []byte) (int64, bool) {
+// Integer is a decimal number read exactly as an integer. Callers apply
+// their own policy to it: only whole numbers (Int), round a fraction up
+// (an output ceiling), clamp a large count.
+type Integer struct {
+	// Value is the number rounded toward zero; when Overflow, the int64
+	// bound of its sign.
+	Value int64
+	// Fraction reports a non-zero fractional part, cut off from Value.
+	Fraction bool
+	// Overflow reports a magnitude beyond int64.
+	Overflow bool
+	// Negative reports a number below zero, so a caller can tell -0.5
+	// (Value 0, Fraction) from 0.5; -0 is not below zero.
+	Negative bool
+}
+
+// ParseInteger reads decimal number text exactly, on its digits rather than
+// through float64: an optional sign, digits with an optional point (digits
+// on at least one side, as strconv.ParseFloat takes them), and an optional
+// exponent. Every JSON number is such text; so are "+5", "007" and "5.",
+// which a caller that wants JSON's grammar refuses first. False for
+// anything else (hex, "Inf", underscores, spaces, empty).
+func ParseInteger(s []byte) (Integer, bool) {
 	i := 0
 	neg := false
-	if i < len(s) && s[i] == '-' {
-		neg = true
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		neg = s[i] == '-'
 		i++
 	}
 	intStart := i
@@ -87,6 +112,9 @@ func parseIntegral(s []byte) (int64, bool) {
 		i = skipDigits(s, fs)
 		frac = s[fs:i]
 	}
+	if len(intPart)+len(frac) == 0 {
+		return Integer{}, false
+	}
 	exp := 0
 	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
 		i++
@@ -95,14 +123,23 @@ func parseIntegral(s []byte) (int64, bool) {
 			eneg = s[i] == '-'
 			i++
 		}
+		es := i
 		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			if exp < 1<<20 { // beyond this every non-zero value is out of range or fractional
+			// Past 2^40 no document holds enough digits to bring the
+			// value back into range or to a whole number.
+			if exp < 1<<40 {
 				exp = exp*10 + int(s[i]-'0')
 			}
+		}
+		if i == es {
+			return Integer{}, false
 		}
 		if eneg {
 			exp = -exp
 		}
+	}
+	if i != len(s) {
+		return Integer{}, false
 	}
 	// Digits D = intPart+frac, value = D * 10^(exp-len(frac)).
 	nd := len(intPart) + len(frac)
@@ -117,7 +154,7 @@ func parseIntegral(s []byte) (int64, bool) {
 		lo++
 	}
 	if lo == nd {
-		return 0, true // any spelling of zero, including -0
+		return Integer{}, true // any spelling of zero, including -0
 	}
 	hi := nd
 	e := exp - len(frac)
@@ -125,28 +162,37 @@ func parseIntegral(s []byte) (int64, bool) {
 		hi--
 		e++
 	}
+	out := Integer{Negative: neg}
 	if e < 0 {
-		return 0, false // the last non-zero digit is after the point
+		// The last non-zero digit is after the point: the digits from
+		// hi+e on are the fraction.
+		out.Fraction = true
+		hi += e
+		e = 0
 	}
 	if hi-lo+e > 19 {
-		return 0, false // at least 10^19 > MaxInt64
+		out.Overflow = true // at least 10^19 > MaxInt64
 	}
 	var u uint64
-	for k := lo; k < hi; k++ {
-		u = u*10 + uint64(digit(k)-'0')
-	}
-	for ; e > 0; e-- {
-		u *= 10
-	}
-	// hi-lo+e <= 19 digits fit in uint64 (< 10^19 < 2^64).
-	if neg {
-		if u > 1<<63 {
-			return 0, false
+	if !out.Overflow {
+		for k := lo; k < hi; k++ {
+			u = u*10 + uint64(digit(k)-'0')
 		}
-		return -int64(u), true
+		for ; e > 0; e-- {
+			u *= 10
+		}
+		// hi-lo+e <= 19 digits fit in uint64 (< 10^19 < 2^64).
+		out.Overflow = neg && u > 1<<63 || !neg && u > 1<<63-1
 	}
-	if u > 1<<63-1 {
-		return 0, false
+	switch {
+	case out.Overflow && neg:
+		out.Value = math.MinInt64
+	case out.Overflow:
+		out.Value = math.MaxInt64
+	case neg:
+		out.Value = -int64(u)
+	default:
+		out.Value = int64(u)
 	}
-	return int64(u), true
+	return out, true
 }

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -114,6 +115,54 @@ func decodeRune(s []byte, i int) (rune, int) {
 		return r, 6
 	}
 	return utf8.RuneError, 2
+}
+
+// Content returns the bytes between a String's quotes, undecoded (nil for
+// other kinds): with AppendUnescaped, a caller decodes into a buffer it
+// reuses instead of a new slice per string.
+func (v Value) Content() []byte {
+	c, _ := v.content()
+	return c
+}
+
+// UnescapeOptions change what AppendUnescaped does with bytes that are not
+// escapes.
+type UnescapeOptions uint8
+
+const (
+	// KeepInvalidUTF8 copies invalid UTF-8 outside escapes as it is instead
+	// of writing U+FFFD for each byte, for a caller that measures the bytes
+	// a client sent (the token estimator counts each as a token).
+	KeepInvalidUTF8 UnescapeOptions = 1 << iota
+)
+
+// AppendUnescaped appends the decoding of validated string content c (the
+// bytes between the quotes; see Content) to dst. Escapes decode as
+// encoding/json decodes them, an unpaired surrogate becoming U+FFFD, and so
+// does each invalid UTF-8 byte unless o has KeepInvalidUTF8.
+func AppendUnescaped(dst, c []byte, o UnescapeOptions) []byte {
+	if o&KeepInvalidUTF8 != 0 {
+		return appendEscapesDecoded(dst, c)
+	}
+	return appendDecoded(dst, c)
+}
+
+// appendEscapesDecoded decodes the escapes of c and copies every other byte.
+// Escapes are rare in what it reads (prompt text), so it jumps from one
+// backslash to the next with bytes.IndexByte.
+func appendEscapesDecoded(dst, c []byte) []byte {
+	for i := 0; i < len(c); {
+		j := bytes.IndexByte(c[i:], '\\')
+		if j < 0 {
+			return append(dst, c[i:]...)
+		}
+		dst = append(dst, c[i:i+j]...)
+		i += j
+		r, n := decodeRune(c, i)
+		dst = utf8.AppendRune(dst, r)
+		i += n
+	}
+	return dst
 }
 
 // appendDecoded appends the decoding of string content c to dst.

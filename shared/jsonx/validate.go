@@ -247,3 +247,7 @@ func isNumber(s []byte) bool {
 	end, ok := validNumber(s, 0)
 	return ok && end == len(s)
 }
+
+// IsNumber reports whether s is exactly one JSON number token (no sign but
+// a leading minus, no leading zeros, digits on both sides of a point).
+func IsNumber(s []byte) bool { return isNumber(s) }

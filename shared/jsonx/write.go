@@ -8,31 +8,64 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
+// StringOptions add escapes to the ones every JSON string gets, for writers
+// whose output must match an existing spelling byte for byte.
+type StringOptions uint8
+
+const (
+	// LikeMarshal spells a string as encoding/json's Marshal does: <, > and
+	// & as \u003c, \u003e and \u0026, and \b and \f in their short forms.
+	LikeMarshal StringOptions = 1 << iota
+	// EscapeDEL writes 0x7f as \u007f, so a body shown in a terminal or a
+	// log carries no control character at all.
+	EscapeDEL
+)
+
+// plain[o&3][c] is true for an ASCII byte written as it is under options o.
+var plain = func() (t [4][utf8.RuneSelf]bool) {
+	for o := range t {
+		for c := 0x20; c < utf8.RuneSelf; c++ {
+			t[o][c] = c != '"' && c != '\\' &&
+				!(StringOptions(o)&LikeMarshal != 0 && (c == '<' || c == '>' || c == '&')) &&
+				!(StringOptions(o)&EscapeDEL != 0 && c == 0x7f)
+		}
+	}
+	return t
+}()
+
 // AppendString appends s as a JSON string literal. The output is always valid
 // JSON whatever s holds: quotes, backslashes and control bytes are escaped, and
 // invalid UTF-8 becomes \ufffd (as encoding/json does) instead of producing a
 // body the upstream would reject. U+2028/U+2029 are escaped too so the output
 // is also safe inside JavaScript.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return AppendStringWith(dst, s, 0) }
+
+// AppendStringWith is AppendString with the extra escapes of o.
+func AppendStringWith(dst []byte, s string, o StringOptions) []byte {
+	safe := &plain[o&3]
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
+			if safe[c] {
 				i++
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
+			switch {
+			case c == '"' || c == '\\':
 				dst = append(dst, '\\', c)
-			case '\n':
+			case c == '\n':
 				dst = append(dst, '\\', 'n')
-			case '\r':
+			case c == '\r':
 				dst = append(dst, '\\', 'r')
-			case '\t':
+			case c == '\t':
 				dst = append(dst, '\\', 't')
+			case c == '\b' && o&LikeMarshal != 0:
+				dst = append(dst, '\\', 'b')
+			case c == '\f' && o&LikeMarshal != 0:
+				dst = append(dst, '\\', 'f')
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}

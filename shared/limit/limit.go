@@ -1,6 +1,8 @@
 // Package limit is the vocabulary every budget store and the filter share:
-// bucket kinds, the periods of one bucket (Limit), the ops and plan a
-// request must fit, the hold it takes, and the outcome of an admission. It
+// bucket kinds, periods and dimensions (small integer enums; their names
+// appear only at the edges: config, wire, metric labels, refusal text), the
+// periods of one bucket (Limit), the ops and plan a request must fit, the
+// hold it takes, and the outcome of an admission with its Result. It
 // sits at the bottom of shared/ so the pure logic above it (bucket math,
 // planning, refusals, the wire) depends on no store; package sharedstore
 // holds the Store interface and its backends.
@@ -31,13 +33,19 @@ const (
 	KindTokens
 )
 
+var kindNames = enumNames[Kind]{"kind", []string{KindRequests: "requests", KindConcurrency: "concurrency", KindTokens: "tokens"}}
+
+// String names the kind for logs and errors; the wire carries the number.
+func (k Kind) String() string { return kindNames.name(k) }
+
 // Limit is one period of one bucket, with the parameters in force when the
 // plan was made. A hold records them, so a hold taken before a config reload
 // settles on these numbers rather than the live ones.
 type Limit struct {
-	// Budget names the period: "minute" or "day" for tokens; "second",
-	// "minute" or "day" for requests; "concurrent" for concurrency.
-	Budget string
+	// Budget is the limit's period: minute or day for tokens; second,
+	// minute or day for requests; concurrent for concurrency. (The field
+	// keeps the wire's name for it, "budget".)
+	Budget Period
 	// Capacity is the most the bucket holds. Zero is a budget in force with
 	// nothing to give (a divided or pushed zero), not "unlimited": an
 	// unlimited period is simply absent from the plan.
@@ -56,7 +64,7 @@ type Op struct {
 	// dimension share one Key.
 	Key       string
 	Kind      Kind
-	Dimension string // global, client, api_key, user, team, model
+	Dimension Dimension
 	Limits    []Limit
 	Amount    int64 // tokens for KindTokens, 1 otherwise
 	// Private marks the caller's own bucket (the API-key dimension): only a
@@ -137,16 +145,16 @@ type Level struct {
 // OpLevel ties a Level to the private bucket and period it describes.
 type OpLevel struct {
 	Kind      Kind
-	Dimension string
-	Budget    string
+	Dimension Dimension
+	Budget    Period
 	Level     Level
 }
 
 // Refusal says which bucket refused and how long a caller should wait.
 type Refusal struct {
 	Kind      Kind
-	Dimension string
-	Budget    string
+	Dimension Dimension
+	Budget    Period
 	// RetryAfterSec is size-aware: the time the refused bucket needs to
 	// refill this request's own shortfall (its whole cost when the request
 	// is larger than the bucket). At least 1.
@@ -173,7 +181,7 @@ const (
 type HoldEntry struct {
 	Key       string
 	Kind      Kind // KindTokens or KindConcurrency
-	Dimension string
+	Dimension Dimension
 	Limits    []Limit
 	Amount    int64
 }
@@ -241,8 +249,8 @@ func (h Hold) TokenReservation() (amount int64, ok bool) {
 
 // Outcome is the answer to Admit.
 type Outcome struct {
-	Admitted bool
-	Refusal  *Refusal // set when not admitted and Err is nil
+	Result  Result
+	Refusal *Refusal // set when Result is ResultRefused
 	// Levels holds the private buckets' levels after this request's
 	// reservation (also on a token refusal, for the request-count buckets
 	// that admitted it).
@@ -256,10 +264,13 @@ type Outcome struct {
 	// preflight read it (before this request's own cost), for the caller's
 	// success headers.
 	Spend spend.Usage
-	// SpendRefusal is set when a spend limit refused the request (Admitted
-	// false, Refusal nil): nothing was taken from any bucket.
+	// SpendRefusal is set when a spend limit refused the request
+	// (ResultSpendRefused): nothing was taken from any bucket.
 	SpendRefusal *spend.Exceeded
 	// Err is set when the store could not answer (unreachable, timed out,
-	// bad reply); Admitted and Refusal are then meaningless.
+	// bad reply): Result is then ResultFailed.
 	Err error
 }
+
+// Admitted reports whether the request may go ahead.
+func (o Outcome) Admitted() bool { return o.Result == ResultAdmitted }

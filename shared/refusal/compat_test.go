@@ -17,11 +17,11 @@ func TestDurationIsSpelledAsOpenAIResetHeadersAre(t *testing.T) {
 func TestCompatHeadersDescribeOnlyTheCallersOwnBuckets(t *testing.T) {
 	const now = 1_800_000_000
 	levels := []limit.OpLevel{
-		{Kind: limit.KindTokens, Dimension: "global", Budget: "minute", Level: limit.Level{Capacity: 9e6, Remaining: 8e6, ResetUnix: now + 9}},
-		{Kind: limit.KindRequests, Dimension: "api_key", Budget: "second", Level: limit.Level{Capacity: 5, Remaining: 4, ResetUnix: now + 1}},
-		{Kind: limit.KindRequests, Dimension: "api_key", Budget: "minute", Level: limit.Level{Capacity: 100, Remaining: 99, ResetUnix: now + 1}},
-		{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute", Level: limit.Level{Capacity: 20000, Remaining: 15000, ResetUnix: now + 360}},
-		{Kind: limit.KindTokens, Dimension: "api_key", Budget: "day", Level: limit.Level{Capacity: 1e6, Remaining: -3, ResetUnix: now + 86400}},
+		{Kind: limit.KindTokens, Dimension: limit.DimGlobal, Budget: limit.PeriodMinute, Level: limit.Level{Capacity: 9e6, Remaining: 8e6, ResetUnix: now + 9}},
+		{Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodSecond, Level: limit.Level{Capacity: 5, Remaining: 4, ResetUnix: now + 1}},
+		{Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute, Level: limit.Level{Capacity: 100, Remaining: 99, ResetUnix: now + 1}},
+		{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute, Level: limit.Level{Capacity: 20000, Remaining: 15000, ResetUnix: now + 360}},
+		{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodDay, Level: limit.Level{Capacity: 1e6, Remaining: -3, ResetUnix: now + 86400}},
 	}
 	t.Run("none asked", func(t *testing.T) {
 		require.Empty(t, AppendCompatHeaders(nil, levels, Styles{}, now))

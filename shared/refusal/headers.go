@@ -26,22 +26,22 @@ var familyNames = [...][3]string{
 }
 
 // familyOf maps a bucket period to its header family; concurrency has none.
-func familyOf(kind limit.Kind, budget string) (family, bool) {
+func familyOf(kind limit.Kind, budget limit.Period) (family, bool) {
 	switch kind {
 	case limit.KindRequests:
 		switch budget {
-		case "second":
+		case limit.PeriodSecond:
 			return familyRequestsSecond, true
-		case "minute":
+		case limit.PeriodMinute:
 			return familyRequestsMinute, true
-		case "day":
+		case limit.PeriodDay:
 			return familyRequestsDay, true
 		}
 	case limit.KindTokens:
 		switch budget {
-		case "minute":
+		case limit.PeriodMinute:
 			return familyTokensMinute, true
-		case "day":
+		case limit.PeriodDay:
 			return familyTokensDay, true
 		}
 	}

@@ -19,7 +19,7 @@ type Header struct{ Name, Value string }
 // privateDimension is the only dimension whose levels a caller may learn
 // (the planner marks exactly its ops Private). Levels of any other
 // dimension are dropped here even if a store passes them by mistake.
-const privateDimension = "api_key"
+const privateDimension = limit.DimAPIKey
 
 // Limit types of error.details.limit_type.
 const (
@@ -34,7 +34,7 @@ const (
 
 // LimitType names the refused limit as the body and the
 // rate_limit_exceeded_total{limit_type} metric do.
-func LimitType(kind limit.Kind, budget string) string {
+func LimitType(kind limit.Kind, budget limit.Period) string {
 	switch kind {
 	case limit.KindTokens:
 		return LimitTokenBudget
@@ -42,9 +42,9 @@ func LimitType(kind limit.Kind, budget string) string {
 		return LimitConcurrent
 	}
 	switch budget {
-	case "minute":
+	case limit.PeriodMinute:
 		return LimitRequestsPerMinute
-	case "day":
+	case limit.PeriodDay:
 		return LimitRequestsPerDay
 	default:
 		return LimitRequestsPerSecond
@@ -74,12 +74,12 @@ func Refusal(r limit.Refusal, levels []limit.OpLevel, nowUnix int64) (status int
 	body = appendJSONString(body, limitType)
 	if r.Kind == limit.KindTokens {
 		body = append(body, `,"token_dimension":`...)
-		body = appendJSONString(body, r.Dimension)
+		body = appendJSONString(body, r.Dimension.String())
 		body = append(body, `,"token_budget":`...)
-		body = appendJSONString(body, r.Budget)
+		body = appendJSONString(body, r.Budget.String())
 	} else {
 		body = append(body, `,"dimension":`...)
-		body = appendJSONString(body, r.Dimension)
+		body = appendJSONString(body, r.Dimension.String())
 	}
 	body = append(body, `,"retry_after_seconds":`...)
 	body = strconv.AppendInt(body, retry, 10)
@@ -201,18 +201,18 @@ func message(r limit.Refusal, limitType string, retry int64) string {
 	after := " Retry after " + strconv.FormatInt(retry, 10) + " seconds."
 	switch {
 	case r.ExceedsCapacity && limitType == LimitTokenBudget:
-		return "This request is larger than the whole " + r.Dimension + " " + r.Budget +
+		return "This request is larger than the whole " + r.Dimension.String() + " " + r.Budget.String() +
 			" token budget, so it can never be admitted; reduce max_tokens or the input."
 	case r.ExceedsCapacity:
-		return "This request is larger than the whole " + r.Dimension + " " + limitType + " limit, so it can never be admitted."
+		return "This request is larger than the whole " + r.Dimension.String() + " " + limitType + " limit, so it can never be admitted."
 	}
 	switch limitType {
 	case LimitTokenBudget:
-		return "Token budget exceeded: the " + r.Dimension + " " + r.Budget + " token budget cannot cover this request." + after
+		return "Token budget exceeded: the " + r.Dimension.String() + " " + r.Budget.String() + " token budget cannot cover this request." + after
 	case LimitConcurrent:
-		return "Too many concurrent requests on the " + r.Dimension + " limit." + after
+		return "Too many concurrent requests on the " + r.Dimension.String() + " limit." + after
 	default:
-		return "Request rate limit exceeded: the " + r.Dimension + " " + limitType + " limit." + after
+		return "Request rate limit exceeded: the " + r.Dimension.String() + " " + limitType + " limit." + after
 	}
 }
 

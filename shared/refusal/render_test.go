@@ -15,16 +15,16 @@ const now = int64(1_700_000_000)
 
 // ownRequests are the caller's request-count levels a store reports.
 var ownRequests = []limit.OpLevel{
-	{Kind: limit.KindRequests, Dimension: "api_key", Budget: "second", Level: limit.Level{Capacity: 10, Remaining: 9, ResetUnix: now + 1}},
-	{Kind: limit.KindRequests, Dimension: "api_key", Budget: "minute", Level: limit.Level{Capacity: 100, Remaining: 42, ResetUnix: now + 35}},
-	{Kind: limit.KindRequests, Dimension: "api_key", Budget: "day", Level: limit.Level{Capacity: 1000, Remaining: 500, ResetUnix: now + 43200}},
-	{Kind: limit.KindConcurrency, Dimension: "api_key", Budget: "concurrent", Level: limit.Level{Capacity: 2, Remaining: 1, ResetUnix: now}},
+	{Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodSecond, Level: limit.Level{Capacity: 10, Remaining: 9, ResetUnix: now + 1}},
+	{Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute, Level: limit.Level{Capacity: 100, Remaining: 42, ResetUnix: now + 35}},
+	{Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodDay, Level: limit.Level{Capacity: 1000, Remaining: 500, ResetUnix: now + 43200}},
+	{Kind: limit.KindConcurrency, Dimension: limit.DimAPIKey, Budget: limit.PeriodConcurrent, Level: limit.Level{Capacity: 2, Remaining: 1, ResetUnix: now}},
 }
 
 // ownTokens are the caller's token levels (given back after a refusal elsewhere).
 var ownTokens = []limit.OpLevel{
-	{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute", Level: limit.Level{Capacity: 6000, Remaining: 5000, ResetUnix: now + 10}},
-	{Kind: limit.KindTokens, Dimension: "api_key", Budget: "day", Level: limit.Level{Capacity: 86400, Remaining: 80000, ResetUnix: now + 6400}},
+	{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute, Level: limit.Level{Capacity: 6000, Remaining: 5000, ResetUnix: now + 10}},
+	{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodDay, Level: limit.Level{Capacity: 86400, Remaining: 80000, ResetUnix: now + 6400}},
 }
 
 func headerMap(t *testing.T, hs []Header) map[string]string {
@@ -57,7 +57,7 @@ func decode(t *testing.T, body []byte) map[string]any {
 }
 
 func TestASharedDimensionRefusalWithholdsEveryLevelOfTheSharedBucket(t *testing.T) {
-	r := limit.Refusal{Kind: limit.KindTokens, Dimension: "global", Budget: "minute", RetryAfterSec: 12,
+	r := limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimGlobal, Budget: limit.PeriodMinute, RetryAfterSec: 12,
 		Level: limit.Level{Capacity: 100000, Remaining: 3, ResetUnix: now + 60}} // a store bug must not leak it
 	status, body, headers := Refusal(r, append(append([]limit.OpLevel{}, ownRequests...), ownTokens...), now)
 	require.Equal(t, 429, status)
@@ -76,7 +76,7 @@ func TestASharedDimensionRefusalWithholdsEveryLevelOfTheSharedBucket(t *testing.
 }
 
 func TestAPrivateTokenRefusalShowsItsCapacityAndRemaining(t *testing.T) {
-	r := limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute", RetryAfterSec: 7, Private: true,
+	r := limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute, RetryAfterSec: 7, Private: true,
 		Level: limit.Level{Capacity: 6000, Remaining: 130, ResetUnix: now + 59}}
 	_, body, headers := Refusal(r, ownRequests, now)
 	require.Equal(t, map[string]any{
@@ -91,7 +91,7 @@ func TestAPrivateTokenRefusalShowsItsCapacityAndRemaining(t *testing.T) {
 }
 
 func TestADayRefusalUsesTheDayHeaderFamily(t *testing.T) {
-	r := limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "day", RetryAfterSec: 3600, Private: true,
+	r := limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodDay, RetryAfterSec: 3600, Private: true,
 		Level: limit.Level{Capacity: 86400, Remaining: 10, ResetUnix: now + 86000}}
 	_, body, headers := Refusal(r, nil, now)
 	require.Equal(t, "day", decode(t, body)["token_budget"])
@@ -105,18 +105,18 @@ func TestADayRefusalUsesTheDayHeaderFamily(t *testing.T) {
 func TestRequestRefusalsNameTheirLimitType(t *testing.T) {
 	cases := []struct {
 		kind      limit.Kind
-		budget    string
+		budget    limit.Period
 		limitType string
 		header    string
 	}{
-		{limit.KindRequests, "second", "requests_per_second", "x-ratelimit-remaining"},
-		{limit.KindRequests, "minute", "requests_per_minute", "x-ratelimit-requests-minute-remaining"},
-		{limit.KindRequests, "day", "requests_per_day", "x-ratelimit-requests-day-remaining"},
-		{limit.KindConcurrency, "concurrent", "concurrent_requests", ""},
+		{limit.KindRequests, limit.PeriodSecond, "requests_per_second", "x-ratelimit-remaining"},
+		{limit.KindRequests, limit.PeriodMinute, "requests_per_minute", "x-ratelimit-requests-minute-remaining"},
+		{limit.KindRequests, limit.PeriodDay, "requests_per_day", "x-ratelimit-requests-day-remaining"},
+		{limit.KindConcurrency, limit.PeriodConcurrent, "concurrent_requests", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.limitType, func(t *testing.T) {
-			r := limit.Refusal{Kind: c.kind, Dimension: "api_key", Budget: c.budget, RetryAfterSec: 2, Private: true,
+			r := limit.Refusal{Kind: c.kind, Dimension: limit.DimAPIKey, Budget: c.budget, RetryAfterSec: 2, Private: true,
 				Level: limit.Level{Capacity: 5, Remaining: 0, ResetUnix: now + 2}}
 			_, body, headers := Refusal(r, ownRequests, now)
 			d := decode(t, body)
@@ -133,9 +133,9 @@ func TestRequestRefusalsNameTheirLimitType(t *testing.T) {
 }
 
 func TestASharedRequestRefusalShowsOnlyTheCallersOwnQuota(t *testing.T) {
-	r := limit.Refusal{Kind: limit.KindRequests, Dimension: "global", Budget: "second", RetryAfterSec: 1,
+	r := limit.Refusal{Kind: limit.KindRequests, Dimension: limit.DimGlobal, Budget: limit.PeriodSecond, RetryAfterSec: 1,
 		Level: limit.Level{Capacity: 999, Remaining: 998}}
-	leaky := append([]limit.OpLevel{{Kind: limit.KindRequests, Dimension: "global", Budget: "minute",
+	leaky := append([]limit.OpLevel{{Kind: limit.KindRequests, Dimension: limit.DimGlobal, Budget: limit.PeriodMinute,
 		Level: limit.Level{Capacity: 777, Remaining: 776}}}, ownRequests[1])
 	_, body, headers := Refusal(r, leaky, now)
 	d := decode(t, body)
@@ -147,14 +147,14 @@ func TestASharedRequestRefusalShowsOnlyTheCallersOwnQuota(t *testing.T) {
 }
 
 func TestRetryAfterIsNeverBelowOneSecond(t *testing.T) {
-	_, body, headers := Refusal(limit.Refusal{Kind: limit.KindTokens, Dimension: "model", Budget: "minute"}, nil, now)
+	_, body, headers := Refusal(limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimModel, Budget: limit.PeriodMinute}, nil, now)
 	require.Equal(t, 1.0, decode(t, body)["retry_after_seconds"])
 	require.Equal(t, "1", headerMap(t, headers)["retry-after"])
 }
 
 func TestSuccessHeadersReportTheCallersOwnBuckets(t *testing.T) {
 	levels := append(append([]limit.OpLevel{}, ownRequests...), ownTokens...)
-	levels = append(levels, limit.OpLevel{Kind: limit.KindTokens, Dimension: "model", Budget: "minute",
+	levels = append(levels, limit.OpLevel{Kind: limit.KindTokens, Dimension: limit.DimModel, Budget: limit.PeriodMinute,
 		Level: limit.Level{Capacity: 1, Remaining: 1}})
 	require.Equal(t, map[string]string{
 		"x-ratelimit-limit": "10", "x-ratelimit-remaining": "9", "x-ratelimit-reset": "1700000001",
@@ -194,12 +194,12 @@ func TestARequestLargerThanTheBucketIsToldNotToRetry(t *testing.T) {
 		noRetry   bool
 		inMessage string
 	}{
-		{"larger than the bucket", limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
+		{"larger than the bucket", limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute,
 			RetryAfterSec: 90, ExceedsCapacity: true, Private: true, Level: limit.Level{Capacity: 20000, Remaining: 20000}},
 			true, "larger"},
-		{"a shared bucket too small", limit.Refusal{Kind: limit.KindTokens, Dimension: "global", Budget: "day",
+		{"a shared bucket too small", limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimGlobal, Budget: limit.PeriodDay,
 			RetryAfterSec: 7, ExceedsCapacity: true}, true, "larger"},
-		{"waiting helps", limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
+		{"waiting helps", limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute,
 			RetryAfterSec: 3, Private: true, Level: limit.Level{Capacity: 20000, Remaining: 100}}, false, "Retry after 3 seconds"},
 	}
 	for _, c := range cases {
@@ -241,7 +241,7 @@ func TestUnauthorizedIsAnOpenAIShapedInvalidAPIKey(t *testing.T) {
 
 func TestAppendSuccessHeadersReusesTheCallersSliceAndMatchesSuccessHeaders(t *testing.T) {
 	levels := append(append([]limit.OpLevel{}, ownRequests...), ownTokens...)
-	levels = append(levels, limit.OpLevel{Kind: limit.KindRequests, Dimension: "api_key", Budget: "minute",
+	levels = append(levels, limit.OpLevel{Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute,
 		Level: limit.Level{Capacity: 7, Remaining: -3, ResetUnix: -5}})
 	want := SuccessHeaders(levels)
 	dst := make([]Header, 1, 32)
@@ -251,7 +251,7 @@ func TestAppendSuccessHeadersReusesTheCallersSliceAndMatchesSuccessHeaders(t *te
 	require.Same(t, &dst[:1][0], &got[0], "the values were appended in place")
 	require.Equal(t, dst, AppendSuccessHeaders(dst, nil))
 
-	extreme := []limit.OpLevel{{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
+	extreme := []limit.OpLevel{{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute,
 		Level: limit.Level{Capacity: math.MinInt64, Remaining: math.MaxInt64, ResetUnix: math.MaxInt64}}}
 	require.Equal(t, []Header{{"x-ratelimit-tokens-limit", "-9223372036854775808"},
 		{"x-ratelimit-tokens-remaining", "9223372036854775807"}, {"x-ratelimit-tokens-reset", "9223372036854775807"}},

@@ -2,7 +2,6 @@ package usage
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
@@ -20,42 +19,26 @@ const maxCount int64 = 1_000_000_000_000
 func readCount(r jsonx.Value) (int64, bool) {
 	switch r.Kind {
 	case jsonx.Number:
-		return parseCount(bytesString(r.Raw))
+		return parseCount(r.Raw)
 	case jsonx.String:
-		return parseCount(bytesString(text(r)))
+		return parseCount(text(r))
 	}
 	return 0, false
 }
 
-func parseCount(s string) (int64, bool) {
-	if s == "" {
+// parseCount reads the number exactly (jsonx.ParseInteger): only the
+// characters of a decimal number, so strconv's hex, "Inf", "NaN" and
+// underscores never count; a fraction or a negative is no count, a count
+// beyond maxCount is maxCount.
+func parseCount(s []byte) (int64, bool) {
+	n, ok := jsonx.ParseInteger(s)
+	switch {
+	case !ok, n.Negative, n.Fraction:
 		return 0, false
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n < 0 {
-			return 0, false
-		}
-		return min(n, maxCount), true
-	}
-	// Only decimal spellings: ParseFloat would also take hex, "Inf", "NaN"
-	// and underscores, none of which a JSON backend means as a count.
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-' {
-			return 0, false
-		}
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil && !math.IsInf(f, 1) {
-		return 0, false // syntax error, or a negative overflow
-	}
-	if math.IsNaN(f) || f < 0 || f != math.Trunc(f) {
-		return 0, false
-	}
-	if f >= float64(maxCount) {
+	case n.Overflow:
 		return maxCount, true
 	}
-	return int64(f), true
+	return min(n.Value, maxCount), true
 }
 
 // addCount adds without overflow; counts only grow, so saturation at the

@@ -67,7 +67,7 @@ func toLimits(ls []Limit) []limit.Limit {
 // FromOutcome converts an admission outcome to its response; the hold id
 // travels in Hold and the entries stay with the server.
 func FromOutcome(o limit.Outcome) AdmitResponse {
-	r := AdmitResponse{Admitted: o.Admitted, Hold: o.Hold.ID, Skipped: o.Skipped}
+	r := AdmitResponse{Admitted: o.Admitted(), Hold: o.Hold.ID, Skipped: o.Skipped}
 	if o.Refusal != nil {
 		f := o.Refusal
 		r.Refusal = &Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfter: f.RetryAfterSec,
@@ -89,9 +89,15 @@ func FromOutcome(o limit.Outcome) AdmitResponse {
 // Outcome converts a response to an admission outcome. The hold carries only
 // the server's id; the caller adds the backend and the entries it reserved.
 func (r AdmitResponse) Outcome() limit.Outcome {
-	o := limit.Outcome{Admitted: r.Admitted, Skipped: r.Skipped, Hold: limit.Hold{ID: r.Hold}}
+	o := limit.Outcome{Skipped: r.Skipped, Hold: limit.Hold{ID: r.Hold}}
+	if r.Admitted {
+		o.Result = limit.ResultAdmitted
+	}
 	if r.Refusal != nil {
 		f := r.Refusal
+		if !r.Admitted {
+			o.Result = limit.ResultRefused
+		}
 		o.Refusal = &limit.Refusal{Kind: f.Kind, Dimension: f.Dimension, Budget: f.Budget, RetryAfterSec: f.RetryAfter,
 			ExceedsCapacity: f.ExceedsCapacity, Private: f.Private}
 		if f.Private && f.Level != nil {

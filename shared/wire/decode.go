@@ -1,8 +1,6 @@
 package wire
 
 import (
-	"unicode/utf8"
-
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
@@ -11,10 +9,14 @@ import (
 // DecodeAdmitResponse reads the service's answer to an admission. It runs in
 // the filter on every remote admission, so it reads with jsonx (encoding/json
 // links syscall, which Envoy's proxy-wasm host traps at start-up), yet it
-// accepts and rejects exactly what json.Unmarshal into AdmitResponse does:
-// keys match case-insensitively, the last duplicate wins, null leaves a value
-// alone (and clears a pointer or slice), and any type mismatch is an error.
-// The one difference: documents nested deeper than jsonx.MaxDepth are refused.
+// accepts and rejects what json.Unmarshal into AdmitResponse does: the last
+// duplicate wins, null leaves a value alone (and clears a pointer or slice),
+// and any type mismatch is an error. Two differences: member names match
+// exactly, not case-insensitively (encoding/json would also take "ADMITTED"
+// and two non-ASCII runes that fold onto k and s; every encoder of this
+// protocol is this project's and writes the names exactly, so a name in
+// another case is an unknown member, ignored), and documents nested deeper
+// than jsonx.MaxDepth are refused.
 func DecodeAdmitResponse(b []byte) (AdmitResponse, error) {
 	v := jsonx.Parse(b)
 	if !v.Exists() {
@@ -29,22 +31,22 @@ func DecodeAdmitResponse(b []byte) (AdmitResponse, error) {
 
 func decodeAdmitResponse(v jsonx.Value, r *AdmitResponse) error {
 	return decodeObject(v, "response", func(key []byte, val jsonx.Value) error {
-		switch {
-		case keyIs(key, "admitted"):
+		switch string(key) {
+		case "admitted":
 			return decodeBool(val, "admitted", &r.Admitted)
-		case keyIs(key, "aborted"):
+		case "aborted":
 			return decodeBool(val, "aborted", &r.Aborted)
-		case keyIs(key, "refusal"):
+		case "refusal":
 			return decodeRefusalPtr(val, &r.Refusal)
-		case keyIs(key, "levels"):
+		case "levels":
 			return decodeSlice(val, "levels", &r.Levels, decodeOpLevel)
-		case keyIs(key, "hold"):
+		case "hold":
 			return decodeString(val, "hold", &r.Hold)
-		case keyIs(key, "skipped"):
+		case "skipped":
 			return decodeSlice(val, "skipped", &r.Skipped, func(v jsonx.Value, s *string) error {
 				return decodeString(v, "skipped", s)
 			})
-		case keyIs(key, "spend"):
+		case "spend":
 			return decodeSpendVerdictPtr(val, &r.Spend)
 		}
 		return nil
@@ -66,20 +68,20 @@ func decodeRefusalPtr(v jsonx.Value, p **Refusal) error {
 	}
 	f := *p
 	return decodeObject(v, "refusal", func(key []byte, val jsonx.Value) error {
-		switch {
-		case keyIs(key, "kind"):
+		switch string(key) {
+		case "kind":
 			return decodeKind(val, "refusal.kind", &f.Kind)
-		case keyIs(key, "dimension"):
-			return decodeString(val, "refusal.dimension", &f.Dimension)
-		case keyIs(key, "budget"):
-			return decodeString(val, "refusal.budget", &f.Budget)
-		case keyIs(key, "retry_after"):
+		case "dimension":
+			return decodeName(val, "refusal.dimension", &f.Dimension, limit.ParseDimension)
+		case "budget":
+			return decodeName(val, "refusal.budget", &f.Budget, limit.ParsePeriod)
+		case "retry_after":
 			return decodeInt(val, "refusal.retry_after", &f.RetryAfter)
-		case keyIs(key, "exceeds_capacity"):
+		case "exceeds_capacity":
 			return decodeBool(val, "refusal.exceeds_capacity", &f.ExceedsCapacity)
-		case keyIs(key, "private"):
+		case "private":
 			return decodeBool(val, "refusal.private", &f.Private)
-		case keyIs(key, "level"):
+		case "level":
 			if val.Kind == jsonx.Null {
 				f.Level = nil
 				return nil
@@ -98,14 +100,14 @@ func decodeRefusalPtr(v jsonx.Value, p **Refusal) error {
 
 func decodeOpLevel(v jsonx.Value, l *OpLevel) error {
 	return decodeObject(v, "levels[]", func(key []byte, val jsonx.Value) error {
-		switch {
-		case keyIs(key, "kind"):
+		switch string(key) {
+		case "kind":
 			return decodeKind(val, "levels[].kind", &l.Kind)
-		case keyIs(key, "dimension"):
-			return decodeString(val, "levels[].dimension", &l.Dimension)
-		case keyIs(key, "budget"):
-			return decodeString(val, "levels[].budget", &l.Budget)
-		case keyIs(key, "level"):
+		case "dimension":
+			return decodeName(val, "levels[].dimension", &l.Dimension, limit.ParseDimension)
+		case "budget":
+			return decodeName(val, "levels[].budget", &l.Budget, limit.ParsePeriod)
+		case "level":
 			return decodeLevel(val, &l.Level)
 		}
 		return nil
@@ -114,12 +116,12 @@ func decodeOpLevel(v jsonx.Value, l *OpLevel) error {
 
 func decodeLevel(v jsonx.Value, l *Level) error {
 	return decodeObject(v, "level", func(key []byte, val jsonx.Value) error {
-		switch {
-		case keyIs(key, "capacity"):
+		switch string(key) {
+		case "capacity":
 			return decodeInt(val, "level.capacity", &l.Capacity)
-		case keyIs(key, "remaining"):
+		case "remaining":
 			return decodeInt(val, "level.remaining", &l.Remaining)
-		case keyIs(key, "reset_unix"):
+		case "reset_unix":
 			return decodeInt(val, "level.reset_unix", &l.ResetUnix)
 		}
 		return nil
@@ -260,34 +262,18 @@ func decodeKind(v jsonx.Value, what string, p *limit.Kind) error {
 	return nil
 }
 
-// parseInt64 reads a JSON number that strconv.ParseInt(s, 10, 64) accepts:
-// an optional minus and decimal digits within int64. It does not allocate.
+// parseInt64 reads a JSON number that strconv.ParseInt(s, 10, 64) accepts,
+// as encoding/json does for an int64 field: the wire's rule is that an
+// integer is spelled without a point or an exponent (1.0 and 1e3 are type
+// errors there); jsonx reads the digits.
 func parseInt64(b []byte) (int64, bool) {
-	neg := len(b) > 0 && b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return 0, false
-	}
-	const cutoff = uint64(1) << 63 // |min int64|
-	var n uint64
 	for _, c := range b {
-		if c < '0' || c > '9' {
+		if c == '.' || c == 'e' || c == 'E' {
 			return 0, false
 		}
-		if n > (cutoff-uint64(c-'0'))/10 {
-			return 0, false
-		}
-		n = n*10 + uint64(c-'0')
 	}
-	if neg {
-		return -int64(n), true // n == cutoff wraps to min int64, as intended
-	}
-	if n >= cutoff {
-		return 0, false
-	}
-	return int64(n), true
+	n, ok := jsonx.ParseInteger(b)
+	return n.Value, ok && !n.Overflow
 }
 
 func typeError(what string, v jsonx.Value) error {
@@ -319,42 +305,4 @@ func hasBackslash(b []byte) bool {
 		}
 	}
 	return false
-}
-
-// keyIs reports whether a member name selects the field named name (ASCII,
-// lowercase) the way encoding/json matches: bytes.EqualFold, so "ADMITTED"
-// matches, and so do the two non-ASCII runes whose fold set holds an ASCII
-// letter, the Kelvin sign (k) and the long s (s). Invalid UTF-8 never matches.
-func keyIs(key []byte, name string) bool {
-	j := 0
-	for i := 0; i < len(key); j++ {
-		if j >= len(name) {
-			return false
-		}
-		want := upper(name[j])
-		c := key[i]
-		if c < utf8.RuneSelf {
-			if upper(c) != want {
-				return false
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(key[i:])
-		switch {
-		case r == '\u212a' && want == 'K':
-		case r == '\u017f' && want == 'S':
-		default:
-			return false
-		}
-		i += size
-	}
-	return j == len(name)
-}
-
-func upper(c byte) byte {
-	if 'a' <= c && c <= 'z' {
-		return c - ('a' - 'A')
-	}
-	return c
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // DecodeAdmitRequest reads the body of POST /v1/admit. The service decodes
@@ -105,7 +106,7 @@ func decodeOp(v jsonx.Value, o *Op) error {
 		case "kind":
 			return decodeKind(val, "op.kind", &o.Kind)
 		case "dimension":
-			return decodeName(val, "op.dimension", &o.Dimension)
+			return decodeName(val, "op.dimension", &o.Dimension, limit.ParseDimension)
 		case "limits":
 			return decodeFreshSlice(val, "op.limits", &o.Limits, decodeLimit, 2)
 		case "amount":
@@ -121,7 +122,7 @@ func decodeLimit(v jsonx.Value, l *Limit) error {
 	return decodeObject(v, "limit", func(key []byte, val jsonx.Value) error {
 		switch string(key) {
 		case "budget":
-			return decodeName(val, "limit.budget", &l.Budget)
+			return decodeName(val, "limit.budget", &l.Budget, limit.ParsePeriod)
 		case "capacity":
 			return decodeInt(val, "limit.capacity", &l.Capacity)
 		case "refill_per_sec":
@@ -179,22 +180,27 @@ func decodeFreshSlice[T any](v jsonx.Value, what string, p *[]T, elem func(jsonx
 	return nil
 }
 
-// names are the dimension and budget names every plan repeats; decodeName
-// hands out these strings instead of allocating a copy per op and limit.
-var names = [...]string{"global", "client", "api_key", "user", "team", "model",
-	"second", "minute", "hour", "day", "concurrent"}
-
-// decodeName is decodeString for a dimension or budget name.
-func decodeName(v jsonx.Value, what string, p *string) error {
-	if v.Kind == jsonx.String && len(v.Raw) >= 2 {
-		if c := v.Raw[1 : len(v.Raw)-1]; !hasBackslash(c) {
-			for _, n := range names {
-				if string(c) == n {
-					*p = n
-					return nil
-				}
-			}
+// decodeName reads a period or dimension name, as encoding/json reads one
+// through its UnmarshalText: null leaves it alone, a name parse does not
+// know is an error. An unescaped name (every encoder's) is parsed in place.
+func decodeName[T any](v jsonx.Value, what string, p *T, parse func(string) (T, bool)) error {
+	switch v.Kind {
+	case jsonx.String:
+		name := v.Raw[1 : len(v.Raw)-1]
+		var n T
+		var ok bool
+		if hasBackslash(name) {
+			n, ok = parse(v.Str())
+		} else {
+			n, ok = parse(string(name))
 		}
+		if !ok {
+			return errs.New(what + ": unknown name " + strconv.Quote(v.Str()))
+		}
+		*p = n
+	case jsonx.Null:
+	default:
+		return typeError(what, v)
 	}
-	return decodeString(v, what, p)
+	return nil
 }

@@ -146,13 +146,13 @@ var requestFields = []string{"hold_id", "requests", "tokens", "overage", "key", 
 // foldsOntoAField reports whether any member name in the document matches
 // a request field case-insensitively but not exactly: there encoding/json
 // and DecodeAdmitRequest differ by design.
-func foldsOntoAField(v jsonx.Value) bool {
+func foldsOntoAField(v jsonx.Value, fields []string) bool {
 	found := false
 	v.ForEach(func(raw []byte, val jsonx.Value) bool {
 		if v.Kind == jsonx.Object {
 			quoted := append(append([]byte{'"'}, raw...), '"')
 			if k, ok := jsonx.Unquote(quoted); ok {
-				for _, f := range requestFields {
+				for _, f := range fields {
 					if k != f && strings.EqualFold(k, f) {
 						found = true
 					}
@@ -160,7 +160,7 @@ func foldsOntoAField(v jsonx.Value) bool {
 			}
 		}
 		if val.Kind == jsonx.Object || val.Kind == jsonx.Array {
-			found = found || foldsOntoAField(val)
+			found = found || foldsOntoAField(val, fields)
 		}
 		return !found
 	})
@@ -174,7 +174,7 @@ func FuzzDecodeAdmitRequestAgreesWithEncodingJSON(f *testing.F) {
 	f.Add([]byte(`{"spend":{"team":"t","start_unix_nano":1,"day":19700101,"month":197001,"limits":[{"slot":"api_key_day","limit_nano_usd":5}]},"spend":{"limits":null}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v := jsonx.Parse(b)
-		if !v.Exists() || nestingDepth(b) > jsonx.MaxDepth || foldsOntoAField(v) {
+		if !v.Exists() || nestingDepth(b) > jsonx.MaxDepth || foldsOntoAField(v, requestFields) {
 			return
 		}
 		requireRequestDecodesLikeEncodingJSON(t, b)

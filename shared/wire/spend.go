@@ -198,6 +198,9 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 	if f := v.Refusal; f != nil {
 		if f.Slot == SlotBalance {
 			o.SpendRefusal = &spend.Exceeded{Balance: true, Used: money.Amount(f.UsedNanoUSD)}
+			if !o.Admitted() {
+				o.Result = limit.ResultSpendRefused
+			}
 			return nil
 		}
 		// The service may refuse on a slot the filter does not limit: a
@@ -207,6 +210,11 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 			return errs.Wrap("sharedstore spend refusal for slot "+strconv.Quote(f.Slot), limit.ErrSpendUnavailable)
 		}
 		o.SpendRefusal = &spend.Exceeded{Slot: s, Limit: money.Amount(f.LimitNanoUSD), Used: money.Amount(f.UsedNanoUSD)}
+		if !o.Admitted() {
+			// A spend refusal is checked before any bucket: it is the
+			// verdict even when a bucket refusal rode along.
+			o.Result = limit.ResultSpendRefused
+		}
 	}
 	return nil
 }
@@ -389,24 +397,24 @@ func decodeSpendVerdictPtr(v jsonx.Value, p **SpendVerdict) error {
 	}
 	d := *p
 	return decodeObject(v, "spend", func(key []byte, val jsonx.Value) error {
-		switch {
-		case keyIs(key, "checked"):
+		switch string(key) {
+		case "checked":
 			return decodeBool(val, "spend.checked", &d.Checked)
-		case keyIs(key, "unavailable"):
+		case "unavailable":
 			return decodeBool(val, "spend.unavailable", &d.Unavailable)
-		case keyIs(key, "usage"):
+		case "usage":
 			return decodeSlice(val, "spend.usage", &d.Usage, func(v jsonx.Value, u *SpendUsage) error {
 				return decodeObject(v, "spend.usage[]", func(key []byte, val jsonx.Value) error {
-					switch {
-					case keyIs(key, "slot"):
+					switch string(key) {
+					case "slot":
 						return decodeString(val, "spend.usage[].slot", &u.Slot)
-					case keyIs(key, "used_nano_usd"):
+					case "used_nano_usd":
 						return decodeInt(val, "spend.usage[].used_nano_usd", &u.UsedNanoUSD)
 					}
 					return nil
 				})
 			})
-		case keyIs(key, "refusal"):
+		case "refusal":
 			if val.Kind == jsonx.Null {
 				d.Refusal = nil
 				return nil
@@ -419,12 +427,12 @@ func decodeSpendVerdictPtr(v jsonx.Value, p **SpendVerdict) error {
 			}
 			f := d.Refusal
 			return decodeObject(val, "spend.refusal", func(key []byte, val jsonx.Value) error {
-				switch {
-				case keyIs(key, "slot"):
+				switch string(key) {
+				case "slot":
 					return decodeString(val, "spend.refusal.slot", &f.Slot)
-				case keyIs(key, "limit_nano_usd"):
+				case "limit_nano_usd":
 					return decodeInt(val, "spend.refusal.limit_nano_usd", &f.LimitNanoUSD)
-				case keyIs(key, "used_nano_usd"):
+				case "used_nano_usd":
 					return decodeInt(val, "spend.refusal.used_nano_usd", &f.UsedNanoUSD)
 				}
 				return nil

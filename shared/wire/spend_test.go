@@ -81,7 +81,7 @@ func TestAnAnswerMustCheckTheSpendPart(t *testing.T) {
 		{"negative usage", `{"admitted":true,"spend":{"checked":true,"usage":[{"slot":"api_key_day","used_nano_usd":-1}]}}`, nil, spend.Usage{}, true},
 		{"checked, with room", `{"admitted":true,"spend":{"checked":true,"usage":[{"slot":"api_key_day","used_nano_usd":7},{"slot":"team_month","used_nano_usd":0}]}}`,
 			nil, spend.Usage{spend.KeyDay: 7}, false},
-		{"refused", `{"admitted":false,"SPEND":{"Checked":true,"refusal":{"slot":"team_month","limit_nano_usd":0,"used_nano_usd":3}}}`,
+		{"refused", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"team_month","limit_nano_usd":0,"used_nano_usd":3}}}`,
 			&spend.Exceeded{Slot: spend.TeamMonth, Used: 3}, spend.Usage{}, false},
 		{"refused by the team's balance", `{"admitted":false,"spend":{"checked":true,"refusal":{"slot":"balance","limit_nano_usd":0,"used_nano_usd":2}}}`,
 			&spend.Exceeded{Balance: true, Used: 2}, spend.Usage{}, false},
@@ -107,6 +107,9 @@ func TestAnAnswerMustCheckTheSpendPart(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, c.refusal, o.SpendRefusal)
 			require.Equal(t, c.used, o.Spend)
+			if c.refusal != nil {
+				require.Equal(t, limit.ResultSpendRefused, o.Result, "a spend or balance refusal is the verdict")
+			}
 		})
 	}
 	var o limit.Outcome

@@ -65,14 +65,16 @@ func (o Op) validate() error {
 		return errs.New("key empty or longer than " + strconv.Itoa(MaxKeyLen))
 	case o.Kind < limit.KindRequests || o.Kind > limit.KindTokens:
 		return errs.New("unknown kind " + strconv.Itoa(int(o.Kind)))
+	case !o.Dimension.Valid():
+		return errs.New("no dimension")
 	case len(o.Limits) == 0 || len(o.Limits) > MaxLimits:
 		return errs.New("needs 1 to " + strconv.Itoa(MaxLimits) + " limits")
 	case o.Amount < 0 || o.Amount > MaxQuantity:
 		return errs.New("amount out of range")
 	}
 	for i, l := range o.Limits {
-		if l.Budget == "" || len(l.Budget) > 32 {
-			return errs.New("limit " + strconv.Itoa(i) + ": budget name empty or too long")
+		if !l.Budget.Valid() {
+			return errs.New("limit " + strconv.Itoa(i) + ": no budget period")
 		}
 		if l.Capacity < 0 || l.Capacity > MaxQuantity {
 			return errs.New("limit " + strconv.Itoa(i) + ": capacity out of range")
@@ -82,7 +84,7 @@ func (o Op) validate() error {
 		}
 		for _, p := range o.Limits[:i] {
 			if p.Budget == l.Budget {
-				return errs.New("limit " + strconv.Itoa(i) + ": budget " + l.Budget + " appears twice")
+				return errs.New("limit " + strconv.Itoa(i) + ": budget " + l.Budget.String() + " appears twice")
 			}
 		}
 	}

@@ -1,6 +1,8 @@
 // Package wire is the JSON protocol between the filter's remote store and the
 // sharedstore service. Both sides compile it, so a field added here reaches
-// the filter and the server together.
+// the filter and the server together. Periods and dimensions travel as their
+// names (limit.Period and limit.Dimension marshal as text), and member names
+// match exactly: both ends are this project.
 //
 // This package is compiled into the .wasm: no fmt, os, time or encoding/json
 // (each links syscall, whose init Envoy traps), no goroutines; a test pins it.
@@ -19,19 +21,19 @@ const (
 // was made; the server records them on the hold so a reload never changes
 // how an older hold settles.
 type Limit struct {
-	Budget       string  `json:"budget"`
-	Capacity     int64   `json:"capacity"`
-	RefillPerSec float64 `json:"refill_per_sec"`
+	Budget       limit.Period `json:"budget"`
+	Capacity     int64        `json:"capacity"`
+	RefillPerSec float64      `json:"refill_per_sec"`
 }
 
 // Op is one bucket checked on all its periods together (limit.Op).
 type Op struct {
-	Key       string     `json:"key"`
-	Kind      limit.Kind `json:"kind"`
-	Dimension string     `json:"dimension"`
-	Limits    []Limit    `json:"limits"`
-	Amount    int64      `json:"amount"`
-	Private   bool       `json:"private,omitempty"`
+	Key       string          `json:"key"`
+	Kind      limit.Kind      `json:"kind"`
+	Dimension limit.Dimension `json:"dimension"`
+	Limits    []Limit         `json:"limits"`
+	Amount    int64           `json:"amount"`
+	Private   bool            `json:"private,omitempty"`
 }
 
 // AdmitRequest is the body of POST /v1/admit: a whole limit.Plan, so
@@ -70,20 +72,20 @@ type Level struct {
 
 // OpLevel ties a private bucket's Level to its period.
 type OpLevel struct {
-	Kind      limit.Kind `json:"kind"`
-	Dimension string     `json:"dimension"`
-	Budget    string     `json:"budget"`
-	Level     Level      `json:"level"`
+	Kind      limit.Kind      `json:"kind"`
+	Dimension limit.Dimension `json:"dimension"`
+	Budget    limit.Period    `json:"budget"`
+	Level     Level           `json:"level"`
 }
 
 // Refusal names the refusing bucket. Level is present only when the bucket
 // is the caller's own (Private), so a shared bucket's fill never leaves the
 // service.
 type Refusal struct {
-	Kind       limit.Kind `json:"kind"`
-	Dimension  string     `json:"dimension"`
-	Budget     string     `json:"budget"`
-	RetryAfter int64      `json:"retry_after"`
+	Kind       limit.Kind      `json:"kind"`
+	Dimension  limit.Dimension `json:"dimension"`
+	Budget     limit.Period    `json:"budget"`
+	RetryAfter int64           `json:"retry_after"`
 	// ExceedsCapacity: the request is larger than the bucket.
 	ExceedsCapacity bool   `json:"exceeds_capacity,omitempty"`
 	Private         bool   `json:"private,omitempty"`

@@ -13,14 +13,14 @@ import (
 func samplePlan(key string) limit.Plan {
 	return limit.Plan{
 		Requests: []limit.Op{
-			{Key: "rq:" + key, Kind: limit.KindRequests, Dimension: "api_key", Private: true, Amount: 1,
-				Limits: []limit.Limit{{Budget: "second", Capacity: 10, RefillPerSec: 5}}},
-			{Key: "cc:" + key, Kind: limit.KindConcurrency, Dimension: "global", Amount: 1,
-				Limits: []limit.Limit{{Budget: "concurrent", Capacity: 3}}},
+			{Key: "rq:" + key, Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Private: true, Amount: 1,
+				Limits: []limit.Limit{{Budget: limit.PeriodSecond, Capacity: 10, RefillPerSec: 5}}},
+			{Key: "cc:" + key, Kind: limit.KindConcurrency, Dimension: limit.DimGlobal, Amount: 1,
+				Limits: []limit.Limit{{Budget: limit.PeriodConcurrent, Capacity: 3}}},
 		},
 		Tokens: []limit.Op{
-			{Key: "tk:" + key, Kind: limit.KindTokens, Dimension: "model", Amount: 4242,
-				Limits: []limit.Limit{{Budget: "minute", Capacity: 20000, RefillPerSec: 20000.0 / 60}, {Budget: "day", Capacity: 1e6, RefillPerSec: 1e6 / 86400.0}}},
+			{Key: "tk:" + key, Kind: limit.KindTokens, Dimension: limit.DimModel, Amount: 4242,
+				Limits: []limit.Limit{{Budget: limit.PeriodMinute, Capacity: 20000, RefillPerSec: 20000.0 / 60}, {Budget: limit.PeriodDay, Capacity: 1e6, RefillPerSec: 1e6 / 86400.0}}},
 		},
 	}
 }
@@ -117,7 +117,7 @@ func TestOverageRuleTravelsOnTheWireAndDebtIsTheAbsentDefault(t *testing.T) {
 
 func TestRefusalExceedingCapacitySurvivesTheWire(t *testing.T) {
 	for _, exceeds := range []bool{true, false} {
-		o := limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: "api_key", Budget: "minute",
+		o := limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute,
 			RetryAfterSec: 90, ExceedsCapacity: exceeds}}
 		b, err := json.Marshal(FromOutcome(o))
 		require.NoError(t, err)
@@ -157,9 +157,9 @@ func TestOutcomeRoundTripWithholdsSharedRefusalLevel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: "global", Budget: "day",
+			o := limit.Outcome{Result: limit.ResultRefused, Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimGlobal, Budget: limit.PeriodDay,
 				RetryAfterSec: 7, Private: tt.private, Level: limit.Level{Capacity: 10, Remaining: 2, ResetUnix: 99}},
-				Levels: []limit.OpLevel{{Kind: limit.KindRequests, Dimension: "api_key", Budget: "second", Level: limit.Level{Capacity: 5, Remaining: 4, ResetUnix: 3}}}}
+				Levels: []limit.OpLevel{{Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodSecond, Level: limit.Level{Capacity: 5, Remaining: 4, ResetUnix: 3}}}}
 			b, err := json.Marshal(FromOutcome(o))
 			require.NoError(t, err)
 			if !tt.private {
@@ -187,7 +187,9 @@ func TestValidateRejectsWhatTheStoreCannotAdmit(t *testing.T) {
 		{"negative amount", func(r *AdmitRequest) { r.Tokens[0].Amount = -1 }},
 		{"negative refill", func(r *AdmitRequest) { r.Tokens[0].Limits[0].RefillPerSec = -1 }},
 		{"huge capacity", func(r *AdmitRequest) { r.Tokens[0].Limits[0].Capacity = 1 << 60 }},
-		{"duplicate budget", func(r *AdmitRequest) { r.Tokens[0].Limits[1].Budget = "minute" }},
+		{"duplicate budget", func(r *AdmitRequest) { r.Tokens[0].Limits[1].Budget = limit.PeriodMinute }},
+		{"no budget period", func(r *AdmitRequest) { r.Tokens[0].Limits[0].Budget = limit.PeriodUnknown }},
+		{"no dimension", func(r *AdmitRequest) { r.Requests[0].Dimension = limit.DimUnknown }},
 		{"duplicate key", func(r *AdmitRequest) { r.Tokens[0].Key = r.Requests[0].Key }},
 		{"token op in requests", func(r *AdmitRequest) { r.Requests[0].Kind = limit.KindTokens }},
 		{"request op in tokens", func(r *AdmitRequest) { r.Tokens[0].Kind = limit.KindRequests }},

@@ -19,7 +19,7 @@ const (
 type store struct {
 	remote, local    sharedstore.Store
 	fallbackToMemory bool
-	onUnavailable    func(dimension, action string)
+	onUnavailable    func(dimension sharedstore.Dimension, action string)
 	localPlan        func(sharedstore.Plan) sharedstore.Plan
 }
 
@@ -34,7 +34,7 @@ type store struct {
 // share: without it, every replica in fallback admits the whole fleet
 // budget, so an outage multiplies the budget by the number of replicas. It
 // runs only when the remote store failed, so the normal path pays nothing.
-func New(remote, local sharedstore.Store, fallbackToMemory bool, onUnavailable func(dimension, action string),
+func New(remote, local sharedstore.Store, fallbackToMemory bool, onUnavailable func(dimension sharedstore.Dimension, action string),
 	localPlan func(sharedstore.Plan) sharedstore.Plan) sharedstore.Store {
 	return &store{remote: remote, local: local, fallbackToMemory: fallbackToMemory, onUnavailable: onUnavailable, localPlan: localPlan}
 }
@@ -65,25 +65,17 @@ func (s *store) report(plan sharedstore.Plan, action string) {
 	if s.onUnavailable == nil {
 		return
 	}
-	seen := make([]string, 0, 8) // an outage path: one small allocation is fine
+	var seen uint64 // one bit per dimension value
 	for _, group := range [2][]sharedstore.Op{plan.Requests, plan.Tokens} {
 		for _, op := range group {
-			if contains(seen, op.Dimension) {
+			bit := uint64(1) << (op.Dimension % 64)
+			if seen&bit != 0 {
 				continue
 			}
-			seen = append(seen, op.Dimension)
+			seen |= bit
 			s.onUnavailable(op.Dimension, action)
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Settle and Release go to the store that holds the hold: a reservation

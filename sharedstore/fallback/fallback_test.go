@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -25,14 +26,14 @@ func (f *fakeStore) Admit(p sharedstore.Plan, done func(sharedstore.Outcome)) {
 		done(sharedstore.Outcome{Err: f.err})
 		return
 	}
-	done(sharedstore.Outcome{Admitted: true, Hold: sharedstore.Hold{Backend: f.backend}})
+	done(sharedstore.Outcome{Result: sharedstore.ResultAdmitted, Hold: sharedstore.Hold{Backend: f.backend}})
 }
 func (f *fakeStore) Settle(_ sharedstore.Hold, a int64) { f.settled = append(f.settled, a) }
 func (f *fakeStore) Release(sharedstore.Hold)           { f.released++ }
 
 var plan = sharedstore.Plan{
-	Requests: []sharedstore.Op{{Dimension: "api_key", Kind: sharedstore.KindRequests}, {Dimension: "global", Kind: sharedstore.KindConcurrency}},
-	Tokens:   []sharedstore.Op{{Dimension: "api_key", Kind: sharedstore.KindTokens}, {Dimension: "model", Kind: sharedstore.KindTokens}},
+	Requests: []sharedstore.Op{{Dimension: limit.DimAPIKey, Kind: sharedstore.KindRequests}, {Dimension: limit.DimGlobal, Kind: sharedstore.KindConcurrency}},
+	Tokens:   []sharedstore.Op{{Dimension: limit.DimAPIKey, Kind: sharedstore.KindTokens}, {Dimension: limit.DimModel, Kind: sharedstore.KindTokens}},
 }
 
 func TestRemoteFailureFollowsFallbackToMemory(t *testing.T) {
@@ -51,7 +52,7 @@ func TestRemoteFailureFollowsFallbackToMemory(t *testing.T) {
 			remote := &fakeStore{backend: sharedstore.BackendRemote, err: errors.New("timeout")}
 			local := &fakeStore{backend: sharedstore.BackendLocal}
 			var events [][2]string
-			s := New(remote, local, tt.fallback, func(d, a string) { events = append(events, [2]string{d, a}) }, nil)
+			s := New(remote, local, tt.fallback, func(d sharedstore.Dimension, a string) { events = append(events, [2]string{d.String(), a}) }, nil)
 			var got sharedstore.Outcome
 			s.Admit(plan, func(o sharedstore.Outcome) { got = o })
 			require.Equal(t, tt.wantErr, got.Err != nil)
@@ -71,10 +72,10 @@ func TestRemoteAnswerIsUsedAsIsAndReportsNothing(t *testing.T) {
 	remote := &fakeStore{backend: sharedstore.BackendRemote}
 	local := &fakeStore{backend: sharedstore.BackendLocal}
 	called := false
-	s := New(remote, local, true, func(string, string) { called = true }, nil)
+	s := New(remote, local, true, func(sharedstore.Dimension, string) { called = true }, nil)
 	var got sharedstore.Outcome
 	s.Admit(plan, func(o sharedstore.Outcome) { got = o })
-	require.True(t, got.Admitted)
+	require.True(t, got.Admitted())
 	require.Equal(t, sharedstore.BackendRemote, got.Hold.Backend)
 	require.False(t, called)
 	require.Equal(t, 0, local.admits)
@@ -96,7 +97,7 @@ func TestHoldsEndOnTheStoreThatMadeThem(t *testing.T) {
 }
 
 func TestAFallbackAdmitsTheLocalPlanOnlyWhenTheRemoteFails(t *testing.T) {
-	divided := sharedstore.Plan{Tokens: []sharedstore.Op{{Dimension: "api_key", Kind: sharedstore.KindTokens, Key: "divided"}}}
+	divided := sharedstore.Plan{Tokens: []sharedstore.Op{{Dimension: limit.DimAPIKey, Kind: sharedstore.KindTokens, Key: "divided"}}}
 	for _, remoteErr := range []error{nil, errors.New("down")} {
 		remote := &fakeStore{backend: sharedstore.BackendRemote, err: remoteErr}
 		local := &fakeStore{backend: sharedstore.BackendLocal}

@@ -51,7 +51,7 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 			s.undo(s.taken, now, nil, false)
 			return sharedstore.Outcome{Err: err, Skipped: out.Skipped}
 		case opRefused:
-			out.Refusal = s.refusal(op, at, now)
+			out.Result, out.Refusal = sharedstore.ResultRefused, s.refusal(op, at, now)
 			s.undo(s.taken, now, &out, false)
 			return out
 		}
@@ -64,13 +64,13 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 			s.undo(s.taken, now, nil, false)
 			return sharedstore.Outcome{Err: err, Skipped: out.Skipped}
 		case opRefused:
-			out.Refusal = s.refusal(op, at, now)
+			out.Result, out.Refusal = sharedstore.ResultRefused, s.refusal(op, at, now)
 			s.undo(s.taken[requests:], now, &out, false)
 			s.undo(s.taken[:requests], now, &out, true)
 			return out
 		}
 	}
-	out.Admitted = true
+	out.Result = sharedstore.ResultAdmitted
 	out.Hold.Entries = holdEntries(s.taken)
 	return out
 }
@@ -83,7 +83,7 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 		return opSkipped, 0, nil
 	}
 	if n > bucket.MaxLimits {
-		return opFailed, 0, errs.New("admit " + op.Dimension + ": too many limits on one op")
+		return opFailed, 0, errs.New("admit " + op.Dimension.String() + ": too many limits on one op")
 	}
 	states := s.states[:n]
 	for attempt := 0; attempt < admitAttempts; attempt++ {
@@ -99,10 +99,10 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 				states[i] = bucket.Fresh(op.Limits[i], now)
 			}
 		case err != nil:
-			return opFailed, 0, errs.Wrap("read "+op.Dimension+" bucket", err)
+			return opFailed, 0, errs.Wrap("read "+op.Dimension.String()+" bucket", err)
 		default:
 			if err := bucket.Decode(value, states); err != nil {
-				return opFailed, 0, errs.Wrap("decode "+op.Dimension+" bucket", err)
+				return opFailed, 0, errs.Wrap("decode "+op.Dimension.String()+" bucket", err)
 			}
 		}
 		if at := bucket.Take(states, op.Limits, units(op), now); at >= 0 {
@@ -135,10 +135,10 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 			s.unclaimSlots(op, claimed)
 		}
 		if !errors.Is(err, ErrCasMismatch) {
-			return opFailed, 0, errs.Wrap("write "+op.Dimension+" bucket", err)
+			return opFailed, 0, errs.Wrap("write "+op.Dimension.String()+" bucket", err)
 		}
 	}
-	return opFailed, 0, errs.Wrap("admit "+op.Dimension, ErrContention)
+	return opFailed, 0, errs.Wrap("admit "+op.Dimension.String(), ErrContention)
 }
 
 // refusal describes the refused op's Limit at; s.states still holds the

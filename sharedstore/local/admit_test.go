@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -15,7 +16,7 @@ func TestAReservationChargesEveryPeriodOfEveryDimension(t *testing.T) {
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{global, key}})
 
 	require.NoError(t, out.Err)
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	require.Equal(t, []float64{700, 4700}, levels(t, f.sd, global))
 	require.Equal(t, []float64{300, 1700}, levels(t, f.sd, key))
 	require.Equal(t, sharedstore.BackendLocal, out.Hold.Backend)
@@ -31,10 +32,10 @@ func TestRefusalReleasesEarlierDimensions(t *testing.T) {
 	team := tokens("team", "research", 500, minute(400))
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{global, key, team}})
 
-	require.False(t, out.Admitted)
+	require.False(t, out.Admitted())
 	require.NotNil(t, out.Refusal)
-	require.Equal(t, "team", out.Refusal.Dimension)
-	require.Equal(t, "minute", out.Refusal.Budget)
+	require.Equal(t, limit.DimTeam, out.Refusal.Dimension)
+	require.Equal(t, limit.PeriodMinute, out.Refusal.Budget)
 	require.False(t, out.Refusal.Private)
 	require.Equal(t, []float64{1000, 5000}, levels(t, f.sd, global), "global gave back its reservation")
 	require.Equal(t, []float64{600, 2000}, levels(t, f.sd, key), "api_key gave back its reservation")
@@ -45,23 +46,23 @@ func TestRefusalReleasesEarlierDimensions(t *testing.T) {
 func TestAMinuteRefusalNeverDrainsTheDayBudget(t *testing.T) {
 	f := newFixture(0)
 	key := tokens("api_key", "h1", 400, minute(600), day(100000))
-	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}}).Admitted)
+	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}}).Admitted())
 
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
-	require.False(t, out.Admitted)
-	require.Equal(t, "minute", out.Refusal.Budget)
+	require.False(t, out.Admitted())
+	require.Equal(t, limit.PeriodMinute, out.Refusal.Budget)
 	require.Equal(t, []float64{200, 99600}, levels(t, f.sd, key), "the day budget kept what the minute refused")
 }
 
 func TestADayRefusalNamesTheDayBudgetAndLeavesTheMinute(t *testing.T) {
 	f := newFixture(0)
 	key := tokens("api_key", "h1", 400, minute(600), day(500))
-	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}}).Admitted)
+	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}}).Admitted())
 	f.clock.t += 60 * sec // the minute is whole again, the day is not
 
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
-	require.False(t, out.Admitted)
-	require.Equal(t, "day", out.Refusal.Budget)
+	require.False(t, out.Admitted())
+	require.Equal(t, limit.PeriodDay, out.Refusal.Budget)
 	require.True(t, out.Refusal.Private)
 	require.Equal(t, int64(500), out.Refusal.Level.Capacity)
 	require.Equal(t, int64(100), out.Refusal.Level.Remaining)
@@ -70,9 +71,9 @@ func TestADayRefusalNamesTheDayBudgetAndLeavesTheMinute(t *testing.T) {
 
 func TestZeroAllowanceRefusesEveryPositiveReservation(t *testing.T) {
 	f := newFixture(0)
-	zero := tokens("global", "", 1, sharedstore.Limit{Budget: "minute"})
+	zero := tokens("global", "", 1, sharedstore.Limit{Budget: limit.PeriodMinute})
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{zero}})
-	require.False(t, out.Admitted)
+	require.False(t, out.Admitted())
 	require.Equal(t, int64(60), out.Refusal.RetryAfterSec, "a budget that never refills asks for one period")
 }
 
@@ -80,11 +81,11 @@ func TestARequestLargerThanTheWholeBudgetIsRefusedAtOnceWithSizeAwareRetryAfter(
 	f := newFixture(0)
 	key := tokens("api_key", "h1", 1500, minute(600)) // refills 10 tokens a second
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
-	require.False(t, out.Admitted, "a full bucket still refuses what it can never hold")
+	require.False(t, out.Admitted(), "a full bucket still refuses what it can never hold")
 	require.Equal(t, int64(150), out.Refusal.RetryAfterSec, "Retry-After is the request's whole cost at the refill rate")
 
 	small := tokens("api_key", "h1", 450, minute(600))
-	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{small}}).Admitted)
+	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{small}}).Admitted())
 	out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{small}})
 	require.Equal(t, int64(30), out.Refusal.RetryAfterSec, "Retry-After is the request's own shortfall at the refill rate")
 	require.False(t, out.Refusal.ExceedsCapacity, "a request that fits once the bucket refills does not exceed it")
@@ -95,19 +96,19 @@ func TestARequestLargerThanTheBucketSaysSo(t *testing.T) {
 		name    string
 		limits  []sharedstore.Limit
 		amount  int64
-		budget  string
+		budget  sharedstore.Period
 		exceeds bool
 	}{
-		{"larger than the minute", []sharedstore.Limit{minute(600), day(100000)}, 1500, "minute", true},
-		{"larger than the day, the minute fits", []sharedstore.Limit{minute(6000), day(1000)}, 1500, "day", true},
-		{"larger than a zero allowance", []sharedstore.Limit{{Budget: "minute"}}, 1, "minute", true},
+		{"larger than the minute", []sharedstore.Limit{minute(600), day(100000)}, 1500, limit.PeriodMinute, true},
+		{"larger than the day, the minute fits", []sharedstore.Limit{minute(6000), day(1000)}, 1500, limit.PeriodDay, true},
+		{"larger than a zero allowance", []sharedstore.Limit{{Budget: limit.PeriodMinute}}, 1, limit.PeriodMinute, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(0)
 			key := tokens("api_key", "h1", c.amount, c.limits...)
 			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
-			require.False(t, out.Admitted)
+			require.False(t, out.Admitted())
 			require.Equal(t, c.budget, out.Refusal.Budget)
 			require.Equal(t, c.exceeds, out.Refusal.ExceedsCapacity)
 		})
@@ -121,15 +122,15 @@ func TestRequestCountUnitsStayConsumedOnATokenRefusal(t *testing.T) {
 	key := tokens("api_key", "h1", 900, minute(600))
 	out := admit(t, f.store, sharedstore.Plan{Requests: []sharedstore.Op{rps, conc}, Tokens: []sharedstore.Op{key}})
 
-	require.False(t, out.Admitted)
+	require.False(t, out.Admitted())
 	require.Equal(t, sharedstore.KindTokens, out.Refusal.Kind)
 	require.Equal(t, []float64{4, 99}, levels(t, f.sd, rps), "the request was counted")
 	require.Equal(t, []float64{2}, levels(t, f.sd, conc), "the in-flight unit came back")
 	require.Equal(t, []sharedstore.OpLevel{
-		{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "second", Level: sharedstore.Level{Capacity: 5, Remaining: 4, ResetUnix: 1_700_000_001}},
-		{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 100, Remaining: 99, ResetUnix: 1_700_000_001}},
-		{Kind: sharedstore.KindConcurrency, Dimension: "api_key", Budget: "concurrent", Level: sharedstore.Level{Capacity: 2, Remaining: 2, ResetUnix: 1_700_000_000}},
-		{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 600, Remaining: 600, ResetUnix: 1_700_000_000}},
+		{Kind: sharedstore.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodSecond, Level: sharedstore.Level{Capacity: 5, Remaining: 4, ResetUnix: 1_700_000_001}},
+		{Kind: sharedstore.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute, Level: sharedstore.Level{Capacity: 100, Remaining: 99, ResetUnix: 1_700_000_001}},
+		{Kind: sharedstore.KindConcurrency, Dimension: limit.DimAPIKey, Budget: limit.PeriodConcurrent, Level: sharedstore.Level{Capacity: 2, Remaining: 2, ResetUnix: 1_700_000_000}},
+		{Kind: sharedstore.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute, Level: sharedstore.Level{Capacity: 600, Remaining: 600, ResetUnix: 1_700_000_000}},
 	}, out.Levels)
 }
 
@@ -139,13 +140,13 @@ func TestARequestRefusalGivesBackEarlierRequestOps(t *testing.T) {
 	conc := inflight("global", "", 5)
 	key := requests("api_key", "h1", second(1, 1))
 	plan := sharedstore.Plan{Requests: []sharedstore.Op{global, conc, key}, Tokens: []sharedstore.Op{tokens("global", "", 10, minute(100))}}
-	require.True(t, admit(t, f.store, plan).Admitted)
+	require.True(t, admit(t, f.store, plan).Admitted())
 
 	out := admit(t, f.store, plan)
-	require.False(t, out.Admitted)
+	require.False(t, out.Admitted())
 	require.Equal(t, sharedstore.KindRequests, out.Refusal.Kind)
-	require.Equal(t, "api_key", out.Refusal.Dimension)
-	require.Equal(t, "second", out.Refusal.Budget)
+	require.Equal(t, limit.DimAPIKey, out.Refusal.Dimension)
+	require.Equal(t, limit.PeriodSecond, out.Refusal.Budget)
 	require.Equal(t, int64(1), out.Refusal.RetryAfterSec)
 	require.Equal(t, []float64{99}, levels(t, f.sd, global), "only the admitted request is counted")
 	require.Equal(t, []float64{4}, levels(t, f.sd, conc), "only the admitted request is in flight")
@@ -159,14 +160,14 @@ func TestLevelsReportOnlyTheCallersOwnBuckets(t *testing.T) {
 		Tokens:   []sharedstore.Op{tokens("global", "", 100, minute(1000)), tokens("api_key", "h1", 100, minute(600), day(6000))},
 	}
 	out := admit(t, f.store, plan)
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	for _, l := range out.Levels {
-		require.Equal(t, "api_key", l.Dimension)
+		require.Equal(t, limit.DimAPIKey, l.Dimension)
 	}
 	require.Equal(t, []sharedstore.OpLevel{
-		{Kind: sharedstore.KindRequests, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 60, Remaining: 59, ResetUnix: 1_700_000_001}},
-		{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "minute", Level: sharedstore.Level{Capacity: 600, Remaining: 500, ResetUnix: 1_700_000_010}},
-		{Kind: sharedstore.KindTokens, Dimension: "api_key", Budget: "day", Level: sharedstore.Level{Capacity: 6000, Remaining: 5900, ResetUnix: 1_700_001_440}},
+		{Kind: sharedstore.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute, Level: sharedstore.Level{Capacity: 60, Remaining: 59, ResetUnix: 1_700_000_001}},
+		{Kind: sharedstore.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute, Level: sharedstore.Level{Capacity: 600, Remaining: 500, ResetUnix: 1_700_000_010}},
+		{Kind: sharedstore.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodDay, Level: sharedstore.Level{Capacity: 6000, Remaining: 5900, ResetUnix: 1_700_001_440}},
 	}, out.Levels)
 }
 
@@ -174,7 +175,7 @@ func TestAStoreThatCannotAnswerReportsAnErrorAndLeavesNothingBehind(t *testing.T
 	f := newFixture(0)
 	global := tokens("global", "", 100, minute(1000))
 	rps := requests("global", "", second(10, 10))
-	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{global}}).Admitted)
+	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{global}}).Admitted())
 
 	// A second worker writes garbage into the team bucket: the plan fails
 	// there and gives back everything it took before.

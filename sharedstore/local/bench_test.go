@@ -32,7 +32,7 @@ func benchmarkAdmitSettle(b *testing.B, withRequests bool) {
 	plan := sixDimensions(withRequests)
 	var hold sharedstore.Hold
 	done := func(o sharedstore.Outcome) {
-		if !o.Admitted {
+		if !o.Admitted() {
 			b.Fatal("refused", o.Err)
 		}
 		hold = o.Hold

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -37,9 +38,9 @@ func opFamilies(op *sharedstore.Op) family {
 	var f family
 	for _, l := range op.Limits {
 		switch l.Budget {
-		case "minute":
+		case limit.PeriodMinute:
 			f |= familyTokenMinute
-		case "day":
+		case limit.PeriodDay:
 			f |= familyTokenDay
 		}
 	}

@@ -35,11 +35,11 @@ func TestTwoWorkersCreatingOneBucketLoseNeitherReservation(t *testing.T) {
 	plan := sharedstore.Plan{Tokens: []sharedstore.Op{op}}
 	worker2 := local.New(sd, c.now, 10)
 	racy := &interleave{SharedData: sd, key: op.Key, other: func() {
-		require.True(t, admit(t, worker2, plan).Admitted)
+		require.True(t, admit(t, worker2, plan).Admitted())
 	}}
 	worker1 := local.New(racy, c.now, 10)
 
-	require.True(t, admit(t, worker1, plan).Admitted)
+	require.True(t, admit(t, worker1, plan).Admitted())
 	require.Equal(t, []float64{400, 5800}, levels(t, sd, op), "both creations are counted: the first write was not overwritten")
 	count, _, err := sd.Get("tb|n|token_budget|tb|t|api_key|v1")
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestConcurrentWorkersNeverAdmitMoreThanCapacityNorLoseAnUpdate(t *testing.T
 				switch {
 				case out.Err != nil:
 					errored.Add(1)
-				case out.Admitted:
+				case out.Admitted():
 					admitted.Add(1)
 					s.Settle(out.Hold, amount) // usage equals the reservation
 				default:
@@ -182,9 +182,9 @@ func levelsExplainedBySettledUsage(t *testing.T, overage sharedstore.Overage, se
 		}
 		out := admit(t, f.store, sharedstore.Plan{Tokens: ops, Overage: overage})
 		require.NoError(t, out.Err)
-		require.Equal(t, fits, out.Admitted, "overage %d seed %d step %d", overage, seed, step)
+		require.Equal(t, fits, out.Admitted(), "overage %d seed %d step %d", overage, seed, step)
 		require.Equal(t, overage, out.Hold.Overage, "the hold records the plan's rule")
-		if out.Admitted {
+		if out.Admitted() {
 			for _, op := range ops {
 				for j := range op.Limits {
 					model[lvl(op, j)] -= float64(amount)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -22,7 +23,7 @@ func TestSettleRefundsUnusedAndChargesOverage(t *testing.T) {
 			f := newFixture(0)
 			key := tokens("api_key", "h1", 300, minute(600), day(2000))
 			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
-			require.True(t, out.Admitted)
+			require.True(t, out.Admitted())
 			f.store.Settle(out.Hold, c.actual)
 			require.Equal(t, c.after, levels(t, f.sd, key))
 		})
@@ -33,7 +34,7 @@ func TestSkipConsumesNothingFromABucketThatCannotCoverTheOverage(t *testing.T) {
 	f := newFixture(0)
 	key := tokens("api_key", "h1", 500, minute(600), day(100000))
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}, Overage: sharedstore.OverageSkip})
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	require.Equal(t, sharedstore.OverageSkip, out.Hold.Overage)
 
 	f.store.Settle(out.Hold, 700) // overage 200: the minute has 100, the day has plenty
@@ -45,7 +46,7 @@ func TestADebtIsChargedWholeAndRefillRepaysIt(t *testing.T) {
 	f := newFixture(0)
 	key := tokens("api_key", "h1", 500, minute(600), day(100000)) // the minute refills 10 a second
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	require.Equal(t, sharedstore.OverageDebt, out.Hold.Overage, "debt is the zero value, the default")
 
 	f.store.Settle(out.Hold, 1500) // overage 1000 on a minute level of 100
@@ -53,17 +54,17 @@ func TestADebtIsChargedWholeAndRefillRepaysIt(t *testing.T) {
 
 	probe := tokens("api_key", "h1", 100, minute(600), day(100000))
 	out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}})
-	require.False(t, out.Admitted)
-	require.Equal(t, "minute", out.Refusal.Budget)
+	require.False(t, out.Admitted())
+	require.Equal(t, limit.PeriodMinute, out.Refusal.Budget)
 	require.Equal(t, int64(100), out.Refusal.RetryAfterSec, "the wait repays the debt and then the request: (100+900)/10")
 	require.False(t, out.Refusal.ExceedsCapacity)
 	require.Equal(t, int64(0), out.Refusal.Level.Remaining, "a debt is shown as nothing left, never negative")
 	require.Equal(t, f.clock.t/sec+150, out.Refusal.Level.ResetUnix, "whole again once the debt and the gap are refilled")
 
 	f.clock.t += 99 * sec
-	require.False(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}}).Admitted, "99 s is not enough")
+	require.False(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}}).Admitted(), "99 s is not enough")
 	f.clock.t += sec
-	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}}).Admitted, "100 s is")
+	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}}).Admitted(), "100 s is")
 }
 
 func TestAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
@@ -82,12 +83,12 @@ func TestAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
 			f := newFixture(0)
 			key := tokens("api_key", "h1", 600, minute(600))
 			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
-			require.True(t, out.Admitted)
+			require.True(t, out.Admitted())
 			f.store.Settle(out.Hold, c.used)
 
 			zeroHold := tokens("api_key", "h1", 0, minute(600))
 			out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{zeroHold}})
-			require.Equal(t, c.admitted, out.Admitted)
+			require.Equal(t, c.admitted, out.Admitted())
 			if !c.admitted {
 				require.Equal(t, c.retry, out.Refusal.RetryAfterSec)
 				require.False(t, out.Refusal.ExceedsCapacity, "waiting cures it")
@@ -101,13 +102,13 @@ func TestAHoldSettlesByTheRuleItWasAdmittedUnder(t *testing.T) {
 		f := newFixture(0)
 		key := tokens("api_key", "h1", 500, minute(600))
 		out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}, Overage: overage})
-		require.True(t, out.Admitted)
+		require.True(t, out.Admitted())
 
 		// A later plan under the other rule (a reload) changes nothing for
 		// this hold: the rule travels on the hold, the store keeps none.
 		other := sharedstore.OverageSkip - overage
 		later := tokens("api_key", "h2", 10, minute(600))
-		require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{later}, Overage: other}).Admitted)
+		require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{later}, Overage: other}).Admitted())
 		f.store.Settle(out.Hold, 800)
 		want := map[sharedstore.Overage]float64{sharedstore.OverageDebt: -200, sharedstore.OverageSkip: 100}[overage]
 		require.Equal(t, []float64{want}, levels(t, f.sd, key), "overage %d", overage)
@@ -119,7 +120,7 @@ func TestReleaseGivesBackTheWholeHold(t *testing.T) {
 	global := tokens("global", "", 300, minute(1000), day(5000))
 	key := tokens("api_key", "h1", 300, minute(600))
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{global, key}})
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 
 	f.store.Release(out.Hold)
 	require.Equal(t, []float64{1000, 5000}, levels(t, f.sd, global))
@@ -133,10 +134,10 @@ func TestConcurrencyUnitsAreReleasedOnSettleAndRelease(t *testing.T) {
 			conc := inflight("api_key", "h1", 1)
 			plan := sharedstore.Plan{Requests: []sharedstore.Op{conc}, Tokens: []sharedstore.Op{tokens("global", "", 10, minute(100))}}
 			first := admit(t, f.store, plan)
-			require.True(t, first.Admitted)
+			require.True(t, first.Admitted())
 			out := admit(t, f.store, plan)
-			require.False(t, out.Admitted, "one request in flight fills a concurrency of one")
-			require.Equal(t, "concurrent", out.Refusal.Budget)
+			require.False(t, out.Admitted(), "one request in flight fills a concurrency of one")
+			require.Equal(t, limit.PeriodConcurrent, out.Refusal.Budget)
 
 			if end == "settle" {
 				f.store.Settle(first.Hold, 10)
@@ -144,7 +145,7 @@ func TestConcurrencyUnitsAreReleasedOnSettleAndRelease(t *testing.T) {
 				f.store.Release(first.Hold)
 			}
 			require.Equal(t, []float64{1}, levels(t, f.sd, conc))
-			require.True(t, admit(t, f.store, plan).Admitted)
+			require.True(t, admit(t, f.store, plan).Admitted())
 		})
 	}
 }
@@ -153,14 +154,14 @@ func TestSettleUsesTheRecordedParametersAfterAReload(t *testing.T) {
 	f := newFixture(0)
 	before := tokens("api_key", "h1", 800, minute(1000))
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{before}})
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 
 	// A reload lowers the budget: new requests use a new key and new numbers.
 	after := before
 	after.Key = "tb|t|api_key|v2|h1"
 	after.Limits = []sharedstore.Limit{minute(100)}
 	after.Amount = 50
-	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{after}}).Admitted)
+	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{after}}).Admitted())
 
 	f.store.Settle(out.Hold, 100)
 	require.Equal(t, []float64{900}, levels(t, f.sd, before), "refunded up to the recorded capacity of 1000, not the live 100")
@@ -190,26 +191,26 @@ func TestMaxBucketsFailsOpenAndNamesTheFamily(t *testing.T) {
 		}
 	}
 	out := admit(t, f.store, planFor("a"))
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	require.Empty(t, out.Skipped)
 
 	out = admit(t, f.store, planFor("b"))
-	require.True(t, out.Admitted, "a bucket that cannot be created fails open")
+	require.True(t, out.Admitted(), "a bucket that cannot be created fails open")
 	require.ElementsMatch(t, []string{"requests", "token_budget", "token_budget_day"}, out.Skipped)
 	require.Len(t, out.Hold.Entries, 1, "only the global bucket is held")
-	require.Equal(t, "global", out.Hold.Entries[0].Dimension)
+	require.Equal(t, limit.DimGlobal, out.Hold.Entries[0].Dimension)
 	require.Nil(t, levels(t, f.sd, planFor("b").Tokens[1]), "no bucket was created past the ceiling")
 	require.Equal(t, []float64{9800}, levels(t, f.sd, planFor("b").Tokens[0]))
 
 	out = admit(t, f.store, planFor("a"))
-	require.False(t, out.Admitted, "buckets that exist are still enforced at the ceiling")
+	require.False(t, out.Admitted(), "buckets that exist are still enforced at the ceiling")
 	require.Empty(t, out.Skipped)
 
 	// A reload (new version in the key) starts fresh maps.
 	reloaded := planFor("b")
 	reloaded.Tokens[1].Key = "tb|t|api_key|v2|b"
 	out = admit(t, f.store, reloaded)
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	require.Equal(t, []string{"requests"}, out.Skipped)
 	require.Len(t, out.Hold.Entries, 2)
 }

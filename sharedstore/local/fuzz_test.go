@@ -24,12 +24,12 @@ func FuzzGarbageInSharedDataNeverPanics(f *testing.F) {
 		require.NoError(t, fx.sd.Set("tb|n|token_budget|tb|t|team|v1", counter, 0))
 		plan := sharedstore.Plan{Requests: []sharedstore.Op{inflight("api_key", "h1", 1)}, Tokens: []sharedstore.Op{other, op}}
 		out := admit(t, fx.store, plan)
-		if out.Admitted {
+		if out.Admitted() {
 			fx.store.Settle(out.Hold, actual)
 			fx.store.Release(out.Hold)
 		}
 		if bucket.Decode(value, make([]bucket.State, 2)) != nil {
-			require.False(t, out.Admitted)
+			require.False(t, out.Admitted())
 			got, _, err := fx.sd.Get(op.Key)
 			require.NoError(t, err)
 			require.Equal(t, string(value), string(got))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
@@ -18,33 +19,43 @@ type clock struct{ t int64 }
 func (c *clock) now() int64 { return c.t }
 
 func minute(c int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: "minute", Capacity: c, RefillPerSec: float64(c) / 60}
+	return sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: c, RefillPerSec: float64(c) / 60}
 }
 
 func day(c int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: "day", Capacity: c, RefillPerSec: float64(c) / 86400}
+	return sharedstore.Limit{Budget: limit.PeriodDay, Capacity: c, RefillPerSec: float64(c) / 86400}
 }
 
 func second(burst int64, rate float64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: "second", Capacity: burst, RefillPerSec: rate}
+	return sharedstore.Limit{Budget: limit.PeriodSecond, Capacity: burst, RefillPerSec: rate}
 }
 
 func concurrent(n int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: "concurrent", Capacity: n}
+	return sharedstore.Limit{Budget: limit.PeriodConcurrent, Capacity: n}
+}
+
+// dimension is the named dimension; the helpers take names so the tests
+// read like the bucket keys they build.
+func dimension(name string) sharedstore.Dimension {
+	d, ok := limit.ParseDimension(name)
+	if !ok {
+		panic("no dimension " + name)
+	}
+	return d
 }
 
 func tokens(dim, id string, amount int64, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: "tb|t|" + dim + "|v1|" + id, Kind: sharedstore.KindTokens, Dimension: dim,
+	return sharedstore.Op{Key: "tb|t|" + dim + "|v1|" + id, Kind: sharedstore.KindTokens, Dimension: dimension(dim),
 		Limits: limits, Amount: amount, Private: dim == "api_key"}
 }
 
 func requests(dim, id string, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: "tb|r|" + dim + "|v1|" + id, Kind: sharedstore.KindRequests, Dimension: dim,
+	return sharedstore.Op{Key: "tb|r|" + dim + "|v1|" + id, Kind: sharedstore.KindRequests, Dimension: dimension(dim),
 		Limits: limits, Amount: 1, Private: dim == "api_key"}
 }
 
 func inflight(dim, id string, n int64) sharedstore.Op {
-	return sharedstore.Op{Key: "tb|c|" + dim + "|v1|" + id, Kind: sharedstore.KindConcurrency, Dimension: dim,
+	return sharedstore.Op{Key: "tb|c|" + dim + "|v1|" + id, Kind: sharedstore.KindConcurrency, Dimension: dimension(dim),
 		Limits: []sharedstore.Limit{concurrent(n)}, Amount: 1, Private: dim == "api_key"}
 }
 

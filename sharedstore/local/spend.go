@@ -98,7 +98,7 @@ func (s *Store) preflight(sp *sharedstore.Spend, out *sharedstore.Outcome) (refu
 	}
 	if ex, ok := spend.Check(&sp.Policy, &out.Spend); !ok {
 		refused := ex // allocated only on a refusal
-		out.SpendRefusal = &refused
+		out.Result, out.SpendRefusal = sharedstore.ResultSpendRefused, &refused
 		return true, nil
 	}
 	return false, nil

@@ -30,7 +30,7 @@ func charge(t testing.TB, f *fixture, sp sharedstore.Spend, cost money.Amount) s
 	t.Helper()
 	out := admit(t, f.store, sharedstore.Plan{Spend: sp})
 	require.NoError(t, out.Err)
-	if out.Admitted {
+	if out.Admitted() {
 		h := out.Hold
 		h.SpendCost = cost
 		f.store.Settle(h, 0)
@@ -65,11 +65,11 @@ func TestSpendPreflightRefusesWhenUsageReachesALimit(t *testing.T) {
 			f.clock.t = sep30Last * sec
 			sp := spendAt(t, sep30Last, c.limits)
 			for _, cost := range c.spent {
-				require.True(t, charge(t, f, sp, cost).Admitted)
+				require.True(t, charge(t, f, sp, cost).Admitted())
 			}
 			out := admit(t, f.store, sharedstore.Plan{Spend: sp})
 			require.NoError(t, out.Err)
-			require.Equal(t, !c.refused, out.Admitted)
+			require.Equal(t, !c.refused, out.Admitted())
 			if c.refused {
 				require.NotNil(t, out.SpendRefusal)
 				require.Equal(t, c.slot, out.SpendRefusal.Slot)
@@ -87,7 +87,7 @@ func TestPostflightAddsTheCostToEveryPolicyBearingCounter(t *testing.T) {
 	charge(t, f, sp, 1_234_567)
 	charge(t, f, sp, 1)
 	out := admit(t, f.store, sharedstore.Plan{Spend: sp})
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	require.Equal(t, spend.Usage{spend.TeamMonth: 1_234_568, spend.KeyDay: 1_234_568, spend.KeyMonth: 1_234_568}, out.Spend,
 		"the user slots carry no limit: neither read nor counted")
 	for _, k := range f.sd.Keys() {
@@ -101,7 +101,7 @@ func TestACallIsCountedInThePeriodsItStarted(t *testing.T) {
 	// Started on September 30, settled on October 1.
 	f.clock.t = sep30Last * sec
 	out := admit(t, f.store, sharedstore.Plan{Spend: spendAt(t, sep30Last, limits)})
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	f.clock.t = (oct1First + 5) * sec
 	h := out.Hold
 	h.SpendCost = 2 * usd
@@ -148,7 +148,7 @@ func TestNoSpendPolicyReadsAndWritesNothing(t *testing.T) {
 	sp := spendAt(t, sep30Last, nil)
 	tok := tokens("api_key", "a", 100, minute(1000))
 	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{tok}, Spend: sp})
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	h := out.Hold
 	h.SpendCost = 3 * usd
 	f.store.Settle(h, 100)
@@ -177,7 +177,7 @@ func FuzzGarbageInASpendCounterNeverPanics(f *testing.F) {
 		require.NoError(t, fx.sd.Set(key, value, 0))
 		sp := spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: 5 * usd, spend.TeamMonth: usd})
 		out := admit(t, fx.store, sharedstore.Plan{Spend: sp})
-		if out.Admitted {
+		if out.Admitted() {
 			h := out.Hold
 			h.SpendCost = money.Amount(cost)
 			fx.store.Settle(h, 0)

@@ -11,7 +11,7 @@ import (
 func TestASettlementRetriedPastAFewFailuresBacksOffAndIsCountedWhenDropped(t *testing.T) {
 	r := newRig(t, token)
 	o := r.admit(t, plan("bo", 10, 1000))
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	h := o.Hold
 	day, month, ok := calendar.Both(r.clock)
 	require.True(t, ok)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
@@ -120,7 +121,7 @@ func TestOnlyAnswersThatMayHideAHoldAreFollowedByARelease(t *testing.T) {
 func TestAdmissionCarriesTheHoldIDItWillRelease(t *testing.T) {
 	r := newRig(t, token)
 	o := r.admit(t, plan("i", 10, 1000))
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	ids := r.fc.holdIDs(t)
 	require.Len(t, ids, 1)
 	require.True(t, wire.ValidHoldID(ids[0]))
@@ -130,8 +131,8 @@ func TestAdmissionCarriesTheHoldIDItWillRelease(t *testing.T) {
 func TestPlanWithNothingToHoldSendsNoHoldIDAndNoRelease(t *testing.T) {
 	r := newRig(t, token)
 	r.fc.lose = []bool{true}
-	p := sharedstore.Plan{Requests: []sharedstore.Op{{Key: "rq:n", Kind: sharedstore.KindRequests, Dimension: "api_key", Amount: 1,
-		Limits: []sharedstore.Limit{{Budget: "minute", Capacity: 10, RefillPerSec: 1}}}}}
+	p := sharedstore.Plan{Requests: []sharedstore.Op{{Key: "rq:n", Kind: sharedstore.KindRequests, Dimension: limit.DimAPIKey, Amount: 1,
+		Limits: []sharedstore.Limit{{Budget: limit.PeriodMinute, Capacity: 10, RefillPerSec: 1}}}}}
 	o := r.admit(t, p)
 	require.Error(t, o.Err)
 	require.Equal(t, []string{""}, r.fc.holdIDs(t))
@@ -142,7 +143,7 @@ func TestConfiguredHoldIDGeneratorIsUsed(t *testing.T) {
 	r := newRig(t, token)
 	r.store = New(r.fc, Config{Token: token, NewHoldID: func() string { return "00000000000000000000000000c0ffee" }}, func() int64 { return r.clock })
 	o := r.admit(t, plan("g", 10, 1000))
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	require.Equal(t, "00000000000000000000000000c0ffee", o.Hold.ID)
 }
 

@@ -185,7 +185,7 @@ func outcome(entries []sharedstore.HoldEntry, plan *sharedstore.Plan, status int
 	if err := r.SpendOutcome(&o, &plan.Spend); err != nil {
 		return sharedstore.Outcome{Err: err}, true
 	}
-	if !o.Admitted {
+	if !o.Admitted() {
 		if o.Refusal == nil && o.SpendRefusal == nil {
 			return sharedstore.Outcome{Err: errs.New("sharedstore admit: refusal without a reason")}, true
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
@@ -135,7 +136,7 @@ func newRig(t *testing.T, tok string) *rig {
 	addr := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = rdb.Close() })
-	srv := httptest.NewServer(server.New(server.Config{Store: server.NewStore(rdb, server.Options{}), Token: token, Registry: prometheus.NewRegistry()}))
+	srv := httptest.NewServer(server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: token, Registry: prometheus.NewRegistry()}))
 	t.Cleanup(srv.Close)
 	r := &rig{fc: &fakeCaller{t: t, url: srv.URL}, rdb: rdb, clock: 1e18}
 	r.store = New(r.fc, Config{Token: tok, Authority: "sharedstore", RetryForNs: 10e9}, func() int64 { return r.clock })
@@ -167,10 +168,10 @@ func (r *rig) level(t *testing.T, opKey, budget string, capacity int64) float64 
 
 func plan(key string, amount, capacity int64) sharedstore.Plan {
 	return sharedstore.Plan{
-		Requests: []sharedstore.Op{{Key: "cc:" + key, Kind: sharedstore.KindConcurrency, Dimension: "global", Amount: 1,
-			Limits: []sharedstore.Limit{{Budget: "concurrent", Capacity: 5}}}},
-		Tokens: []sharedstore.Op{{Key: "tk:" + key, Kind: sharedstore.KindTokens, Dimension: "api_key", Amount: amount, Private: true,
-			Limits: []sharedstore.Limit{{Budget: "minute", Capacity: capacity, RefillPerSec: 0.001}}}},
+		Requests: []sharedstore.Op{{Key: "cc:" + key, Kind: sharedstore.KindConcurrency, Dimension: limit.DimGlobal, Amount: 1,
+			Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent, Capacity: 5}}}},
+		Tokens: []sharedstore.Op{{Key: "tk:" + key, Kind: sharedstore.KindTokens, Dimension: limit.DimAPIKey, Amount: amount, Private: true,
+			Limits: []sharedstore.Limit{{Budget: limit.PeriodMinute, Capacity: capacity, RefillPerSec: 0.001}}}},
 	}
 }
 
@@ -178,7 +179,7 @@ func TestAdmitAnswersFromTheCallbackWithARemoteHold(t *testing.T) {
 	r := newRig(t, token)
 	o := r.admit(t, plan("a", 300, 1000))
 	require.NoError(t, o.Err)
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	require.Equal(t, sharedstore.BackendRemote, o.Hold.Backend)
 	require.Len(t, o.Hold.ID, 32)
 	require.Len(t, o.Hold.Entries, 2)
@@ -192,8 +193,8 @@ func TestRefusalComesBackWithItsReasonAndNoHold(t *testing.T) {
 	r := newRig(t, token)
 	o := r.admit(t, plan("b", 3000, 1000))
 	require.NoError(t, o.Err)
-	require.False(t, o.Admitted)
-	require.Equal(t, "api_key", o.Refusal.Dimension)
+	require.False(t, o.Admitted())
+	require.Equal(t, limit.DimAPIKey, o.Refusal.Dimension)
 	require.Equal(t, int64(1000), o.Refusal.Level.Remaining)
 	require.Empty(t, o.Hold.ID)
 }
@@ -215,7 +216,7 @@ func TestUnusableAnswersBecomeOutcomeErr(t *testing.T) {
 			tt.setup(r)
 			o := r.admit(t, plan("c", 1, 10))
 			require.Error(t, o.Err)
-			require.False(t, o.Admitted)
+			require.False(t, o.Admitted())
 		})
 	}
 }
@@ -232,7 +233,7 @@ func TestCallRefusedByTheHostAnswersAtOnceWithErr(t *testing.T) {
 func TestSettleIsRetriedFromTickUntilItLands(t *testing.T) {
 	r := newRig(t, token)
 	o := r.admit(t, plan("e", 400, 1000))
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	r.fc.failSt = []int{503, 502}
 	r.store.Settle(o.Hold, 100)
 	r.fc.deliver()

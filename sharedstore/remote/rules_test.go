@@ -49,7 +49,7 @@ func TestAnAdmissionCarriesItsOverageRuleAndTheHoldRecordsIt(t *testing.T) {
 			p.Overage = c.overage
 			o, caller := cannedAdmit(t, `{"admitted":true,"hold":"0123456789abcdef0123456789abcdef"}`, p)
 			require.NoError(t, o.Err)
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 			require.Equal(t, c.overage, o.Hold.Overage, "the hold settles by the rule it was admitted under")
 
 			require.Len(t, caller.bodies, 1)
@@ -81,7 +81,7 @@ func TestARequestLargerThanTheBucketSaysSo(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o, _ := cannedAdmit(t, c.answer, plan("x", 3000, 1000))
 			require.NoError(t, o.Err)
-			require.False(t, o.Admitted)
+			require.False(t, o.Admitted())
 			require.NotNil(t, o.Refusal)
 			require.Equal(t, c.exceeds, o.Refusal.ExceedsCapacity)
 		})

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
@@ -77,7 +78,7 @@ func TestASpendVerdictReachesTheOutcomeAndTheSettlementCarriesTheRecord(t *testi
 	s := spendStore(c)
 	out := admitOnce(t, s, spendPlan(t))
 	require.NoError(t, out.Err)
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	require.Equal(t, money.Amount(1_500_000_000), out.Spend[spend.KeyDay])
 	require.Equal(t, spendPlan(t).Spend, out.Hold.Spend)
 
@@ -96,7 +97,7 @@ func TestASpendRefusalFromTheServiceIsTheOutcome(t *testing.T) {
 		`"refusal":{"slot":"api_key_day","limit_nano_usd":5000000000,"used_nano_usd":5000000000}}}`}}
 	out := admitOnce(t, spendStore(c), spendPlan(t))
 	require.NoError(t, out.Err)
-	require.False(t, out.Admitted)
+	require.False(t, out.Admitted())
 	require.Equal(t, &spend.Exceeded{Slot: spend.KeyDay, Limit: 5 * money.OneUSD, Used: 5 * money.OneUSD}, out.SpendRefusal)
 	require.Equal(t, []string{wire.PathAdmit}, c.paths, "a refusal committed nothing: no release")
 }
@@ -104,9 +105,9 @@ func TestASpendRefusalFromTheServiceIsTheOutcome(t *testing.T) {
 func TestAPlanWithoutSpendNeedsNoVerdict(t *testing.T) {
 	c := &spendCaller{answers: []string{`{"admitted":true}`}}
 	out := admitOnce(t, spendStore(c), sharedstore.Plan{Requests: []sharedstore.Op{{Key: "r", Kind: sharedstore.KindRequests,
-		Dimension: "global", Amount: 1, Limits: []sharedstore.Limit{{Budget: "second", Capacity: 1, RefillPerSec: 1}}}}})
+		Dimension: limit.DimGlobal, Amount: 1, Limits: []sharedstore.Limit{{Budget: limit.PeriodSecond, Capacity: 1, RefillPerSec: 1}}}}})
 	require.NoError(t, out.Err)
-	require.True(t, out.Admitted)
+	require.True(t, out.Admitted())
 	req, err := wire.DecodeAdmitRequest(c.bodies[0])
 	require.NoError(t, err)
 	require.Nil(t, req.Spend)

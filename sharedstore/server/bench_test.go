@@ -27,7 +27,7 @@ import (
 //	go test ./sharedstore/server -run '^$' -bench HTTPAdmitSettle -benchtime 3000x
 func BenchmarkHTTPAdmitSettle(b *testing.B) {
 	e := newEnv(b, false)
-	srv := httptest.NewServer(New(Config{Store: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
+	srv := httptest.NewServer(New(Config{Buckets: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	var seq atomic.Int64
@@ -86,7 +86,7 @@ func BenchmarkStoreRoundTrips(b *testing.B) {
 				t0 := time.Now()
 				o, err := e.store.Admit(ctx, p)
 				lat = append(lat, time.Since(t0))
-				if err != nil || !o.Admitted {
+				if err != nil || !o.Admitted() {
 					b.Fatalf("admit: %v", err)
 				}
 				mid := e.rt.n.Load()
@@ -157,7 +157,7 @@ func (e *statusErr) Error() string { return strconv.Itoa(e.code) + ": " + e.body
 //	go test ./sharedstore/server -run '^$' -bench AdmitHandler -benchmem
 func BenchmarkAdmitHandler(b *testing.B) {
 	e := newEnv(b, false)
-	h := New(Config{Store: e.store, Token: testToken, Registry: prometheus.NewRegistry()})
+	h := New(Config{Buckets: e.store, Token: testToken, Registry: prometheus.NewRegistry()})
 	body := wire.AppendAdmit(nil, sixDimensionPlan("handler", 1))
 	b.ReportAllocs()
 	for b.Loop() {

@@ -34,7 +34,7 @@ type opResult struct {
 	err   error
 }
 
-func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int, id string, entries []sharedstore.HoldEntry, overage sharedstore.Overage) (sharedstore.Outcome, error) {
+func (s *Buckets) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int, id string, entries []sharedstore.HoldEntry, overage sharedstore.Overage) (sharedstore.Outcome, error) {
 	results := make([]opResult, len(ops))
 	var wg sync.WaitGroup
 	for i := range ops {
@@ -101,7 +101,7 @@ func (s *Store) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int
 }
 
 // admitOp runs the admit script on a one-op plan in the op's slot.
-func (s *Store) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, id string, overage sharedstore.Overage) opResult {
+func (s *Buckets) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, id string, overage sharedstore.Overage) opResult {
 	nreq, ntok := 0, 1
 	if isRequest {
 		nreq, ntok = 1, 0
@@ -131,7 +131,7 @@ func (s *Store) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, 
 // compensate gives back what one op took: a request-count op directly, a
 // token or concurrency op by releasing its hold record (which also deletes
 // it, so no later release can give the units back twice).
-func (s *Store) compensate(ctx context.Context, op sharedstore.Op, id string) error {
+func (s *Buckets) compensate(ctx context.Context, op sharedstore.Op, id string) error {
 	if op.Kind == sharedstore.KindRequests {
 		args := []any{appendDoubles(nil, float64(s.margin), float64(s.holdTTL)),
 			appendRecord(nil, []sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Limits: op.Limits, Amount: op.Amount}}, sharedstore.OverageDebt)}
@@ -145,7 +145,7 @@ func (s *Store) compensate(ctx context.Context, op sharedstore.Op, id string) er
 // endCluster settles or releases every per-op record of a hold at once.
 // Each record ends exactly once, so a retry after a partial failure ends
 // only the records still standing.
-func (s *Store) endCluster(ctx context.Context, id string, opKeys []string, mode string, actual int64) (bool, error) {
+func (s *Buckets) endCluster(ctx context.Context, id string, opKeys []string, mode string, actual int64) (bool, error) {
 	seen := make(map[string]struct{}, len(opKeys))
 	type res struct {
 		ended bool

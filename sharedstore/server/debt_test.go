@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -14,7 +15,7 @@ import (
 func indebt(t *testing.T, e env, tk string, l sharedstore.Limit, amount, actual int64) {
 	t.Helper()
 	o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", amount, l)}})
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, actual)
 	require.NoError(t, err)
 	require.True(t, ended)
@@ -26,7 +27,7 @@ func TestDebtIsChargedOnEveryPeriodOfEveryTokenEntry(t *testing.T) {
 			tk1, tk2 := uniq("tk1"), uniq("tk2")
 			p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk1, "api_key", 100, minute(300), day(1000)), tokOp(tk2, "global", 100, minute(500))}}
 			o := admit(t, e, p)
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 			ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk1, tk2}, 800)
 			require.NoError(t, err)
 			require.True(t, ended)
@@ -46,7 +47,7 @@ func TestAnIndebtedBucketRefusesEveryTokenOpIncludingZeroHolds(t *testing.T) {
 			for _, amount := range []int64{0, 1, 100} {
 				o := admit(t, e, sharedstore.Plan{Requests: []sharedstore.Op{reqOp(rq, "api_key", minute(10))},
 					Tokens: []sharedstore.Op{tokOp(tk, "api_key", amount, l)}})
-				require.False(t, o.Admitted, "amount %d", amount)
+				require.False(t, o.Admitted(), "amount %d", amount)
 				require.Equal(t, sharedstore.KindTokens, o.Refusal.Kind)
 			}
 			require.InDelta(t, -200, level(t, e, tk, l), 0.5, "refusals take nothing")
@@ -72,12 +73,12 @@ func TestAZeroHoldIsRefusedAtLevelZeroAndAdmittedAboveIt(t *testing.T) {
 			t.Run(e.name+"/"+tt.name, func(t *testing.T) {
 				tk := uniq("tk")
 				// no refill, so a drained level stays exactly zero
-				l := sharedstore.Limit{Budget: "minute", Capacity: tt.capacity}
+				l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: tt.capacity}
 				if tt.take > 0 {
-					require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", tt.take, l)}}).Admitted)
+					require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", tt.take, l)}}).Admitted())
 				}
 				o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 0, l)}})
-				require.Equal(t, tt.admitted, o.Admitted)
+				require.Equal(t, tt.admitted, o.Admitted())
 				if !tt.admitted {
 					require.Equal(t, int64(60), o.Refusal.RetryAfterSec, "a bucket that never refills asks for its period")
 					require.False(t, o.Refusal.ExceedsCapacity)
@@ -93,7 +94,7 @@ func TestRequestAndConcurrencyOpsKeepTheirRuleOnAZeroLevel(t *testing.T) {
 			rq, cc := uniq("rq"), uniq("cc")
 			// one unit left each: admitted, leaving the buckets at zero
 			p := sharedstore.Plan{Requests: []sharedstore.Op{reqOp(rq, "api_key", minute(1)), concOp(cc, "global", 1)}}
-			require.True(t, admit(t, e, p).Admitted)
+			require.True(t, admit(t, e, p).Admitted())
 			require.InDelta(t, 0, level(t, e, rq, minute(1)), 0.5)
 		})
 	}
@@ -112,17 +113,17 @@ func TestRetryAfterCountsTheDebt(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(e.name+"/"+tt.name, func(t *testing.T) {
 				tk := uniq("tk")
-				l := sharedstore.Limit{Budget: "minute", Capacity: 600, RefillPerSec: 10}
+				l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 600, RefillPerSec: 10}
 				op := tokOp(tk, "api_key", 600, l)
 				op.Private = true
 				o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
-				require.True(t, o.Admitted)
+				require.True(t, o.Admitted())
 				ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 800)
 				require.NoError(t, err)
 				require.True(t, ended)
 				op.Amount = tt.amount
 				o = admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
-				require.False(t, o.Admitted)
+				require.False(t, o.Admitted())
 				// the level refills at 10/s while the test runs: allow a second
 				require.InDelta(t, tt.want, o.Refusal.RetryAfterSec, 1)
 				require.False(t, o.Refusal.ExceedsCapacity)
@@ -148,11 +149,11 @@ func TestARequestLargerThanTheBucketExceedsCapacity(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(e.name+"/"+tt.name, func(t *testing.T) {
 				tk := uniq("tk")
-				l := sharedstore.Limit{Budget: "minute", Capacity: 20000, RefillPerSec: 20000.0 / 60}
+				l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 20000, RefillPerSec: 20000.0 / 60}
 				// drain the bucket so every amount is refused
-				require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 20000, l)}}).Admitted)
+				require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 20000, l)}}).Admitted())
 				o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", tt.amount, l)}})
-				require.False(t, o.Admitted)
+				require.False(t, o.Admitted())
 				require.Equal(t, tt.exceeds, o.Refusal.ExceedsCapacity)
 				if tt.exceeds {
 					require.Equal(t, tt.retry, o.Refusal.RetryAfterSec, "today's figure: its whole cost")
@@ -167,7 +168,7 @@ func TestAnIndebtedBucketDoesNotExpireBeforeItIsWhole(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			tk := uniq("tk")
 			// 1000 tokens at 100/s, settled at 3000: level -2000, whole after 30 s
-			l := sharedstore.Limit{Budget: "minute", Capacity: 1000, RefillPerSec: 100}
+			l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 1000, RefillPerSec: 100}
 			indebt(t, e, tk, l, 1000, 3000)
 			ttl, err := e.c.PTTL(context.Background(), bucketKey(tk)).Result()
 			require.NoError(t, err)
@@ -182,11 +183,11 @@ func TestRefillRepaysTheDebtThenAdmitsAgain(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			tk := uniq("tk")
 			// 100 tokens at 1000/s, settled at 400: level -300, above zero after 0.3 s
-			l := sharedstore.Limit{Budget: "minute", Capacity: 100, RefillPerSec: 1000}
+			l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 100, RefillPerSec: 1000}
 			indebt(t, e, tk, l, 100, 400)
 			zero := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 0, l)}}
-			require.False(t, admit(t, e, zero).Admitted)
-			require.Eventually(t, func() bool { return admit(t, e, zero).Admitted }, 3*time.Second, 50*time.Millisecond)
+			require.False(t, admit(t, e, zero).Admitted())
+			require.Eventually(t, func() bool { return admit(t, e, zero).Admitted() }, 3*time.Second, 50*time.Millisecond)
 			require.Greater(t, level(t, e, tk, l), 0.0)
 		})
 	}
@@ -207,7 +208,7 @@ func TestAHoldSettlesByTheRuleItWasAdmittedUnder(t *testing.T) {
 				tk := uniq("tk")
 				l := minute(500)
 				o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}, Overage: tt.overage})
-				require.True(t, o.Admitted)
+				require.True(t, o.Admitted())
 				require.Equal(t, tt.overage, o.Hold.Overage)
 				// a later plan of the other rule on the same bucket does not
 				// change how the first hold settles
@@ -216,7 +217,7 @@ func TestAHoldSettlesByTheRuleItWasAdmittedUnder(t *testing.T) {
 					other = sharedstore.OverageDebt
 				}
 				o2 := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 0, l)}, Overage: other})
-				require.True(t, o2.Admitted)
+				require.True(t, o2.Admitted())
 				ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 700)
 				require.NoError(t, err)
 				require.True(t, ended)

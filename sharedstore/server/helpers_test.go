@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 )
@@ -34,7 +35,7 @@ func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.P
 
 type env struct {
 	name  string
-	store *Store
+	store *Buckets
 	c     redis.UniversalClient
 	rt    *roundTrips
 }
@@ -68,7 +69,7 @@ func newEnv(t testing.TB, cluster bool) env {
 		c = cl
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	s := NewStore(c, Options{})
+	s := NewBuckets(c, Options{})
 	require.NoError(t, s.Load(ctx))
 	rt.n.Store(0)
 	return env{name: name, store: s, c: c, rt: rt}
@@ -97,31 +98,40 @@ var keySeq atomic.Int64
 // uniq makes a fresh op key so tests never share buckets.
 func uniq(prefix string) string { return prefix + ":" + strconv.FormatInt(keySeq.Add(1), 10) }
 
+// dimension is the named dimension; the helpers take names for brevity.
+func dimension(name string) sharedstore.Dimension {
+	d, ok := limit.ParseDimension(name)
+	if !ok {
+		panic("no dimension " + name)
+	}
+	return d
+}
+
 func tokOp(key, dim string, amount int64, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: key, Kind: sharedstore.KindTokens, Dimension: dim, Amount: amount, Limits: limits}
+	return sharedstore.Op{Key: key, Kind: sharedstore.KindTokens, Dimension: dimension(dim), Amount: amount, Limits: limits}
 }
 
 func reqOp(key, dim string, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: key, Kind: sharedstore.KindRequests, Dimension: dim, Amount: 1, Limits: limits}
+	return sharedstore.Op{Key: key, Kind: sharedstore.KindRequests, Dimension: dimension(dim), Amount: 1, Limits: limits}
 }
 
 func concOp(key, dim string, capacity int64) sharedstore.Op {
-	return sharedstore.Op{Key: key, Kind: sharedstore.KindConcurrency, Dimension: dim, Amount: 1,
-		Limits: []sharedstore.Limit{{Budget: "concurrent", Capacity: capacity}}}
+	return sharedstore.Op{Key: key, Kind: sharedstore.KindConcurrency, Dimension: dimension(dim), Amount: 1,
+		Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent, Capacity: capacity}}}
 }
 
 // slow limits refill so little during a test that levels compare to 0.5.
 func minute(capacity int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: "minute", Capacity: capacity, RefillPerSec: 0.001}
+	return sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: capacity, RefillPerSec: 0.001}
 }
 func day(capacity int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: "day", Capacity: capacity, RefillPerSec: 0.0001}
+	return sharedstore.Limit{Budget: limit.PeriodDay, Capacity: capacity, RefillPerSec: 0.0001}
 }
 
 // level reads one period of a bucket; an absent bucket is full.
 func level(t *testing.T, e env, opKey string, l sharedstore.Limit) float64 {
 	t.Helper()
-	v, err := e.c.HGet(context.Background(), bucketKey(opKey), "l:"+l.Budget).Result()
+	v, err := e.c.HGet(context.Background(), bucketKey(opKey), "l:"+l.Budget.String()).Result()
 	if err == redis.Nil {
 		return float64(l.Capacity)
 	}

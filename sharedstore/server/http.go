@@ -20,7 +20,7 @@ import (
 
 // Config is what the HTTP service needs.
 type Config struct {
-	Store *Store
+	Buckets *Buckets
 	// Token is the shared secret every /v1 call must present as
 	// "Authorization: Bearer <token>". It is compared in constant time and
 	// never logged.
@@ -50,7 +50,7 @@ const maxBody = 256 << 10
 
 // Server is the stateless HTTP front of the Redis buckets.
 type Server struct {
-	store   *Store
+	store   *Buckets
 	auth    []byte
 	m       *metrics
 	log     *slog.Logger
@@ -70,10 +70,10 @@ func New(c Config) *Server {
 	if c.RedisTimeout <= 0 {
 		c.RedisTimeout = 2 * time.Second
 	}
-	s := &Server{store: c.Store, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux(), ledger: c.Ledger}
-	if c.Store != nil {
-		c.Store.onScript = s.m.script
-		if sc := c.Store.spend; sc != nil && sc.OnLoad == nil {
+	s := &Server{store: c.Buckets, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux(), ledger: c.Ledger}
+	if c.Buckets != nil {
+		c.Buckets.onScript = s.m.script
+		if sc := c.Buckets.spend; sc != nil && sc.OnLoad == nil {
 			sc.OnLoad = s.m.spendLoad
 		}
 	}
@@ -163,7 +163,7 @@ func (s *Server) admit(ctx context.Context, w http.ResponseWriter, body []byte) 
 		s.m.spendRefusal(vd)
 	}
 	writeAdmit(w, resp)
-	if o.Admitted {
+	if o.Admitted() {
 		return "admitted"
 	}
 	return "refused"

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
@@ -19,7 +20,7 @@ const testToken = "t0ken-for-tests"
 
 func newHTTP(t *testing.T, e env) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(New(Config{Store: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
+	srv := httptest.NewServer(New(Config{Buckets: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -84,7 +85,7 @@ func TestHTTPAdmitSettleRoundTrip(t *testing.T) {
 func TestHTTPAdmitWithAReleasedHoldIDAnswersAborted(t *testing.T) {
 	e := newEnv(t, false)
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(New(Config{Store: e.store, Token: testToken, Registry: reg}))
+	srv := httptest.NewServer(New(Config{Buckets: e.store, Token: testToken, Registry: reg}))
 	t.Cleanup(srv.Close)
 	tk := uniq("tk")
 	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 300, minute(1000))}}
@@ -154,7 +155,7 @@ func TestRedisDownAnswers503AndCountsTheError(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(New(Config{Store: NewStore(c, Options{}), Token: testToken, Registry: reg}))
+	srv := httptest.NewServer(New(Config{Buckets: NewBuckets(c, Options{}), Token: testToken, Registry: reg}))
 	t.Cleanup(srv.Close)
 	code, _ := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp("k", "global", 1, minute(10))}}))
 	require.Equal(t, http.StatusServiceUnavailable, code)
@@ -216,7 +217,7 @@ func TestHTTPRefusalLargerThanTheBucketSaysExceedsCapacity(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
 			srv := newHTTP(t, e)
-			l := sharedstore.Limit{Budget: "minute", Capacity: 20000, RefillPerSec: 20000.0 / 60}
+			l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 20000, RefillPerSec: 20000.0 / 60}
 			p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 30000, l)}}
 			code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, p))
 			require.Equal(t, http.StatusOK, code, string(b))
@@ -224,7 +225,7 @@ func TestHTTPRefusalLargerThanTheBucketSaysExceedsCapacity(t *testing.T) {
 			r, err := wire.DecodeAdmitResponse(b)
 			require.NoError(t, err)
 			o := r.Outcome()
-			require.False(t, o.Admitted)
+			require.False(t, o.Admitted())
 			require.True(t, o.Refusal.ExceedsCapacity)
 			require.Equal(t, int64(90), o.Refusal.RetryAfterSec, "its whole cost at the refill rate")
 		})

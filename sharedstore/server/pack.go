@@ -41,8 +41,8 @@ func appendField(dst []byte, prefix, name string) []byte {
 // capacity, refill per second.
 func appendLimits(dst []byte, ls []sharedstore.Limit) []byte {
 	for _, l := range ls {
-		dst = appendField(dst, "l:", l.Budget)
-		dst = appendField(dst, "t:", l.Budget)
+		dst = appendField(dst, "l:", l.Budget.String())
+		dst = appendField(dst, "t:", l.Budget.String())
 		dst = appendDoubles(dst, float64(l.Capacity), l.RefillPerSec)
 	}
 	return dst
@@ -108,7 +108,7 @@ func recordSize(entries []sharedstore.HoldEntry) int {
 func limitsSize(ls []sharedstore.Limit) int {
 	n := 0
 	for _, l := range ls {
-		n += 2 + 2*(2+len(l.Budget)) + 16
+		n += 2 + 2*(2+len(l.Budget.String())) + 16
 	}
 	return n
 }

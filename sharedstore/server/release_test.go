@@ -88,7 +88,7 @@ func TestReleaseBeforeAdmitLeavesNoReservation(t *testing.T) {
 			require.False(t, ended, "nothing to end yet")
 			o, err := e.store.AdmitHold(ctx, h.p, id)
 			require.ErrorIs(t, err, ErrAdmissionAborted)
-			require.False(t, o.Admitted)
+			require.False(t, o.Admitted())
 			requireLevels(t, h.full(), h.levels(t, e), "an aborted admission takes nothing")
 			n, err := e.c.Exists(ctx, holdKey(id)).Result()
 			require.NoError(t, err)
@@ -101,7 +101,7 @@ func TestReleaseBeforeAdmitLeavesNoReservation(t *testing.T) {
 			// The same plan under a fresh id is admitted as usual.
 			o, err = e.store.AdmitHold(ctx, h.p, clientHoldID())
 			require.NoError(t, err)
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 		})
 	}
 }
@@ -113,7 +113,7 @@ func TestAdmitThenReleaseByTheClientsIDGivesEverythingBack(t *testing.T) {
 			h, id := newHeldPlan(), clientHoldID()
 			o, err := e.store.AdmitHold(ctx, h.p, id)
 			require.NoError(t, err)
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 			require.Equal(t, id, o.Hold.ID, "the hold carries the id its caller chose")
 			ended, err := e.store.Release(ctx, id, h.keys)
 			require.NoError(t, err)
@@ -135,13 +135,13 @@ func TestDoubleReleaseIsIdempotentInEitherOrder(t *testing.T) {
 				// a second give-back would show instead of being capped.
 				other, err := e.store.AdmitHold(ctx, h.p, clientHoldID())
 				require.NoError(t, err)
-				require.True(t, other.Admitted)
+				require.True(t, other.Admitted())
 				standing := h.levels(t, e)
 				id := clientHoldID()
 				if admitFirst {
 					o, err := e.store.AdmitHold(ctx, h.p, id)
 					require.NoError(t, err)
-					require.True(t, o.Admitted)
+					require.True(t, o.Admitted())
 				}
 				for i := 0; i < 2; i++ {
 					ended, err := e.store.Release(ctx, id, h.keys)
@@ -187,7 +187,7 @@ func TestAdmissionWithAnIDInUseIsAbortedAndKeepsTheFirstHold(t *testing.T) {
 			h, id := newHeldPlan(), clientHoldID()
 			o, err := e.store.AdmitHold(ctx, h.p, id)
 			require.NoError(t, err)
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 			taken := h.levels(t, e)
 			_, err = e.store.AdmitHold(ctx, h.p, id)
 			require.ErrorIs(t, err, ErrAdmissionAborted)
@@ -209,7 +209,7 @@ func TestSettleOfAnUnknownHoldLeavesNoTombstone(t *testing.T) {
 			require.False(t, ended)
 			o, err := e.store.AdmitHold(ctx, h.p, id)
 			require.NoError(t, err)
-			require.True(t, o.Admitted, "only a release refuses the id")
+			require.True(t, o.Admitted(), "only a release refuses the id")
 		})
 	}
 }
@@ -225,7 +225,7 @@ func TestTombstoneExpiresAfterTombstoneTTL(t *testing.T) {
 	require.Greater(t, ttl, 47*time.Hour, "default: the hold TTL")
 	require.LessOrEqual(t, ttl, 48*time.Hour)
 
-	short := NewStore(e.c, Options{TombstoneTTL: 10 * time.Second})
+	short := NewBuckets(e.c, Options{TombstoneTTL: 10 * time.Second})
 	id = clientHoldID()
 	_, err = short.Release(ctx, id, nil)
 	require.NoError(t, err)

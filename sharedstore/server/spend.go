@@ -31,7 +31,7 @@ func earlySpend(v any) (vd spendcache.Verdict, handled bool, err error) {
 // spendRefused is the outcome of a call a spend limit or an exhausted
 // balance refused: nothing was taken from any bucket.
 func spendRefused(vd spendcache.Verdict) sharedstore.Outcome {
-	return sharedstore.Outcome{Spend: vd.Used, SpendRefusal: vd.Refused}
+	return sharedstore.Outcome{Result: sharedstore.ResultSpendRefused, Spend: vd.Used, SpendRefusal: vd.Refused}
 }
 
 // spendError marks a failed script or load of an admission with a spend
@@ -57,7 +57,7 @@ func scriptError(checked bool, err error) error {
 
 // preflightCluster runs the spend preflight alone in the team's slot (all
 // of a team's keys share it), loading the team on a miss.
-func (s *Store) preflightCluster(ctx context.Context, sp *sharedstore.Spend) (spendcache.Verdict, error) {
+func (s *Buckets) preflightCluster(ctx context.Context, sp *sharedstore.Spend) (spendcache.Verdict, error) {
 	keys := spendcache.Keys(make([]string, 0, spendcache.NumKeys), sp)
 	args := spendcache.Args(append(make([]any, 0, 2+spendcache.NumArgs), "", ""), sp, 1, nil)
 	for attempt := 0; ; attempt++ {

@@ -30,7 +30,7 @@ func TestAFleetSpendLimitRefusesOnceTheCountersReachIt(t *testing.T) {
 			// Cold cache: the miss loads the team and answers checked, at 0.
 			a := se.admit(t, sp)
 			require.NoError(t, a.err)
-			require.True(t, a.out.Admitted)
+			require.True(t, a.out.Admitted())
 			require.Equal(t, money.Amount(0), a.out.Spend[spend.KeyDay])
 			require.Equal(t, int64(1), se.led.reads.Load())
 			got, ok := se.counter(t, c.team, spend.KeyDay, "k-1", sp.Day)
@@ -47,7 +47,7 @@ func TestAFleetSpendLimitRefusesOnceTheCountersReachIt(t *testing.T) {
 			se.spent(t, c, now, "0.50", usage.Kinds{Input: 10})
 			a = se.admit(t, sp)
 			require.NoError(t, a.err)
-			require.False(t, a.out.Admitted)
+			require.False(t, a.out.Admitted())
 			require.Equal(t, &spend.Exceeded{Slot: spend.KeyDay, Limit: usdAmount(t, "1.00"), Used: usdAmount(t, "1.10")}, a.out.SpendRefusal)
 			require.Equal(t, int64(1), se.led.reads.Load(), "a warm cache never reads the ledger")
 		})
@@ -65,7 +65,7 @@ func TestWithAWarmCacheTokensAndSpendTakeOneRoundTrip(t *testing.T) {
 	e.rt.n.Store(0)
 	o, vd, err := se.store.AdmitSpend(context.Background(), plan, newHoldID())
 	require.NoError(t, err)
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	require.NotNil(t, vd)
 	require.Equal(t, int64(1), e.rt.n.Load())
 }
@@ -79,7 +79,7 @@ func TestACallStartedBeforeMonthEndCountsInItsStartPeriodsAndNeverRecreatesTheir
 			c := spender{team: uniq("team"), key: "k-1", limits: map[spend.Slot]string{spend.KeyDay: "10", spend.KeyMonth: "10"}}
 			sp := c.spendAt(t, start)
 			a := se.admit(t, sp)
-			require.True(t, a.out.Admitted)
+			require.True(t, a.out.Admitted())
 			require.NoError(t, se.c.Del(context.Background(), spendcache.UsageKey(c.team, spend.APIKey, "k-1", calendar.Day, sp.Day.Key)).Err())
 
 			// It settles in October: September's keys are closed.
@@ -165,7 +165,7 @@ func TestWhileTheLedgerIsDownSettlementsAre503AndNothingIsLostOnceItReturns(t *t
 	require.Equal(t, "5", hdr.Get("Retry-After"))
 	warm := se.admit(t, sp)
 	require.NoError(t, warm.err, "a warm cache admits without the ledger")
-	require.True(t, warm.out.Admitted)
+	require.True(t, warm.out.Admitted())
 	cold := se.admit(t, spender{team: uniq("team"), key: "k", limits: map[spend.Slot]string{spend.KeyDay: "1"}}.spendAt(t, now))
 	require.Equal(t, http.StatusOK, cold.status)
 	require.ErrorIs(t, cold.err, limit.ErrSpendUnavailable, "a cold team cannot be checked: unavailable, never unlimited")
@@ -199,7 +199,7 @@ func TestConcurrentMissesOfOneTeamReadTheLedgerOnce(t *testing.T) {
 			wg.Wait()
 			for _, r := range results {
 				require.NoError(t, r.err)
-				require.True(t, r.out.Admitted)
+				require.True(t, r.out.Admitted())
 			}
 			require.Equal(t, int64(1), se.led.reads.Load())
 		})
@@ -256,7 +256,7 @@ func TestALimitAddedMidMonthSeesTheSpendSoFar(t *testing.T) {
 	se.invalidate(t, team)
 	a := se.admit(t, c.spendAt(t, now))
 	require.NoError(t, a.err)
-	require.False(t, a.out.Admitted, "$3 already spent this month")
+	require.False(t, a.out.Admitted(), "$3 already spent this month")
 	require.Equal(t, &spend.Exceeded{Slot: spend.TeamMonth, Limit: usdAmount(t, "2.50"), Used: usdAmount(t, "3")}, a.out.SpendRefusal)
 }
 
@@ -269,7 +269,7 @@ func TestTheStricterOfTheFiltersAndTheStoredLimitApplies(t *testing.T) {
 	c := spender{team: team, key: "k-1", limits: map[spend.Slot]string{spend.KeyDay: "5"}}
 	se.spent(t, c, now, "0.50", usage.Kinds{Input: 1})
 	a := se.admit(t, c.spendAt(t, now))
-	require.False(t, a.out.Admitted)
+	require.False(t, a.out.Admitted())
 	require.Equal(t, &spend.Exceeded{Slot: spend.KeyDay, Limit: usdAmount(t, "0.50"), Used: usdAmount(t, "0.50")}, a.out.SpendRefusal)
 
 	// A stored limit on a slot the filter does not limit applies too.
@@ -277,7 +277,7 @@ func TestTheStricterOfTheFiltersAndTheStoredLimitApplies(t *testing.T) {
 	require.NoError(t, se.led.PutPolicy(context.Background(), team2, ledger.Policy{Scope: spend.User, ID: "u-1", Period: calendar.Month, Limit: 0}))
 	a = se.admit(t, spender{team: team2, key: "k-1", user: "u-1", limits: map[spend.Slot]string{spend.KeyDay: "5"}}.spendAt(t, now))
 	require.NoError(t, a.err)
-	require.False(t, a.out.Admitted)
+	require.False(t, a.out.Admitted())
 	require.Equal(t, spend.UserMonth, a.out.SpendRefusal.Slot)
 }
 
@@ -297,7 +297,7 @@ func TestATeamWhoseBalanceIsSpentIsRefused(t *testing.T) {
 			se.spent(t, c, now, "0.40", usage.Kinds{Input: 600_000})
 			a := se.admit(t, c.spendAt(t, now))
 			require.NoError(t, a.err)
-			require.False(t, a.out.Admitted)
+			require.False(t, a.out.Admitted())
 			require.True(t, a.out.SpendRefusal.Balance)
 
 			// The worker charges $1.20 and corrects the cache to the ledger.
@@ -308,7 +308,7 @@ func TestATeamWhoseBalanceIsSpentIsRefused(t *testing.T) {
 			require.NoError(t, err)
 			se.invalidate(t, team)
 			a = se.admit(t, c.spendAt(t, now))
-			require.True(t, a.out.Admitted, "a top-up lets the team spend again")
+			require.True(t, a.out.Admitted(), "a top-up lets the team spend again")
 		})
 	}
 }
@@ -371,11 +371,11 @@ func TestSpendAmountsPast2To53NanoUSDCompareExactly(t *testing.T) {
 	require.NoError(t, se.c.Set(context.Background(), key, "9007199254740992", 0).Err())
 	a := se.admit(t, sp)
 	require.NoError(t, a.err)
-	require.True(t, a.out.Admitted)
+	require.True(t, a.out.Admitted())
 	require.Equal(t, money.Amount(1<<53), a.out.Spend[spend.KeyMonth])
 	require.NoError(t, se.c.Set(context.Background(), key, "9007199254740993", 0).Err())
 	a = se.admit(t, sp)
-	require.False(t, a.out.Admitted)
+	require.False(t, a.out.Admitted())
 }
 
 func TestACorruptCounterFailsTheCheckAndWritesNothing(t *testing.T) {
@@ -425,7 +425,7 @@ func TestRedisDownAnswers503WithOrWithoutASpendPart(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { _ = dead.Close() })
 	cache := spendcache.New(dead, nil, spendcache.Options{})
-	srv := httptest.NewServer(New(Config{Store: NewStore(dead, Options{Spend: cache}), Token: spendToken}))
+	srv := httptest.NewServer(New(Config{Buckets: NewBuckets(dead, Options{Spend: cache}), Token: spendToken}))
 	t.Cleanup(srv.Close)
 	se := &spendEnv{http: srv}
 	now := utc(t, "2026-09-08T12:00:00Z")

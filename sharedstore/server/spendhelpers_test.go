@@ -60,7 +60,7 @@ type spendEnv struct {
 	pool   *pgxpool.Pool
 	dbURL  string
 	cache  *spendcache.Cache
-	store  *Store
+	store  *Buckets
 	http   *httptest.Server
 	worker *spendworker.Worker
 }
@@ -79,8 +79,8 @@ func newSpendEnv(t testing.TB, e env, now time.Time) *spendEnv {
 	led := &countingLedger{Store: ledger.New(pool)}
 	clk := &clock{t: now}
 	cache := spendcache.New(e.c, led, spendcache.Options{Now: clk.Now})
-	store := NewStore(e.c, Options{Spend: cache})
-	srv := httptest.NewServer(New(Config{Store: store, Token: spendToken, Ledger: led.Store}))
+	store := NewBuckets(e.c, Options{Spend: cache})
+	srv := httptest.NewServer(New(Config{Buckets: store, Token: spendToken, Ledger: led.Store}))
 	t.Cleanup(srv.Close)
 	w := spendworker.New(led.Store, cache, spendworker.Options{Now: clk.Now})
 	return &spendEnv{env: e, clock: clk, led: led, pool: pool, dbURL: url, cache: cache, store: store, http: srv, worker: w}
@@ -176,7 +176,7 @@ func (se *spendEnv) spent(t *testing.T, c spender, start time.Time, estimate str
 	a := se.admit(t, sp)
 	require.Equal(t, http.StatusOK, a.status)
 	require.NoError(t, a.err)
-	require.True(t, a.out.Admitted, "admission of a call that should have room: %+v", a.resp.Spend)
+	require.True(t, a.out.Admitted(), "admission of a call that should have room: %+v", a.resp.Spend)
 	st, _ := se.settle(t, a.hold, sp, estimate, k)
 	require.Equal(t, http.StatusOK, st)
 }

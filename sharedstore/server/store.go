@@ -14,7 +14,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 )
 
-// Options tune a Store; zero values take the defaults.
+// Options tune Buckets; zero values take the defaults.
 type Options struct {
 	// HoldTTL bounds how long a hold record waits for its settle or
 	// release (default 48h): long enough for any generation, short enough
@@ -41,11 +41,12 @@ type Options struct {
 // already in use: nothing was committed.
 var ErrAdmissionAborted = errors.New("admission aborted: its hold id was already released or in use")
 
-// Store keeps fleet-wide buckets in Redis. It holds no state of its own, so
+// Buckets keeps fleet-wide buckets in Redis (it is not a sharedstore.Store:
+// it is what the service fronts). It holds no state of its own, so
 // any number of service replicas can front one Redis. With a single server
 // an admission, a settlement and a release are each one EVALSHA; with a
 // Redis Cluster each op runs on the node owning its slot (see cluster.go).
-type Store struct {
+type Buckets struct {
 	c       redis.UniversalClient
 	cluster bool
 	holdTTL int64 // ms
@@ -65,9 +66,9 @@ type Store struct {
 	onScript func(name string, start time.Time)
 }
 
-// NewStore wraps a client; a *redis.ClusterClient switches to per-op
+// NewBuckets wraps a client; a *redis.ClusterClient switches to per-op
 // scripts because a cluster cannot run one script across slots.
-func NewStore(c redis.UniversalClient, o Options) *Store {
+func NewBuckets(c redis.UniversalClient, o Options) *Buckets {
 	if o.HoldTTL <= 0 {
 		o.HoldTTL = 48 * time.Hour
 	}
@@ -81,7 +82,7 @@ func NewStore(c redis.UniversalClient, o Options) *Store {
 		o.NewHoldID = randomHoldID
 	}
 	_, cluster := c.(*redis.ClusterClient)
-	return &Store{
+	return &Buckets{
 		c: c, cluster: cluster,
 		holdTTL: o.HoldTTL.Milliseconds(), margin: o.ExpiryMargin.Milliseconds(), tombTTL: o.TombstoneTTL.Milliseconds(), newID: o.NewHoldID,
 		admit: newScript("admit", plainAdmitLua), end: newScript("end", endLua), give: newScript("give", giveLua),
@@ -97,7 +98,7 @@ func randomHoldID() string {
 
 // Load puts every script into Redis' script cache; call it at start so the
 // first request does not pay for the script bodies.
-func (s *Store) Load(ctx context.Context) error {
+func (s *Buckets) Load(ctx context.Context) error {
 	for _, sc := range []*script{s.admit, s.end, s.give, s.admitSpend, s.spendOnly} {
 		if err := sc.load(ctx, s.c); err != nil {
 			return err
@@ -107,11 +108,11 @@ func (s *Store) Load(ctx context.Context) error {
 }
 
 // Ping reports whether Redis answers (readiness).
-func (s *Store) Ping(ctx context.Context) error { return s.c.Ping(ctx).Err() }
+func (s *Buckets) Ping(ctx context.Context) error { return s.c.Ping(ctx).Err() }
 
 // Admit reserves a whole plan, all or nothing (docs/bucket-math.md), under a
 // hold id the store chooses.
-func (s *Store) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outcome, error) {
+func (s *Buckets) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outcome, error) {
 	return s.AdmitHold(ctx, p, "")
 }
 
@@ -120,7 +121,7 @@ func (s *Store) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outc
 // got. When the id was released first, or is in use, it commits nothing and
 // returns ErrAdmissionAborted. The id must satisfy wire.ValidHoldID; a plan
 // with nothing to hold ignores it.
-func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, error) {
+func (s *Buckets) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, error) {
 	o, _, err := s.AdmitSpend(ctx, p, holdID)
 	return o, err
 }
@@ -130,7 +131,7 @@ func (s *Store) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string
 // no spend part or the store checks none. A spend refusal takes nothing
 // from any bucket. A spend lookup that fails is an error wrapping
 // sharedstore.ErrSpendUnavailable.
-func (s *Store) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, *spendcache.Verdict, error) {
+func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, *spendcache.Verdict, error) {
 	ops := make([]sharedstore.Op, 0, len(p.Requests)+len(p.Tokens))
 	ops = append(append(ops, p.Requests...), p.Tokens...)
 	entries := p.HoldEntries()
@@ -159,7 +160,7 @@ func (s *Store) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID strin
 		o, err := s.admitCluster(ctx, ops, len(p.Requests), id, entries, p.Overage)
 		if vd != nil && err == nil {
 			o.Spend = vd.Used
-			if o.Admitted && o.Hold.ID == "" {
+			if o.Admitted() && o.Hold.ID == "" {
 				o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Overage: p.Overage}
 			}
 		}
@@ -226,7 +227,7 @@ func (s *Store) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID strin
 		}
 	}
 	o := describe(ops, views, r.refOp, r.refLimit, r.refLevel, r.now)
-	if o.Admitted && id != "" {
+	if o.Admitted() && id != "" {
 		o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: p.Overage}
 	}
 	if !checkSpend {
@@ -242,18 +243,18 @@ func (s *Store) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID strin
 
 // Settle ends a hold with the usage reported; false means it had already
 // ended (or expired), so a retried call changes nothing.
-func (s *Store) Settle(ctx context.Context, id string, opKeys []string, actual int64) (bool, error) {
+func (s *Buckets) Settle(ctx context.Context, id string, opKeys []string, actual int64) (bool, error) {
 	return s.endHold(ctx, id, opKeys, "settle", actual)
 }
 
 // Release ends a hold giving back everything it reserved. A hold it does
 // not find (never admitted, or not yet) leaves a release tombstone, so a
 // later admission with that id commits nothing.
-func (s *Store) Release(ctx context.Context, id string, opKeys []string) (bool, error) {
+func (s *Buckets) Release(ctx context.Context, id string, opKeys []string) (bool, error) {
 	return s.endHold(ctx, id, opKeys, "release", 0)
 }
 
-func (s *Store) endHold(ctx context.Context, id string, opKeys []string, mode string, actual int64) (bool, error) {
+func (s *Buckets) endHold(ctx context.Context, id string, opKeys []string, mode string, actual int64) (bool, error) {
 	if s.cluster {
 		return s.endCluster(ctx, id, opKeys, mode, actual)
 	}
@@ -268,7 +269,7 @@ func (s *Store) endHold(ctx context.Context, id string, opKeys []string, mode st
 	return n == 1, nil
 }
 
-func (s *Store) endArgs(mode string, actual int64) []any {
+func (s *Buckets) endArgs(mode string, actual int64) []any {
 	return []any{mode, appendDoubles(nil, float64(actual), float64(s.margin), float64(s.holdTTL), float64(s.tombTTL))}
 }
 
@@ -361,7 +362,7 @@ type opView struct {
 // levels with the same functions the shared-data backend uses.
 func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLevel float64, refNow int64) sharedstore.Outcome {
 	var o sharedstore.Outcome
-	o.Admitted = refOp < 0
+	o.Result = sharedstore.ResultAdmitted
 	for i, op := range ops {
 		for j, lv := range views[i].levels {
 			if j >= len(op.Limits) {
@@ -376,6 +377,7 @@ func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLeve
 		op := ops[refOp]
 		l := op.Limits[refLimit]
 		st := bucket.State{Level: refLevel, Last: refNow}
+		o.Result = sharedstore.ResultRefused
 		o.Refusal = &sharedstore.Refusal{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,
 			RetryAfterSec: bucket.RetryAfterSec(l, st, op.Amount), ExceedsCapacity: op.Amount > l.Capacity, Private: op.Private}
 		if op.Private {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -21,10 +22,10 @@ func TestTokenRefusalReleasesEarlierDimensionsAndKeepsRequestUnits(t *testing.T)
 				Tokens:   []sharedstore.Op{tokOp(tk1, "api_key", 500, minute(1000), day(5000)), tokOp(tk2, "model", 500, minute(400))},
 			}
 			o := admit(t, e, p)
-			require.False(t, o.Admitted)
+			require.False(t, o.Admitted())
 			require.NotNil(t, o.Refusal)
-			require.Equal(t, "model", o.Refusal.Dimension)
-			require.Equal(t, "minute", o.Refusal.Budget)
+			require.Equal(t, limit.DimModel, o.Refusal.Dimension)
+			require.Equal(t, limit.PeriodMinute, o.Refusal.Budget)
 			require.Empty(t, o.Hold.ID)
 			require.InDelta(t, 9, level(t, e, rq, rl), 0.5, "request units stay consumed")
 			require.InDelta(t, 2, level(t, e, cc, p.Requests[1].Limits[0]), 0.01, "concurrency given back")
@@ -38,14 +39,14 @@ func TestRequestRefusalTakesNothingAnywhere(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
 			rq1, rq2, tk := uniq("rq1"), uniq("rq2"), uniq("tk")
-			zero := sharedstore.Limit{Budget: "second", Capacity: 0}
+			zero := sharedstore.Limit{Budget: limit.PeriodSecond, Capacity: 0}
 			p := sharedstore.Plan{
 				Requests: []sharedstore.Op{reqOp(rq1, "api_key", minute(10)), reqOp(rq2, "global", zero)},
 				Tokens:   []sharedstore.Op{tokOp(tk, "api_key", 100, minute(1000))},
 			}
 			o := admit(t, e, p)
-			require.False(t, o.Admitted)
-			require.Equal(t, "global", o.Refusal.Dimension)
+			require.False(t, o.Admitted())
+			require.Equal(t, limit.DimGlobal, o.Refusal.Dimension)
 			require.Equal(t, int64(1), o.Refusal.RetryAfterSec, "zero allowance waits one period")
 			require.False(t, o.Refusal.Private)
 			require.Equal(t, sharedstore.Level{}, o.Refusal.Level, "shared bucket level withheld")
@@ -61,8 +62,8 @@ func TestMinuteRefusalNeverDrainsTheDayBudget(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			tk := uniq("tk")
 			o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 300, minute(200), day(10000))}})
-			require.False(t, o.Admitted)
-			require.Equal(t, "minute", o.Refusal.Budget)
+			require.False(t, o.Admitted())
+			require.Equal(t, limit.PeriodMinute, o.Refusal.Budget)
 			require.InDelta(t, 10000, level(t, e, tk, day(10000)), 0.5)
 		})
 	}
@@ -75,10 +76,10 @@ func TestAdmissionReportsOnlyPrivateLevels(t *testing.T) {
 			mine.Private = true
 			p := sharedstore.Plan{Tokens: []sharedstore.Op{mine, tokOp(uniq("tk"), "global", 100, minute(1000))}}
 			o := admit(t, e, p)
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 			require.Len(t, o.Levels, 2)
-			require.Equal(t, "api_key", o.Levels[0].Dimension)
-			require.Equal(t, "minute", o.Levels[0].Budget)
+			require.Equal(t, limit.DimAPIKey, o.Levels[0].Dimension)
+			require.Equal(t, limit.PeriodMinute, o.Levels[0].Budget)
 			require.Equal(t, int64(900), o.Levels[0].Level.Remaining)
 			require.Equal(t, int64(4900), o.Levels[1].Level.Remaining)
 			require.Greater(t, o.Levels[0].Level.ResetUnix, time.Now().Unix()+1000, "100 tokens at 0.001/s")
@@ -91,12 +92,12 @@ func TestAdmissionReportsOnlyPrivateLevels(t *testing.T) {
 func TestPrivateRefusalCarriesSizeAwareRetryAndLevel(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
-			op := tokOp(uniq("tk"), "api_key", 0, sharedstore.Limit{Budget: "minute", Capacity: 600, RefillPerSec: 10})
+			op := tokOp(uniq("tk"), "api_key", 0, sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 600, RefillPerSec: 10})
 			op.Private = true
 			op.Amount = 500
-			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted)
+			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted())
 			o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
-			require.False(t, o.Admitted)
+			require.False(t, o.Admitted())
 			// level ~100 after the first take: (500-100)/10 = 40 s
 			require.InDelta(t, 40, o.Refusal.RetryAfterSec, 1)
 			require.True(t, o.Refusal.Private)
@@ -130,7 +131,7 @@ func TestSettleReplacesReservationWithUsage(t *testing.T) {
 				tk := uniq("tk")
 				l := minute(tt.startLevel)
 				o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}, Overage: tt.overage})
-				require.True(t, o.Admitted)
+				require.True(t, o.Admitted())
 				require.Equal(t, tt.overage, o.Hold.Overage)
 				ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, tt.actual)
 				require.NoError(t, err)
@@ -149,7 +150,7 @@ func TestSettleAndReleaseCountOncePerHold(t *testing.T) {
 			l := minute(1000)
 			p := sharedstore.Plan{Requests: []sharedstore.Op{concOp(cc, "global", 1)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}}
 			o := admit(t, e, p)
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 			keys := []string{cc, tk}
 			ended, err := e.store.Settle(ctx, o.Hold.ID, keys, 100)
 			require.NoError(t, err)
@@ -174,13 +175,13 @@ func TestReleaseGivesBackTokensAndConcurrency(t *testing.T) {
 			tk, cc := uniq("tk"), uniq("cc")
 			p := sharedstore.Plan{Requests: []sharedstore.Op{concOp(cc, "global", 1)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, minute(1000))}}
 			o := admit(t, e, p)
-			require.True(t, o.Admitted)
-			require.False(t, admit(t, e, p).Admitted, "the one concurrency unit is held")
+			require.True(t, o.Admitted())
+			require.False(t, admit(t, e, p).Admitted(), "the one concurrency unit is held")
 			ended, err := e.store.Release(context.Background(), o.Hold.ID, []string{cc, tk})
 			require.NoError(t, err)
 			require.True(t, ended)
 			require.InDelta(t, 1000, level(t, e, tk, minute(1000)), 0.5)
-			require.True(t, admit(t, e, p).Admitted)
+			require.True(t, admit(t, e, p).Admitted())
 		})
 	}
 }
@@ -190,10 +191,10 @@ func TestNewVersionKeyStartsFromAFullBucket(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			base := uniq("tk")
 			op := tokOp(base+":v1", "api_key", 800, minute(1000))
-			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted)
-			require.False(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted)
+			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted())
+			require.False(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted())
 			op.Key = base + ":v2" // a reload changed the parameters' version
-			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted)
+			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted())
 		})
 	}
 }
@@ -203,10 +204,10 @@ func TestKeysExpireOnceTheBucketWouldBeFull(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := context.Background()
 			tk, cc := uniq("tk"), uniq("cc")
-			l := sharedstore.Limit{Budget: "minute", Capacity: 60000, RefillPerSec: 1000}
+			l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 60000, RefillPerSec: 1000}
 			p := sharedstore.Plan{Requests: []sharedstore.Op{concOp(cc, "global", 5)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 5000, l)}}
 			o := admit(t, e, p)
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 			ttl, err := e.c.PTTL(ctx, bucketKey(tk)).Result()
 			require.NoError(t, err)
 			require.Greater(t, ttl, 4500*time.Millisecond)
@@ -237,7 +238,7 @@ func TestSingleServerAdmitAndSettleAreOneRoundTripEach(t *testing.T) {
 	e := newEnv(t, false)
 	p := sixDimensionPlan(uniq("bench"), 100)
 	o := admit(t, e, p)
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	require.Equal(t, int64(1), e.rt.n.Load())
 	_, err := e.store.Settle(context.Background(), o.Hold.ID, nil, 50)
 	require.NoError(t, err)
@@ -251,7 +252,7 @@ func TestScriptIsReloadedAfterScriptFlush(t *testing.T) {
 			require.NoError(t, e.c.ScriptFlush(ctx).Err())
 			tk := uniq("tk")
 			o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, minute(100))}})
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 			require.NoError(t, e.c.ScriptFlush(ctx).Err())
 			ended, err := e.store.Release(ctx, o.Hold.ID, []string{tk})
 			require.NoError(t, err)
@@ -264,7 +265,7 @@ func TestBraceInKeyKeepsBucketAndHoldInOneSlot(t *testing.T) {
 	e := newEnv(t, true)
 	tk := uniq("}weird{model")
 	o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "model", 10, minute(100))}})
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 5)
 	require.NoError(t, err)
 	require.True(t, ended)
@@ -275,11 +276,11 @@ func TestBraceInKeyKeepsBucketAndHoldInOneSlot(t *testing.T) {
 // token dimensions with minute and day periods, the api_key ones private.
 func sixDimensionPlan(id string, amount int64) sharedstore.Plan {
 	dims := []string{"global", "client", "api_key", "user", "team", "model"}
-	p := sharedstore.Plan{Requests: []sharedstore.Op{{Key: "rq:api_key:" + id, Kind: sharedstore.KindRequests, Dimension: "api_key", Amount: 1, Private: true,
-		Limits: []sharedstore.Limit{{Budget: "second", Capacity: 1 << 40, RefillPerSec: 1 << 30}}}}}
+	p := sharedstore.Plan{Requests: []sharedstore.Op{{Key: "rq:api_key:" + id, Kind: sharedstore.KindRequests, Dimension: limit.DimAPIKey, Amount: 1, Private: true,
+		Limits: []sharedstore.Limit{{Budget: limit.PeriodSecond, Capacity: 1 << 40, RefillPerSec: 1 << 30}}}}}
 	for _, d := range dims {
-		p.Tokens = append(p.Tokens, sharedstore.Op{Key: "tk:" + d + ":" + id, Kind: sharedstore.KindTokens, Dimension: d, Amount: amount, Private: d == "api_key",
-			Limits: []sharedstore.Limit{{Budget: "minute", Capacity: 1 << 40, RefillPerSec: 1 << 34}, {Budget: "day", Capacity: 1 << 45, RefillPerSec: 1 << 30}}})
+		p.Tokens = append(p.Tokens, sharedstore.Op{Key: "tk:" + d + ":" + id, Kind: sharedstore.KindTokens, Dimension: dimension(d), Amount: amount, Private: d == "api_key",
+			Limits: []sharedstore.Limit{{Budget: limit.PeriodMinute, Capacity: 1 << 40, RefillPerSec: 1 << 34}, {Budget: limit.PeriodDay, Capacity: 1 << 45, RefillPerSec: 1 << 30}}})
 	}
 	return p
 }
@@ -291,7 +292,7 @@ func TestAJSONHoldRecordFromBeforeThePackedLayoutStillSettlesUnderSkip(t *testin
 	l := minute(500)
 	// what the previous release admitted: 400 taken, a JSON record
 	o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}})
-	require.True(t, o.Admitted)
+	require.True(t, o.Admitted())
 	legacy := `[{"k":"` + bucketKey(tk) + `","c":3,"a":"400","l":[["minute","500","0.001"]]}]`
 	require.NoError(t, e.c.Set(ctx, holdKey(o.Hold.ID), legacy, time.Hour).Err())
 	ended, err := e.store.Settle(ctx, o.Hold.ID, []string{tk}, 700)
@@ -321,11 +322,11 @@ func TestABusyBucketExpiresWithinItsMarginWithoutAPexpirePerAdmission(t *testing
 	ctx := context.Background()
 	tk := uniq("tk")
 	// refilled to full within a microsecond: the bucket only needs the margin
-	l := sharedstore.Limit{Budget: "minute", Capacity: 1000, RefillPerSec: 1e9}
+	l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 1000, RefillPerSec: 1e9}
 	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
 	before := pexpireCalls(t, e)
 	for i := 0; i < 20; i++ {
-		require.True(t, admit(t, e, p).Admitted)
+		require.True(t, admit(t, e, p).Admitted())
 		ttl, err := e.c.PTTL(ctx, bucketKey(tk)).Result()
 		require.NoError(t, err)
 		require.Greater(t, ttl, 400*time.Millisecond, "admission %d", i)
@@ -338,10 +339,10 @@ func TestAnOpWithThreeOrFourPeriodsIsTakenAndSettledOnEach(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
 			tk, rq := uniq("tk"), uniq("rq")
-			ls := []sharedstore.Limit{{Budget: "second", Capacity: 900, RefillPerSec: 0.001}, minute(1000), day(5000), {Budget: "week", Capacity: 7000, RefillPerSec: 0.0001}}
+			ls := []sharedstore.Limit{{Budget: limit.PeriodSecond, Capacity: 900, RefillPerSec: 0.001}, minute(1000), day(5000), {Budget: limit.PeriodConcurrent, Capacity: 7000, RefillPerSec: 0.0001}}
 			p := sharedstore.Plan{Requests: []sharedstore.Op{reqOp(rq, "api_key", ls[:3]...)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, ls...)}}
 			o := admit(t, e, p)
-			require.True(t, o.Admitted)
+			require.True(t, o.Admitted())
 			ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 100)
 			require.NoError(t, err)
 			require.True(t, ended)

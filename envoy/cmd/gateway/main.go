@@ -24,6 +24,7 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/envoy/gateway"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/examples/mockllm"
 )
 
 // clusterFlags collects repeated --cluster NAME=URL values.
@@ -40,6 +41,10 @@ func (c clusterFlags) Set(v string) error {
 	return nil
 }
 
+// upstreamMock is the --upstream value that serves the mock LLM in process,
+// so the gateway runs with nothing else installed.
+const upstreamMock = "mock"
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)
@@ -54,7 +59,7 @@ func run(args []string) error {
 	fs.StringVar(&cfg.ConfigPath, "config", "", "plugin configuration (JSON) file; re-read by POST /reload and SIGHUP")
 	fs.StringVar(&cfg.Listen, "listen", gateway.DefaultListen, "proxy listen address")
 	fs.StringVar(&cfg.Admin, "admin", gateway.DefaultAdmin, `admin listen address ("off" to disable)`)
-	fs.StringVar(&cfg.Upstream, "upstream", gateway.UpstreamMock, `LLM backend base URL, or "mock" for the built-in mock LLM`)
+	fs.StringVar(&cfg.Upstream, "upstream", upstreamMock, `LLM backend base URL, or "mock" for the built-in mock LLM`)
 	fs.IntVar(&cfg.Workers, "workers", 2, "worker VMs (Envoy's --concurrency)")
 	fs.Var(clusterFlags(cfg.Clusters), "cluster", "an Envoy cluster for callouts, NAME=URL (repeatable)")
 	profile := fs.String("profile", "legacy", "cpp-host profile: legacy (the strictest start-up rules), envoy-2025 (cpp-host c4d7bb0) or current (cpp-host after PR #533)")
@@ -72,6 +77,9 @@ func run(args []string) error {
 	}
 	if *idle < 0 {
 		return fmt.Errorf("--stream-idle-timeout %v: must not be negative", *idle)
+	}
+	if cfg.Upstream == upstreamMock {
+		cfg.Upstream, cfg.UpstreamHandler = "", mockllm.New(mockllm.Options{})
 	}
 	cfg.StreamIdleTimeout = *idle
 	if *idle == 0 {

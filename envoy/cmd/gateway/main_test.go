@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 )
 
 func TestBadPluginConfigAtStartFailsWithTheReason(t *testing.T) {

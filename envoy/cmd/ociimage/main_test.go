@@ -23,7 +23,7 @@ import (
 	extv1alpha1 "istio.io/api/extensions/v1alpha1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 )
 
 // readImage reads the one image of an OCI layout back.

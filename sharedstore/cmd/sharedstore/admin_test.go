@@ -34,7 +34,7 @@ func TestTheAdminAPIAndTheDataPlaneRefuseEachOthersTokens(t *testing.T) {
 	adm, closeAdmin, err := openAdmin(writeFile(t, " admin-secret\n"), db, "data-secret", c, log)
 	require.NoError(t, err)
 	t.Cleanup(closeAdmin)
-	data := server.New(server.Config{Store: server.NewStore(c, server.Options{}), Token: "data-secret", Logger: log})
+	data := server.New(server.Config{Buckets: server.NewBuckets(c, server.Options{}), Token: "data-secret", Logger: log})
 	srv := httptest.NewServer(withAdmin(data, adm))
 	t.Cleanup(srv.Close)
 

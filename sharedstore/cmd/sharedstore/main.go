@@ -95,8 +95,8 @@ func run(args []string) error {
 		opts.Spend = newSpendCache(client, ledgerStore)
 		cfg.Ledger = ledgerStore
 	}
-	store := server.NewStore(client, opts)
-	cfg.Store = store
+	store := server.NewBuckets(client, opts)
+	cfg.Buckets = store
 	loadCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	if err := store.Load(loadCtx); err != nil {
 		// Not fatal: /readyz reports Redis, and scripts load on NOSCRIPT.

@@ -13,7 +13,7 @@ import (
 func TestCommittedSchemaMatchesTheGoTypes(t *testing.T) {
 	want, err := Generate()
 	require.NoError(t, err)
-	got, err := os.ReadFile(filepath.Join("..", "plugin-config.schema.json"))
+	got, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "shared", "config", "plugin-config.schema.json"))
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(got), "run `go generate ./shared/config` and commit the schema")
 }
@@ -29,7 +29,7 @@ func TestGenerateIsDeterministic(t *testing.T) {
 func TestExampleConfigsValidateAgainstTheSchemaAndLoad(t *testing.T) {
 	doc, err := Generate()
 	require.NoError(t, err)
-	files, err := filepath.Glob(filepath.Join("..", "..", "..", "examples", "configs", "*.json"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "..", "examples", "configs", "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tokenbudget/tokenbudget/internal/callgrind"
+	"github.com/tokenbudget/tokenbudget/e2e/bench/internal/callgrind"
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 )
 

@@ -2,7 +2,7 @@
 // nothing else, so bench can measure the estimator's throughput in wazero
 // without the proxy-wasm ABI, the host's buffering or the budget core.
 //
-//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared ./bench/testdata/estvm
+//	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared ./e2e/bench/testdata/estvm
 package main
 
 import (

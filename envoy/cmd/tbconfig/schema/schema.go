@@ -1,9 +1,8 @@
-//go:build !wasip1
-
 // Package schema publishes the plugin configuration's JSON Schema, generated
 // by reflection from the same Go types the parser decodes into, so the
-// schema cannot drift from what the filter accepts. Native only: nothing
-// in the .wasm needs it.
+// schema cannot drift from what the filter accepts. Native only (it uses
+// encoding/json and reflection freely), so it lives beside the command that
+// publishes it, outside the wasm-only shared/.
 package schema
 
 import (

@@ -28,8 +28,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/tokenbudget/tokenbudget/envoy/cmd/tbconfig/schema"
 	"github.com/tokenbudget/tokenbudget/shared/config"
-	"github.com/tokenbudget/tokenbudget/shared/config/schema"
 )
 
 func main() {

@@ -11,7 +11,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/tokenbudget/tokenbudget/internal/wasmbuild"
+	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 )
 
@@ -44,7 +44,7 @@ func newEstimatorVM(tb testing.TB) *estimatorVM {
 		wasm, err = os.ReadFile(p)
 		require.NoError(tb, err)
 	} else {
-		wasm = wasmbuild.Build(tb, "./bench/testdata/estvm")
+		wasm = wasmbuild.Build(tb, "./e2e/bench/testdata/estvm")
 	}
 	compiled, err := rt.CompileModule(ctx, wasm)
 	require.NoError(tb, err)
