@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"errors"
 	"net/netip"
 	"strconv"
@@ -67,7 +66,10 @@ type Stream struct {
 
 	streamed bool
 	injected bool // the filter added include_usage; the client did not ask
-	dropper  *sse.Dropper
+	// split frames a streamed answer once, for the usage reader and for
+	// dropping the usage chunk the filter asked for (see streamEvents).
+	split    *sse.Splitter
+	out      []byte // the forwarded chunk when it differs from the one read
 	answered bool // response headers arrived
 	failed   bool // upstream answered an error status
 	encoded  bool // the answer is compressed: its usage cannot be read
@@ -509,11 +511,7 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 	if ct, _ := h.GetHeader(abi.MapResponseHeaders, "content-type"); hasPrefixFold(ct, "text/event-stream") {
 		s.streamed = true
 		s.sse = usage.NewStream(s.api, estimate.Text)
-		if s.injected {
-			// The usage chunk exists only because this filter asked for it:
-			// read it for settlement, then take it out of the client's stream.
-			s.dropper = &sse.Dropper{Drop: sse.IsOpenAIUsageOnlyChunk}
-		}
+		s.split = &sse.Splitter{}
 	}
 	if endOfStream {
 		s.finish()
@@ -522,26 +520,55 @@ func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action 
 }
 
 func (s *Stream) OnResponseBody(bodySize int, endOfStream bool) abi.Action {
-	if !s.held && s.dropper == nil {
+	forward := s.split != nil && s.injected
+	if !s.held && !forward {
 		return abi.ActionContinue
 	}
 	observe := s.held && !s.failed && !s.cacheHit && !s.encoded
 	var chunk []byte
-	if bodySize > 0 && (observe || s.dropper != nil) {
+	if bodySize > 0 && (observe || forward) {
 		chunk = s.responseChunk(bodySize)
 	}
-	if observe && len(chunk) > 0 {
-		s.observe(chunk)
-	}
-	if s.dropper != nil {
-		if out := s.dropper.Write(chunk, endOfStream); !bytes.Equal(out, chunk) {
+	switch {
+	case forward:
+		// The usage chunk exists only because this filter asked for it:
+		// read it for settlement, then take it out of the client's stream.
+		out := s.split.Forward(s.out[:0], chunk, endOfStream, streamEvents{s, observe})
+		if !sameBytes(out, chunk) {
+			// The host copies what it is given: the buffer serves the next
+			// chunk that changes.
 			s.host().SetBuffer(abi.BufferResponseBody, 0, bodySize, out)
+			if copied := len(out) > 0 && (len(chunk) == 0 || &out[0] != &chunk[0]); copied && cap(out) <= 64<<10 {
+				s.out = out[:0] // never a prefix of chunk: that is the host's scratch buffer
+			}
 		}
+	case observe && len(chunk) > 0:
+		s.observe(chunk)
 	}
 	if endOfStream {
 		s.finish()
 	}
 	return abi.ActionContinue
+}
+
+// sameBytes says out is chunk itself, as Forward returns an unchanged chunk.
+func sameBytes(out, chunk []byte) bool {
+	return len(out) == len(chunk) && (len(out) == 0 || &out[0] == &chunk[0])
+}
+
+// streamEvents hands each event of a streamed answer the filter forwards
+// to the usage reader when the answer is read for settlement, and drops
+// the usage-only chunk the filter asked for on the client's behalf.
+type streamEvents struct {
+	s       *Stream
+	observe bool
+}
+
+func (e streamEvents) Event(name, data []byte) bool {
+	if e.observe {
+		return e.s.sse.Event(name, data)
+	}
+	return sse.IsOpenAIUsageOnlyChunk(data)
 }
 
 // responseChunk reads the response body chunk the callback announced, nil
@@ -566,7 +593,7 @@ func (s *Stream) responseChunk(size int) []byte {
 // response back.
 func (s *Stream) observe(chunk []byte) {
 	if s.streamed {
-		s.sse.Write(chunk)
+		s.split.Read(chunk, streamEvents{s, true})
 		return
 	}
 	if s.tooLarge {
@@ -612,7 +639,7 @@ func (s *Stream) finish() {
 			s.cut()
 			return
 		}
-		if _, ok := s.sse.Usage(); !ok && s.sse.LostEvents() {
+		if _, ok := s.sse.Usage(); !ok && s.lostEvents() {
 			s.settleHeld() // the usage may have been in what was lost
 			return
 		}
@@ -635,13 +662,19 @@ func (s *Stream) finish() {
 	}
 }
 
+// lostEvents says the usage reader missed an event too large to read; a
+// stream read only to be forwarded (an error answer) loses nothing.
+func (s *Stream) lostEvents() bool {
+	return s.split != nil && s.held && !s.failed && !s.cacheHit && !s.encoded && s.split.Lost()
+}
+
 // cut ends a hold whose answer stopped before its normal end: the client
 // or the upstream reset, or the stream ended without its final event. By
 // default (on_cut_stream "charge_seen") it is charged what it delivered, so
 // reading an answer and resetting before its last event buys nothing; the
 // seed's rule ("release") gives everything back.
 func (s *Stream) cut() {
-	if s.sse != nil && s.sse.LostEvents() {
+	if s.lostEvents() {
 		// An event too large to read was dropped: it may have been the one
 		// that ends the stream. Charged what it held rather than released.
 		s.settleHeld()

@@ -69,23 +69,36 @@ func (s *Stream) openAIEvent(data []byte) {
 	}
 	// One walk over the chunk: chunks arrive hundreds of times a second and
 	// are mostly the nested delta, which a lookup per level would rescan.
+	// The same walk tells the usage-only chunk: the first choices member an
+	// empty array, the first usage member an object.
+	var sawUsage, sawChoices, usageObject, noChoices bool
 	c := root.Cursor()
 	c.Enter(jsonx.Object)
 	for c.Next() {
 		switch c.Name() {
 		case "usage":
-			if u, ok := openAIUsage(c.Value()); ok {
+			v := c.Value()
+			if !sawUsage {
+				sawUsage, usageObject = true, v.Kind == jsonx.Object
+			}
+			if u, ok := openAIUsage(v); ok {
 				s.usage, s.haveUsage = u, true
 			}
 		case "choices":
 			obj, ok := c.EnterItems()
+			n := 0
 			for ok && c.NextItem(obj) {
+				n++
 				s.openAIChoice(&c)
+			}
+			if !sawChoices {
+				sawChoices, noChoices = true, ok && !obj && n == 0
 			}
 		default:
 			c.Skip()
 		}
 	}
+	s.usageOnly = usageObject && noChoices
 }
 
 // openAIChoice counts one choice: text for completions, the delta's text,
