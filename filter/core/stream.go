@@ -70,9 +70,9 @@ type Stream struct {
 	// dropping the usage chunk the filter asked for (see streamEvents).
 	split    *sse.Splitter
 	out      []byte // the forwarded chunk when it differs from the one read
-	answered bool // response headers arrived
-	failed   bool // upstream answered an error status
-	encoded  bool // the answer is compressed: its usage cannot be read
+	answered bool   // response headers arrived
+	failed   bool   // upstream answered an error status
+	encoded  bool   // the answer is compressed: its usage cannot be read
 	cacheHit bool
 	sse      *usage.Stream
 	body     []byte
