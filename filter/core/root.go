@@ -8,6 +8,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/shared/exchange"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
@@ -33,6 +34,8 @@ const remoteRetryNs = 30_000_000_000
 type Root struct {
 	id   uint32
 	host abi.Host
+	// now is host.NowNanos, bound once for the exchanges' clock.
+	now func() int64
 
 	rt    *config.Runtime
 	store sharedstore.Store
@@ -76,8 +79,8 @@ func (r *Root) recycle(s *Stream) {
 	if _, local := s.store.(*local.Store); s.store != nil && !local {
 		return
 	}
-	onAdmitted := s.onAdmitted
-	*s = Stream{onAdmitted: onAdmitted}
+	s.x.Start(exchange.Env{}) // nothing of the request is kept, only buffers
+	*s = Stream{onAdmitted: s.onAdmitted, x: s.x}
 	r.free = append(r.free, s)
 }
 
@@ -106,6 +109,7 @@ func NewRoot(id uint32, h abi.Host) *Root {
 	return &Root{
 		id:      id,
 		host:    h,
+		now:     h.NowNanos,
 		metrics: newMetricSet(h),
 		health:  storeHealth{h: h},
 		streams: map[uint32]*Stream{},

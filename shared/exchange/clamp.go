@@ -1,8 +1,6 @@
-package core
+package exchange
 
 import (
-	"strconv"
-
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
@@ -53,5 +51,3 @@ func ceilingField(api usage.API) string {
 	}
 	return "max_tokens"
 }
-
-func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
