@@ -88,7 +88,11 @@ func (x *Exchange) ResponseBody(resp Response, size int, endOfStream bool) {
 	}
 	switch {
 	case forward:
-		out := x.split.Forward(x.out[:0], chunk, endOfStream, streamEvents{x, observe})
+		var h sse.Handler = forwardEvents{x}
+		if observe {
+			h = readEvents{x}
+		}
+		out := x.split.Forward(x.out[:0], chunk, endOfStream, h)
 		if !sameBytes(out, chunk) {
 			x.fx.add(Effect{Kind: SetResponseBody, Size: size, Body: out})
 			// The adapter hands the bytes to the host, which copies them:
@@ -111,25 +115,24 @@ func sameBytes(out, chunk []byte) bool {
 	return len(out) == len(chunk) && (len(out) == 0 || &out[0] == &chunk[0])
 }
 
-// streamEvents hands each event of a forwarded stream to the usage reader
-// when the answer is read for settlement, and drops the usage-only chunk
-// the filter asked for on the client's behalf.
-type streamEvents struct {
-	x       *Exchange
-	observe bool
-}
+// readEvents hands each event of a stream read for settlement to the usage
+// reader, which also tells the usage-only chunk the filter asked for on the
+// client's behalf: dropped when the stream is forwarded. (Each handler is
+// one pointer, so passing it as an sse.Handler allocates nothing.)
+type readEvents struct{ x *Exchange }
 
-func (e streamEvents) Event(name, data []byte) bool {
-	if e.observe {
-		return e.x.reader.Event(name, data)
-	}
-	return sse.IsOpenAIUsageOnlyChunk(data)
-}
+func (e readEvents) Event(name, data []byte) bool { return e.x.reader.Event(name, data) }
+
+// forwardEvents drops the usage-only chunk from a stream no longer read
+// (its hold ended, or its answer costs nothing).
+type forwardEvents struct{ x *Exchange }
+
+func (forwardEvents) Event(_, data []byte) bool { return sse.IsOpenAIUsageOnlyChunk(data) }
 
 // observe reads one response chunk as it passes.
 func (x *Exchange) observe(chunk []byte) {
 	if x.answer == answerStream {
-		x.split.Read(chunk, streamEvents{x, true})
+		x.split.Read(chunk, readEvents{x})
 		return
 	}
 	if len(x.body)+len(chunk) > maxResponseCopy {
