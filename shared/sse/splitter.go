@@ -51,8 +51,8 @@ type Splitter struct {
 	dropping bool   // discarding the rest of an oversize line
 	skipLF   bool   // the last write ended in CR; a leading LF completes it
 
-	name     []byte // event: of the pending event
-	data     []byte // joined data: lines of the pending event
+	name []byte // event: of the pending event
+	data []byte // joined data: lines of the pending event
 	// ref is the data of the pending event while it is one data: line of
 	// the chunk being framed, read in place; it is copied to data before
 	// frame returns or when a second data: line comes.
