@@ -96,7 +96,7 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 		x.admit(false)
 		return AfterAdmission
 	}
-	parsed, err := estimate.Parse(body, x.rt.DefaultOutputTokens)
+	parsed, members, err := estimate.ParseMembers(body, x.rt.DefaultOutputTokens)
 	if dup, ok := err.(estimate.DuplicateFieldError); ok {
 		// Backends disagree on which copy they read (Python and Go keep
 		// the last, others the first): the model, ceiling or stream mode
@@ -110,7 +110,7 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 		x.admit(false)
 		return AfterAdmission
 	}
-	if !x.readBody(parsed, body, size) {
+	if !x.readBody(parsed, &members, body, size) {
 		return Pause
 	}
 	x.admit(true)
@@ -118,30 +118,22 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 }
 
 // readBody takes what admission needs from the parsed body and makes the
-// one rewrite the rules ask for (usage injection, output clamp). false
-// means the request was answered here.
-func (x *Exchange) readBody(req estimate.Request, body []byte, size int) bool {
+// one rewrite the rules ask for (usage injection, output clamp) from the
+// members the parse located. false means the request was answered here.
+func (x *Exchange) readBody(req estimate.Request, m *estimate.Members, body []byte, size int) bool {
 	x.req = req
 	if x.who.Model == "" || req.Model != "" {
 		x.who.Model = req.Model
 	}
-	rewritten, changed := body, false
+	w := newRewrite(body, m)
 	if x.rt.InjectStreamUsage && req.Stream && !req.StreamIncludeUsage {
-		rewritten, changed = usage.InjectIncludeUsage(x.api, rewritten)
-		if !changed {
-			rewritten = body
-		}
-		x.injected = changed
+		x.injected = w.injectUsage(x.api)
 	}
-	if mr, ok := x.rt.Model(x.who.Model); ok {
-		var refused, clamped bool
-		if rewritten, clamped, refused = x.applyModelLimits(mr, rewritten); refused {
-			return false
-		}
-		changed = changed || clamped
+	if mr, ok := x.rt.Model(x.who.Model); ok && x.applyModelLimits(mr, &w) {
+		return false
 	}
-	if changed {
-		x.fx.add(Effect{Kind: SetRequestBody, Size: size, Body: rewritten})
+	if out, changed := w.apply(); changed {
+		x.fx.add(Effect{Kind: SetRequestBody, Size: size, Body: out})
 	}
 	return true
 }
@@ -155,38 +147,37 @@ func (x *Exchange) readBody(req estimate.Request, body []byte, size int) bool {
 // read it as "no limit"), because the backend would otherwise generate
 // freely. Under clamp an unstated ceiling reserves the limit; under refuse
 // it reserves the default, at most the limit.
-func (x *Exchange) applyModelLimits(mr config.ModelRules, body []byte) (out []byte, clamped, refused bool) {
+func (x *Exchange) applyModelLimits(mr config.ModelRules, w *rewrite) (refused bool) {
 	if mr.MaxContextLength > 0 && x.req.Input > mr.MaxContextLength {
 		x.invalid("context_length_exceeded", "messages", "This request's input (about "+itoa64(x.req.Input)+
 			" tokens) exceeds the "+itoa64(mr.MaxContextLength)+"-token context limit of model "+x.who.Model+".")
-		return body, false, true
+		return true
 	}
 	if mi := mr.MaxImagesPerRequest; mi > 0 && x.req.Images > mi {
 		x.invalid("too_many_images", "messages", "This request carries "+itoa64(x.req.Images)+
 			" images; model "+x.who.Model+" accepts at most "+itoa64(mi)+" per request.")
-		return body, false, true
+		return true
 	}
 	max := mr.MaxTokensPerRequest
 	if max <= 0 {
-		return body, false, false
+		return false
 	}
 	if mr.Clamp {
-		body, clamped = clampOutput(x.api, body, max)
-		if clamped || !x.req.OutputStated {
+		if w.clampOutput(x.api, max) || !x.req.OutputStated {
 			x.req.Output = max
 		}
-		return body, clamped, false
+		return false
 	}
 	if x.req.Output <= max {
-		return body, false, false
+		return false
 	}
 	if x.req.OutputStated {
 		x.invalid("max_tokens_exceeded", "max_tokens", "The requested output ceiling ("+itoa64(x.req.Output)+
 			" tokens) exceeds the "+itoa64(max)+"-token limit of model "+x.who.Model+".")
-		return body, false, true
+		return true
 	}
 	x.req.Output = max
-	return body, false, false
+	return false
 }
 
 // invalid answers a request the rules refuse whatever the budgets: 400.

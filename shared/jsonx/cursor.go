@@ -170,3 +170,9 @@ func (c *Cursor) NextItem(object bool) bool {
 	}
 	return true
 }
+
+// Offset is the index in the document (the Raw the cursor started on) of
+// the next byte the cursor reads: right after a value Value or Skip
+// consumed, so a caller can locate the values it walked and edit them
+// later without parsing again.
+func (c *Cursor) Offset() int { return c.i }
