@@ -162,7 +162,7 @@ func (s *Stream) apply(e *exchange.Effect) {
 	case exchange.CountTokens:
 		m.tokens(e.Entry, e.Outcome, e.Tokens)
 	case exchange.CountRefusal:
-		m.refusal(e.Refusal, e.LimitType)
+		m.refusal(*e.Refusal, e.LimitType)
 	case exchange.CountShadowRefusal:
 		m.shadowRefusal(e.LimitType, e.Dimension)
 	case exchange.CountSpendRefusal:

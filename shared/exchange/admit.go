@@ -38,7 +38,7 @@ func (x *Exchange) admit(withTokens bool) {
 	}
 	plan, skipped := budget.Plan(x.rt, x.who, amount)
 	for _, d := range skipped {
-		x.fx.add(Effect{Kind: CountSkipped, Dimension: d})
+		x.emit(CountSkipped).Dimension = d
 	}
 	x.log.skipped = skipped
 	plan.Spend = sp
@@ -51,7 +51,7 @@ func (x *Exchange) admit(withTokens bool) {
 	}
 	x.plan = plan
 	x.phase = PhaseAdmitting
-	x.fx.add(Effect{Kind: Admit, Plan: &x.plan})
+	x.emit(Admit).Plan = &x.plan
 }
 
 // Admitted is the store's answer to an Admit effect. async says it came
@@ -62,7 +62,7 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 	if x.phase == PhaseDone {
 		if o.Err == nil && o.Admitted {
 			x.hold = o.Hold
-			x.fx.add(Effect{Kind: Release, Hold: &x.hold})
+			x.emit(Release).Hold = &x.hold
 		}
 		return
 	}
@@ -70,7 +70,7 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 		return // no admission was asked for: nothing to answer
 	}
 	for _, f := range o.Skipped {
-		x.fx.add(Effect{Kind: CountSkipped, Dimension: f})
+		x.emit(CountSkipped).Dimension = f
 		x.log.skipped = append(x.log.skipped, f)
 	}
 	switch {
@@ -113,22 +113,25 @@ func (x *Exchange) admitted(o limit.Outcome, async bool) {
 	x.log.fellBack = x.env.Fleet && o.Hold.Backend == limit.BackendLocal
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
-		x.fx.add(Effect{Kind: CountTokens, Entry: e, Outcome: TokensReserved, Tokens: e.Amount})
+		f := x.emit(CountTokens)
+		f.Entry, f.Outcome, f.Tokens = e, TokensReserved, e.Amount
 	}
 	if async {
-		x.fx.add(Effect{Kind: ResumeRequest})
+		x.emit(ResumeRequest)
 	}
 }
 
 // refused answers a budget refusal: 429 with the refusing limit's headers.
 func (x *Exchange) refused(o limit.Outcome) {
-	r := *o.Refusal
+	x.refusal = *o.Refusal
+	r := &x.refusal
 	x.countRequest("refused")
 	limitType := refusal.LimitType(r.Kind, r.Budget)
-	x.fx.add(Effect{Kind: CountRefusal, Refusal: r, LimitType: limitType})
+	f := x.emit(CountRefusal)
+	f.Refusal, f.LimitType = r, limitType
 	x.log.outcome, x.log.limitType, x.log.dimension = "refused", limitType, r.Dimension
 	now := x.env.Now() / 1e9
-	status, body, headers := refusal.Refusal(r, o.Levels, now)
+	status, body, headers := refusal.Refusal(*r, o.Levels, now)
 	if x.rt.OpenAIHeaders || x.rt.IETFHeaders {
 		own := o.Levels
 		if r.Private {
@@ -154,7 +157,8 @@ func (x *Exchange) headerStyles() refusal.Styles {
 // watches are the ones enforcement would produce.
 func (x *Exchange) shadowRefused(r limit.Refusal, async bool) {
 	limitType := refusal.LimitType(r.Kind, r.Budget)
-	x.fx.add(Effect{Kind: CountShadowRefusal, LimitType: limitType, Dimension: r.Dimension})
+	f := x.emit(CountShadowRefusal)
+	f.LimitType, f.Dimension = limitType, r.Dimension
 	x.log.shadow = append(x.log.shadow, shadowRefusal{limitType: limitType, dimension: r.Dimension})
 	x.plan = withoutDimension(x.plan, r.Dimension, r.Kind == limit.KindTokens)
 	if len(x.plan.Requests) == 0 && len(x.plan.Tokens) == 0 {
@@ -162,11 +166,12 @@ func (x *Exchange) shadowRefused(r limit.Refusal, async bool) {
 		x.countRequest(outcomeAdmitted)
 		x.log.outcome = outcomeAdmitted
 		if async {
-			x.fx.add(Effect{Kind: ResumeRequest})
+			x.emit(ResumeRequest)
 		}
 		return
 	}
-	x.fx.add(Effect{Kind: Admit, Plan: &x.plan, Retry: true})
+	f = x.emit(Admit)
+	f.Plan, f.Retry = &x.plan, true
 }
 
 // withoutDimension is p less every op of dimension. After a token refusal
@@ -228,7 +233,7 @@ func (x *Exchange) spendPlan() (sp limit.Spend, ok bool) {
 // period_end is the only remedy).
 func (x *Exchange) spendRefused(ex spend.Exceeded) {
 	x.countRequest("refused")
-	x.fx.add(Effect{Kind: CountSpendRefusal, Slot: ex.Slot})
+	x.emit(CountSpendRefusal).Slot = ex.Slot
 	x.log.outcome, x.log.limitType = "refused", refusal.LimitSpend
 	x.log.spendSlot = ex.Slot
 	x.log.spendRefused = true

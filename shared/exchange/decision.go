@@ -128,5 +128,5 @@ func (x *Exchange) record() {
 	}
 	d.recorded = true
 	d.keyID, d.keyHash = x.who.Key.ID, x.who.APIKeyHash
-	x.fx.add(Effect{Kind: RecordDecision, Body: d.appendJSON(make([]byte, 0, 192))})
+	x.emit(RecordDecision).Body = d.appendJSON(make([]byte, 0, 192))
 }

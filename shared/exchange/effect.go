@@ -95,7 +95,7 @@ type Effect struct {
 	Dimension string // CountSkipped, CountShadowRefusal
 	LimitType string // CountRefusal, CountShadowRefusal
 	Entry     *limit.HoldEntry
-	Refusal   limit.Refusal
+	Refusal   *limit.Refusal
 	Slot      spend.Slot
 	Policy    *spend.Policy
 	Cost      money.Amount
@@ -109,7 +109,16 @@ type effects struct {
 	head int
 }
 
-func (f *effects) add(e Effect) { f.q = append(f.q, e) }
+// emit queues an effect of kind k and returns it for its fields to be
+// set: filled in place, no effect is built and then copied. Not inlined:
+// the append of a whole Effect is code worth having once in the module.
+//
+//go:noinline
+func (x *Exchange) emit(k EffectKind) *Effect {
+	f := &x.fx
+	f.q = append(f.q, Effect{Kind: k})
+	return &f.q[len(f.q)-1]
+}
 
 // reset empties the queue for a new exchange; the entries are zeroed so
 // the buffer keeps no body or hold of the last one alive.

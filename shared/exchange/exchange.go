@@ -151,7 +151,8 @@ type Exchange struct {
 	// injected: the filter added include_usage; the client did not ask.
 	injected bool
 
-	plan limit.Plan // what admit asked for, kept for a shadow-mode retry
+	plan    limit.Plan    // what admit asked for, kept for a shadow-mode retry
+	refusal limit.Refusal // the refusal a reply answers
 	// planned is the token amount admission asked to hold; with no token
 	// bucket in the plan it is what a charge "of the hold" prices.
 	planned int64
@@ -235,10 +236,10 @@ func (x *Exchange) Done() {
 func (x *Exchange) Deleted() { x.phase = PhaseDone }
 
 func (x *Exchange) failOpen(reason string) {
-	x.fx.add(Effect{Kind: CountFailOpen, Reason: reason})
+	x.emit(CountFailOpen).Reason = reason
 	x.log.failOpen = reason
 }
 
 func (x *Exchange) countRequest(outcome string) {
-	x.fx.add(Effect{Kind: CountRequest, Outcome: outcome})
+	x.emit(CountRequest).Outcome = outcome
 }

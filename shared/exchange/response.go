@@ -28,7 +28,8 @@ func (x *Exchange) ResponseHeaders(resp Response, endOfStream bool, headers []re
 		headers = refusal.AppendCompatHeaders(headers, x.levels, x.headerStyles(), x.env.Now()/1e9)
 	}
 	for _, h := range headers {
-		x.fx.add(Effect{Kind: SetResponseHeader, Name: h.Name, Value: h.Value})
+		f := x.emit(SetResponseHeader)
+		f.Name, f.Value = h.Name, h.Value
 	}
 	if x.held != holdOpen {
 		return headers
@@ -94,7 +95,8 @@ func (x *Exchange) ResponseBody(resp Response, size int, endOfStream bool) {
 		}
 		out := x.split.Forward(x.out[:0], chunk, endOfStream, h)
 		if !sameBytes(out, chunk) {
-			x.fx.add(Effect{Kind: SetResponseBody, Size: size, Body: out})
+			f := x.emit(SetResponseBody)
+			f.Size, f.Body = size, out
 			// The adapter hands the bytes to the host, which copies them:
 			// the buffer serves the next chunk that changes. It is never
 			// a prefix of chunk, which may be the host's scratch buffer.

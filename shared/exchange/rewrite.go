@@ -2,7 +2,6 @@ package exchange
 
 import (
 	"bytes"
-	"slices"
 
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
@@ -42,8 +41,13 @@ func (w *rewrite) apply() ([]byte, bool) {
 	if len(w.edits) == 0 {
 		return w.body, false
 	}
-	// Members do not overlap; insertions at one place keep their order.
-	slices.SortStableFunc(w.edits, func(a, b edit) int { return a.at - b.at })
+	// Members do not overlap; insertions at one place keep their order
+	// (an insertion sort: there are at most four edits).
+	for i := 1; i < len(w.edits); i++ {
+		for j := i; j > 0 && w.edits[j].at < w.edits[j-1].at; j-- {
+			w.edits[j], w.edits[j-1] = w.edits[j-1], w.edits[j]
+		}
+	}
 	n := len(w.body)
 	for _, e := range w.edits {
 		n += len(e.text) - (e.end - e.at)

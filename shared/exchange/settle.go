@@ -134,12 +134,15 @@ func (x *Exchange) settle(actual int64, k usage.Kinds) {
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
 		if actual < reserved {
-			x.fx.add(Effect{Kind: CountTokens, Entry: e, Outcome: TokensRefunded, Tokens: reserved - actual})
+			f := x.emit(CountTokens)
+			f.Entry, f.Outcome, f.Tokens = e, TokensRefunded, reserved-actual
 		} else {
-			x.fx.add(Effect{Kind: CountTokens, Entry: e, Outcome: TokensCharged, Tokens: actual - reserved})
+			f := x.emit(CountTokens)
+			f.Entry, f.Outcome, f.Tokens = e, TokensCharged, actual-reserved
 		}
 	}
-	x.fx.add(Effect{Kind: Settle, Hold: &x.hold, Tokens: actual})
+	f := x.emit(Settle)
+	f.Hold, f.Tokens = &x.hold, actual
 }
 
 // release gives the whole hold back.
@@ -149,9 +152,10 @@ func (x *Exchange) release() {
 	x.log.end, x.log.usage = endReleased, 0
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
-		x.fx.add(Effect{Kind: CountTokens, Entry: e, Outcome: TokensRefunded, Tokens: e.Amount})
+		f := x.emit(CountTokens)
+		f.Entry, f.Outcome, f.Tokens = e, TokensRefunded, e.Amount
 	}
-	x.fx.add(Effect{Kind: Release, Hold: &x.hold})
+	x.emit(Release).Hold = &x.hold
 }
 
 // chargeSpend prices what the settlement charges and puts the cost on the
@@ -163,7 +167,8 @@ func (x *Exchange) chargeSpend(k usage.Kinds) {
 	cost := pricing.Cost(k, x.price)
 	x.hold.SpendCost, x.hold.SpendUsage = cost, k
 	x.log.spend, x.log.spendCharged = cost, true
-	x.fx.add(Effect{Kind: CountSpendUSD, Policy: &x.hold.Spend.Policy, Cost: cost})
+	f := x.emit(CountSpendUSD)
+	f.Policy, f.Cost = &x.hold.Spend.Policy, cost
 }
 
 // kindsOf splits a token figure the filter charges without the backend's

@@ -103,15 +103,12 @@ func (s *Splitter) Forward(dst, chunk []byte, eos bool, h Handler) []byte {
 	}
 	s.frame(chunk, h)
 	tail := chunk[s.start:]
-	switch {
-	case eos || s.passthru:
+	if eos || s.passthru || len(s.held)+len(tail) > maxPending {
+		// The end, or an event past the bound: forwarded undecided.
+		s.passthru = !eos
 		s.flushHeld(chunk)
 		s.emit(chunk, s.start, len(chunk))
-	case len(s.held)+len(tail) > maxPending:
-		s.flushHeld(chunk)
-		s.emit(chunk, s.start, len(chunk))
-		s.passthru = true
-	default:
+	} else {
 		s.held = append(s.held, tail...)
 	}
 	out := s.out
@@ -131,11 +128,17 @@ func (s *Splitter) emit(chunk []byte, from, to int) {
 		s.alias = to
 		return
 	}
+	s.diverge(chunk)
+	s.out = append(s.out, chunk[from:to]...)
+}
+
+// diverge starts building the forwarded bytes in out: they are no longer
+// a prefix of chunk.
+func (s *Splitter) diverge(chunk []byte) {
 	if !s.copying {
 		s.out = append(s.out, chunk[:s.alias]...)
 		s.copying = true
 	}
-	s.out = append(s.out, chunk[from:to]...)
 }
 
 // flushHeld forwards the held bytes of the undecided event.
@@ -143,10 +146,7 @@ func (s *Splitter) flushHeld(chunk []byte) {
 	if len(s.held) == 0 {
 		return
 	}
-	if !s.copying {
-		s.out = append(s.out, chunk[:s.alias]...)
-		s.copying = true
-	}
+	s.diverge(chunk)
 	s.out = append(s.out, s.held...)
 	s.forgetHeld()
 }
@@ -158,19 +158,15 @@ func (s *Splitter) forgetHeld() {
 	}
 }
 
-// decide settles the event that ended at chunk[end] (exclusive).
+// decide settles the event that ended at chunk[end] (exclusive): an event
+// passing through undecided, or one kept, is forwarded with what was held
+// of it; a dropped one is not.
 func (s *Splitter) decide(chunk []byte, end int, drop bool) {
-	switch {
-	case s.passthru:
-		s.passthru = false
-		s.emit(chunk, s.start, end)
-	case drop:
+	if drop && !s.passthru {
 		s.forgetHeld()
-		if !s.copying {
-			s.copying = true
-			s.out = append(s.out, chunk[:s.alias]...)
-		}
-	default:
+		s.diverge(chunk)
+	} else {
+		s.passthru = false
 		s.flushHeld(chunk)
 		s.emit(chunk, s.start, end)
 	}
@@ -193,9 +189,7 @@ func (s *Splitter) frame(chunk []byte, h Handler) {
 					s.start = 1
 				case ownerDropped:
 					s.start = 1
-					if !s.copying {
-						s.copying = true
-					}
+					s.diverge(chunk)
 				}
 			}
 		}
