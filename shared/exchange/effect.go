@@ -58,22 +58,6 @@ const (
 	CountSpendUSD
 )
 
-var effectNames = [...]string{
-	RemoveRequestHeader: "remove_request_header", SetRequestBody: "set_request_body", LocalReply: "local_reply",
-	Admit: "admit", ResumeRequest: "resume_request", Settle: "settle", Release: "release",
-	SetResponseHeader: "set_response_header", SetResponseBody: "set_response_body", RecordDecision: "record_decision",
-	CountRequest: "count_request", CountSkipped: "count_skipped", CountFailOpen: "count_fail_open",
-	CountTokens: "count_tokens", CountRefusal: "count_refusal", CountShadowRefusal: "count_shadow_refusal",
-	CountSpendRefusal: "count_spend_refusal", CountSpendUSD: "count_spend_usd",
-}
-
-func (k EffectKind) String() string {
-	if int(k) < len(effectNames) && effectNames[k] != "" {
-		return effectNames[k]
-	}
-	return "effect(" + itoa64(int64(k)) + ")"
-}
-
 // Effect is one thing the adapter does for the exchange, in order. Which
 // fields are set depends on Kind (see each kind). Pointers point into the
 // exchange and are valid until its next event.

@@ -67,15 +67,6 @@ const (
 	PhaseDone
 )
 
-var phaseNames = [...]string{"start", "pass_through", "exempt", "body", "admitting", "forwarded", "replied", "done"}
-
-func (p Phase) String() string {
-	if int(p) < len(phaseNames) {
-		return phaseNames[p]
-	}
-	return "phase(" + itoa64(int64(p)) + ")"
-}
-
 // answer is how the response is read for settlement.
 type answer uint8
 

@@ -1,3 +1,12 @@
+// Package sse frames a server-sent-event stream as it passes, split at any
+// byte boundary, once: a Splitter hands each event to one Handler that
+// reads it and decides whether it is forwarded. The filter uses it to read
+// a streamed answer's usage and to take back what its own request rewrite
+// caused: when it added stream_options.include_usage for a client that did
+// not ask, the backend's extra usage-only chunk is read for settlement and
+// then dropped, so the client sees the stream it asked for.
+//
+// Compiled into the .wasm: no fmt, no os, no goroutines.
 package sse
 
 import (
