@@ -8,7 +8,6 @@ import (
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/config"
-	"github.com/tokenbudget/tokenbudget/shared/exchange"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
@@ -79,8 +78,8 @@ func (r *Root) recycle(s *Stream) {
 	if _, local := s.store.(*local.Store); s.store != nil && !local {
 		return
 	}
-	s.x.Start(exchange.Env{}) // nothing of the request is kept, only buffers
-	*s = Stream{onAdmitted: s.onAdmitted, x: s.x}
+	s.x.Reset() // nothing of the request is kept, only buffers
+	s.root, s.store, s.admitting = nil, nil, false
 	r.free = append(r.free, s)
 }
 

@@ -3,6 +3,7 @@ package core
 import (
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/exchange"
+	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
@@ -38,7 +39,7 @@ func (s *Stream) env() exchange.Env {
 }
 
 func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
-	s.x.Start(s.env())
+	s.x.Begin(s.env()) // a stream is new, or was Reset when recycled
 	a := s.x.RequestHeaders(requestView{s}, endOfStream)
 	if s.x.Phase() != exchange.PhasePassThrough {
 		s.store = s.root.store
@@ -115,12 +116,8 @@ func (s *Stream) admitted(o sharedstore.Outcome) {
 // answered within store.Admit feeds the exchange again; the effects that
 // answer yields are carried out by the nested run before Admit returns.
 func (s *Stream) run() {
-	for {
-		e, ok := s.x.Next()
-		if !ok {
-			return
-		}
-		s.apply(&e)
+	for e := s.x.Next(); e != nil; e = s.x.Next() {
+		s.apply(e)
 	}
 }
 
@@ -132,7 +129,7 @@ func (s *Stream) apply(e *exchange.Effect) {
 	case exchange.SetRequestBody:
 		h.SetBuffer(abi.BufferRequestBody, 0, e.Size, e.Body)
 	case exchange.LocalReply:
-		h.SendLocalResponse(e.Status, "tokenbudget", e.Body, headerPairs(e.Headers))
+		h.SendLocalResponse(e.Size, "tokenbudget", e.Body, headerPairs(e.Headers))
 	case exchange.Admit:
 		if e.Retry {
 			s.store.Admit(*e.Plan, s.onAdmitted) // keeps the first admission's timing
@@ -154,21 +151,21 @@ func (s *Stream) apply(e *exchange.Effect) {
 	case exchange.RecordDecision:
 		h.SetFilterState(FilterStateName, e.Body)
 	case exchange.CountRequest:
-		m.request(e.Outcome)
+		m.request(e.Name)
 	case exchange.CountSkipped:
-		m.skipped(e.Dimension)
+		m.skipped(e.Name)
 	case exchange.CountFailOpen:
-		m.failOpen(e.Reason)
+		m.failOpen(e.Name)
 	case exchange.CountTokens:
-		m.tokens(e.Entry, e.Outcome, e.Tokens)
+		m.tokens(e.Entry, e.Name, e.Tokens)
 	case exchange.CountRefusal:
-		m.refusal(*e.Refusal, e.LimitType)
+		m.refusal(*e.Refusal, e.Value)
 	case exchange.CountShadowRefusal:
-		m.shadowRefusal(e.LimitType, e.Dimension)
+		m.shadowRefusal(e.Value, e.Name)
 	case exchange.CountSpendRefusal:
 		m.spendRefusal(e.Slot)
 	case exchange.CountSpendUSD:
-		m.spendUSD(e.Policy, e.Cost)
+		m.spendUSD(e.Policy, money.Amount(e.Tokens))
 	}
 }
 

@@ -38,7 +38,7 @@ func (x *Exchange) admit(withTokens bool) {
 	}
 	plan, skipped := budget.Plan(x.rt, x.who, amount)
 	for _, d := range skipped {
-		x.emit(CountSkipped).Dimension = d
+		x.emit(CountSkipped).Name = d
 	}
 	x.log.skipped = skipped
 	plan.Spend = sp
@@ -70,7 +70,7 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 		return // no admission was asked for: nothing to answer
 	}
 	for _, f := range o.Skipped {
-		x.emit(CountSkipped).Dimension = f
+		x.emit(CountSkipped).Name = f
 		x.log.skipped = append(x.log.skipped, f)
 	}
 	switch {
@@ -114,7 +114,7 @@ func (x *Exchange) admitted(o limit.Outcome, async bool) {
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
 		f := x.emit(CountTokens)
-		f.Entry, f.Outcome, f.Tokens = e, TokensReserved, e.Amount
+		f.Entry, f.Name, f.Tokens = e, TokensReserved, e.Amount
 	}
 	if async {
 		x.emit(ResumeRequest)
@@ -128,7 +128,7 @@ func (x *Exchange) refused(o limit.Outcome) {
 	x.countRequest("refused")
 	limitType := refusal.LimitType(r.Kind, r.Budget)
 	f := x.emit(CountRefusal)
-	f.Refusal, f.LimitType = r, limitType
+	f.Refusal, f.Value = r, limitType
 	x.log.outcome, x.log.limitType, x.log.dimension = "refused", limitType, r.Dimension
 	now := x.env.Now() / 1e9
 	status, body, headers := refusal.Refusal(*r, o.Levels, now)
@@ -158,7 +158,7 @@ func (x *Exchange) headerStyles() refusal.Styles {
 func (x *Exchange) shadowRefused(r limit.Refusal, async bool) {
 	limitType := refusal.LimitType(r.Kind, r.Budget)
 	f := x.emit(CountShadowRefusal)
-	f.LimitType, f.Dimension = limitType, r.Dimension
+	f.Value, f.Name = limitType, r.Dimension
 	x.log.shadow = append(x.log.shadow, shadowRefusal{limitType: limitType, dimension: r.Dimension})
 	x.plan = withoutDimension(x.plan, r.Dimension, r.Kind == limit.KindTokens)
 	if len(x.plan.Requests) == 0 && len(x.plan.Tokens) == 0 {

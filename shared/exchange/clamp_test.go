@@ -14,7 +14,7 @@ import (
 func clampBody(t testing.TB, api usage.API, body []byte, max int64) ([]byte, bool) {
 	_, m, err := estimate.ParseMembers(body, 0)
 	require.NoError(t, err)
-	w := newRewrite(body, &m)
+	w := newRewrite(body, m)
 	wrote := w.clampOutput(api, max)
 	out, _ := w.apply()
 	return out, wrote

@@ -2,7 +2,6 @@ package exchange
 
 import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 )
@@ -16,7 +15,8 @@ const (
 	// SetRequestBody replaces the first Size bytes of the request body
 	// with Body.
 	SetRequestBody
-	// LocalReply answers the client here with Status, Headers and Body.
+	// LocalReply answers the client here with status Size, Headers and
+	// Body.
 	LocalReply
 	// Admit hands Plan to the store; its answer comes back as Admitted.
 	// Retry marks the shadow-mode retry inside an answer, which keeps the
@@ -39,22 +39,24 @@ const (
 
 	// The facts below are for the metrics.
 
-	// CountRequest counts one request under Outcome.
+	// CountRequest counts one request under outcome Name.
 	CountRequest
-	// CountSkipped counts a dimension skipped for an identity it lacks.
+	// CountSkipped counts the limiter family Name that failed open.
 	CountSkipped
-	// CountFailOpen counts a body admitted without a reservation.
+	// CountFailOpen counts a body admitted without a reservation, for
+	// reason Name.
 	CountFailOpen
-	// CountTokens records Tokens moved on Entry under Outcome (reserved,
+	// CountTokens records Tokens moved on Entry under Name (reserved,
 	// refunded, charged).
 	CountTokens
-	// CountRefusal counts Refusal under LimitType.
+	// CountRefusal counts Refusal under limit type Value.
 	CountRefusal
-	// CountShadowRefusal counts a refusal shadow mode let through.
+	// CountShadowRefusal counts a refusal shadow mode let through: limit
+	// type Value, dimension Name.
 	CountShadowRefusal
 	// CountSpendRefusal counts a spend refusal of Slot.
 	CountSpendRefusal
-	// CountSpendUSD adds Cost under each scope of Policy.
+	// CountSpendUSD adds Tokens nano-USD under each scope of Policy.
 	CountSpendUSD
 )
 
@@ -62,27 +64,27 @@ const (
 // fields are set depends on Kind (see each kind). Pointers point into the
 // exchange and are valid until its next event.
 type Effect struct {
-	Kind EffectKind
+	Kind  EffectKind
+	Retry bool       // Admit
+	Slot  spend.Slot // CountSpendRefusal
 
-	Name, Value string           // header edits
-	Size        int              // bytes of the body Body replaces
+	// Name and Value are a header's (RemoveRequestHeader,
+	// SetResponseHeader); for a fact, Name is its label (the outcome of
+	// CountRequest and CountTokens, the dimension of CountSkipped and
+	// CountShadowRefusal, the reason of CountFailOpen) and Value the limit
+	// type (CountRefusal, CountShadowRefusal).
+	Name, Value string
 	Body        []byte           // body rewrites, the local reply's body, the decision
-	Status      int              // the local reply's status
+	Size        int              // bytes of the body Body replaces; the local reply's status
 	Headers     []refusal.Header // the local reply's headers
-	Plan        *limit.Plan
-	Retry       bool
-	Hold        *limit.Hold
-	Tokens      int64
-
-	Outcome   string // CountRequest, CountTokens
-	Reason    string // CountFailOpen
-	Dimension string // CountSkipped, CountShadowRefusal
-	LimitType string // CountRefusal, CountShadowRefusal
-	Entry     *limit.HoldEntry
-	Refusal   *limit.Refusal
-	Slot      spend.Slot
-	Policy    *spend.Policy
-	Cost      money.Amount
+	// Tokens is what Settle charges or CountTokens moves; CountSpendUSD's
+	// cost in nano-USD.
+	Tokens  int64
+	Plan    *limit.Plan
+	Hold    *limit.Hold
+	Entry   *limit.HoldEntry
+	Refusal *limit.Refusal
+	Policy  *spend.Policy
 }
 
 // effects is the queue of effects not yet carried out. Events append; the
@@ -104,25 +106,28 @@ func (x *Exchange) emit(k EffectKind) *Effect {
 	return &f.q[len(f.q)-1]
 }
 
-// reset empties the queue for a new exchange; the entries are zeroed so
-// the buffer keeps no body or hold of the last one alive.
+// reset empties the queue for a new exchange. Entries are zeroed as the
+// queue drains (see Next), so the buffer keeps no body of the last one.
 func (f *effects) reset() effects {
-	clear(f.q[:cap(f.q)])
+	clear(f.q)
 	return effects{q: f.q[:0]}
 }
 
-// Next takes the next effect to carry out; false when none is left.
-func (x *Exchange) Next() (Effect, bool) {
+// Next takes the next effect to carry out; nil when none is left. The
+// effect is valid until the exchange's next event: read it before feeding
+// the exchange again (an admission answered at once does).
+func (x *Exchange) Next() *Effect {
 	f := &x.fx
 	if f.head >= len(f.q) {
-		return Effect{}, false
+		if len(f.q) > 0 {
+			// Drained: forget what the effects pointed to (bodies, replies).
+			clear(f.q)
+			f.q, f.head = f.q[:0], 0
+		}
+		return nil
 	}
-	e := f.q[f.head]
 	f.head++
-	if f.head == len(f.q) {
-		f.q, f.head = f.q[:0], 0
-	}
-	return e, true
+	return &f.q[f.head-1]
 }
 
 // Pending is the effects not yet taken, as a copy: for tests and logs.
@@ -133,6 +138,7 @@ func (x *Exchange) Pending() []Effect {
 // Drain takes every pending effect (what a test compares).
 func (x *Exchange) Drain() []Effect {
 	out := x.Pending()
+	clear(x.fx.q)
 	x.fx.q, x.fx.head = x.fx.q[:0], 0
 	return out
 }

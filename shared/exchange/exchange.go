@@ -167,12 +167,21 @@ type Exchange struct {
 	fx  effects
 }
 
-// Start readies x for a new exchange under env, keeping its buffers and
-// nothing of an earlier exchange.
+// Start readies x for a new exchange under env: Reset, then Begin.
 func (x *Exchange) Start(env Env) {
-	fx, out := x.fx.reset(), x.out[:0]
-	*x = Exchange{env: env, fx: fx, out: out}
+	x.Reset()
+	x.Begin(env)
 }
+
+// Reset forgets everything of the last exchange, keeping only buffers, so
+// a parked exchange holds no body or hold alive.
+func (x *Exchange) Reset() {
+	fx, out := x.fx.reset(), x.out[:0]
+	*x = Exchange{fx: fx, out: out}
+}
+
+// Begin sets the environment of an exchange that is new or Reset.
+func (x *Exchange) Begin(env Env) { x.env = env }
 
 // Phase is where the request side stands.
 func (x *Exchange) Phase() Phase { return x.phase }
@@ -227,10 +236,10 @@ func (x *Exchange) Done() {
 func (x *Exchange) Deleted() { x.phase = PhaseDone }
 
 func (x *Exchange) failOpen(reason string) {
-	x.emit(CountFailOpen).Reason = reason
+	x.emit(CountFailOpen).Name = reason
 	x.log.failOpen = reason
 }
 
 func (x *Exchange) countRequest(outcome string) {
-	x.emit(CountRequest).Outcome = outcome
+	x.emit(CountRequest).Name = outcome
 }

@@ -20,7 +20,7 @@ func injectIncludeUsage(api usage.API, body []byte) ([]byte, bool) {
 	if err != nil {
 		return body, false
 	}
-	w := newRewrite(body, &m)
+	w := newRewrite(body, m)
 	if !w.injectUsage(api) {
 		return body, false
 	}

@@ -110,7 +110,7 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 		x.admit(false)
 		return AfterAdmission
 	}
-	if !x.readBody(parsed, &members, body, size) {
+	if !x.readBody(parsed, members, body, size) {
 		return Pause
 	}
 	x.admit(true)
@@ -120,7 +120,7 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 // readBody takes what admission needs from the parsed body and makes the
 // one rewrite the rules ask for (usage injection, output clamp) from the
 // members the parse located. false means the request was answered here.
-func (x *Exchange) readBody(req estimate.Request, m *estimate.Members, body []byte, size int) bool {
+func (x *Exchange) readBody(req estimate.Request, m estimate.Members, body []byte, size int) bool {
 	x.req = req
 	if x.who.Model == "" || req.Model != "" {
 		x.who.Model = req.Model
@@ -193,7 +193,7 @@ func (x *Exchange) invalid(code, param, msg string) {
 func (x *Exchange) reply(status int, body []byte, headers []refusal.Header) {
 	x.phase = PhaseReplied
 	f := x.emit(LocalReply)
-	f.Status, f.Body, f.Headers = status, body, headers
+	f.Size, f.Body, f.Headers = status, body, headers
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

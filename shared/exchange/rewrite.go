@@ -14,7 +14,7 @@ import (
 // Every byte not edited is forwarded as the client sent it.
 type rewrite struct {
 	body    []byte
-	members *estimate.Members
+	members estimate.Members
 	edits   []edit
 	// tail is where the injection appended stream_options (-1: it did
 	// not): a member added later goes after it, as it would in the
@@ -28,7 +28,7 @@ type edit struct {
 	text    []byte
 }
 
-func newRewrite(body []byte, m *estimate.Members) rewrite {
+func newRewrite(body []byte, m estimate.Members) rewrite {
 	return rewrite{body: body, members: m, tail: -1}
 }
 
@@ -78,7 +78,7 @@ func (w *rewrite) injectUsage(api usage.API) bool {
 	if !injectsUsage(api) {
 		return false
 	}
-	b, m := w.body, w.members
+	b, m := w.body, &w.members
 	if s, ok := m.Exact("stream"); !ok || string(b[s.Start:s.End]) != "true" {
 		return false
 	}

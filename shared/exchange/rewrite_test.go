@@ -130,7 +130,7 @@ func inOnePass(api usage.API, body []byte, inject, clamp bool, max int64) (out [
 	if err != nil {
 		return nil, false, false
 	}
-	w := newRewrite(body, &m)
+	w := newRewrite(body, m)
 	if inject {
 		injected = w.injectUsage(api)
 	}

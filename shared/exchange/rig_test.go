@@ -135,7 +135,7 @@ func show(e Effect) string {
 	case SetRequestBody, SetResponseBody, RecordDecision:
 		s += " " + string(e.Body)
 	case LocalReply:
-		s += " " + strconv.Itoa(e.Status) + " " + errorCode(e.Body)
+		s += " " + strconv.Itoa(e.Size) + " " + errorCode(e.Body)
 	case Admit:
 		s += " tokens=" + strconv.FormatInt(planTokens(*e.Plan), 10)
 		if e.Retry {
@@ -144,22 +144,20 @@ func show(e Effect) string {
 	case Settle:
 		s += " " + strconv.FormatInt(e.Tokens, 10)
 	case CountRequest, CountTokens:
-		s += " " + e.Outcome
+		s += " " + e.Name
 		if e.Kind == CountTokens {
 			s += " " + e.Entry.Dimension + " " + strconv.FormatInt(e.Tokens, 10)
 		}
-	case CountSkipped:
-		s += " " + e.Dimension
-	case CountFailOpen:
-		s += " " + e.Reason
+	case CountSkipped, CountFailOpen:
+		s += " " + e.Name
 	case CountRefusal:
-		s += " " + e.LimitType
+		s += " " + e.Value
 	case CountShadowRefusal:
-		s += " " + e.LimitType + " " + e.Dimension
+		s += " " + e.Value + " " + e.Name
 	case CountSpendRefusal:
 		s += " " + e.Slot.Scope().String() + " " + e.Slot.Period().String()
 	case CountSpendUSD:
-		s += " " + strconv.FormatInt(int64(e.Cost), 10)
+		s += " " + strconv.FormatInt(e.Tokens, 10)
 	}
 	return s
 }

@@ -135,10 +135,10 @@ func (x *Exchange) settle(actual int64, k usage.Kinds) {
 		e := &x.hold.Entries[i]
 		if actual < reserved {
 			f := x.emit(CountTokens)
-			f.Entry, f.Outcome, f.Tokens = e, TokensRefunded, reserved-actual
+			f.Entry, f.Name, f.Tokens = e, TokensRefunded, reserved-actual
 		} else {
 			f := x.emit(CountTokens)
-			f.Entry, f.Outcome, f.Tokens = e, TokensCharged, actual-reserved
+			f.Entry, f.Name, f.Tokens = e, TokensCharged, actual-reserved
 		}
 	}
 	f := x.emit(Settle)
@@ -153,7 +153,7 @@ func (x *Exchange) release() {
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
 		f := x.emit(CountTokens)
-		f.Entry, f.Outcome, f.Tokens = e, TokensRefunded, e.Amount
+		f.Entry, f.Name, f.Tokens = e, TokensRefunded, e.Amount
 	}
 	x.emit(Release).Hold = &x.hold
 }
@@ -168,7 +168,7 @@ func (x *Exchange) chargeSpend(k usage.Kinds) {
 	x.hold.SpendCost, x.hold.SpendUsage = cost, k
 	x.log.spend, x.log.spendCharged = cost, true
 	f := x.emit(CountSpendUSD)
-	f.Policy, f.Cost = &x.hold.Spend.Policy, cost
+	f.Policy, f.Tokens = &x.hold.Spend.Policy, int64(cost)
 }
 
 // kindsOf splits a token figure the filter charges without the backend's

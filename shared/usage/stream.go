@@ -90,7 +90,7 @@ func (s *Stream) Usage() (Usage, bool) {
 func (s *Stream) Completed() bool { return s.completed }
 
 // DeltaTokens is the count of the content deltas seen so far (text, refusal,
-// reasoning, tool-call names and arguments), the seed's fallback charge when
+// reasoning, tool-call names and arguments), the fallback charge when
 // a completed stream carried no usage block.
 func (s *Stream) DeltaTokens() int64 { return s.delta }
 
