@@ -132,6 +132,23 @@ func (c *Cursor) Skip() {
 // escaped (no copy; the common case), a new string otherwise. A name that is
 // not a valid string literal is "".
 func (c *Cursor) Name() string {
+	d, i := c.d, c.i
+	if i < len(d) && d[i] == '"' {
+		// Names are short and rarely escaped: one byte loop finds the
+		// closing quote, or the escape that needs decoding.
+		j := i + 1
+		for j < len(d) && d[j] != '"' && d[j] != '\\' {
+			j++
+		}
+		if j < len(d) && d[j] == '"' {
+			c.i = j + 1
+			c.ws()
+			if c.i < len(d) && d[c.i] == ':' {
+				c.i++
+			}
+			return unsafe.String(unsafe.SliceData(d[i+1:j]), j-i-1)
+		}
+	}
 	start := c.i
 	k := c.Key()
 	if !hasBackslash(k) {
