@@ -144,8 +144,10 @@ func (s *Stream) apply(e *exchange.Effect) {
 		s.store.Settle(*e.Hold, e.Tokens)
 	case exchange.Release:
 		s.store.Release(*e.Hold)
-	case exchange.SetResponseHeader:
-		h.ReplaceHeader(abi.MapResponseHeaders, e.Name, e.Value)
+	case exchange.SetResponseHeaders:
+		for _, hd := range e.Headers {
+			h.ReplaceHeader(abi.MapResponseHeaders, hd.Name, hd.Value)
+		}
 	case exchange.SetResponseBody:
 		h.SetBuffer(abi.BufferResponseBody, 0, e.Size, e.Body)
 	case exchange.RecordDecision:

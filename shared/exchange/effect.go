@@ -29,8 +29,9 @@ const (
 	Settle
 	// Release gives Hold back.
 	Release
-	// SetResponseHeader replaces (or adds) response header Name with Value.
-	SetResponseHeader
+	// SetResponseHeaders replaces (or adds) each of Headers in the
+	// response, in order.
+	SetResponseHeaders
 	// SetResponseBody replaces the first Size bytes of the response chunk
 	// with Body.
 	SetResponseBody
@@ -68,15 +69,14 @@ type Effect struct {
 	Retry bool       // Admit
 	Slot  spend.Slot // CountSpendRefusal
 
-	// Name and Value are a header's (RemoveRequestHeader,
-	// SetResponseHeader); for a fact, Name is its label (the outcome of
+	// Name is the header RemoveRequestHeader removes; for a fact, Name is its label (the outcome of
 	// CountRequest and CountTokens, the dimension of CountSkipped and
 	// CountShadowRefusal, the reason of CountFailOpen) and Value the limit
 	// type (CountRefusal, CountShadowRefusal).
 	Name, Value string
 	Body        []byte           // body rewrites, the local reply's body, the decision
 	Size        int              // bytes of the body Body replaces; the local reply's status
-	Headers     []refusal.Header // the local reply's headers
+	Headers     []refusal.Header // the local reply's headers, the response's new headers
 	// Tokens is what Settle charges or CountTokens moves; CountSpendUSD's
 	// cost in nano-USD.
 	Tokens  int64

@@ -15,7 +15,7 @@ func (p Phase) String() string {
 var effectNames = [...]string{
 	RemoveRequestHeader: "remove_request_header", SetRequestBody: "set_request_body", LocalReply: "local_reply",
 	Admit: "admit", ResumeRequest: "resume_request", Settle: "settle", Release: "release",
-	SetResponseHeader: "set_response_header", SetResponseBody: "set_response_body", RecordDecision: "record_decision",
+	SetResponseHeaders: "set_response_headers", SetResponseBody: "set_response_body", RecordDecision: "record_decision",
 	CountRequest: "count_request", CountSkipped: "count_skipped", CountFailOpen: "count_fail_open",
 	CountTokens: "count_tokens", CountRefusal: "count_refusal", CountShadowRefusal: "count_shadow_refusal",
 	CountSpendRefusal: "count_spend_refusal", CountSpendUSD: "count_spend_usd",

@@ -27,9 +27,8 @@ func (x *Exchange) ResponseHeaders(resp Response, endOfStream bool, headers []re
 	if x.rt.OpenAIHeaders || x.rt.IETFHeaders {
 		headers = refusal.AppendCompatHeaders(headers, x.levels, x.headerStyles(), x.env.Now()/1e9)
 	}
-	for _, h := range headers {
-		f := x.emit(SetResponseHeader)
-		f.Name, f.Value = h.Name, h.Value
+	if len(headers) > 0 {
+		x.emit(SetResponseHeaders).Headers = headers
 	}
 	if x.held != holdOpen {
 		return headers

@@ -130,8 +130,10 @@ func show(e Effect) string {
 	switch e.Kind {
 	case RemoveRequestHeader:
 		s += " " + e.Name
-	case SetResponseHeader:
-		s += " " + e.Name + "=" + e.Value
+	case SetResponseHeaders:
+		for _, h := range e.Headers {
+			s += " " + h.Name + "=" + h.Value
+		}
 	case SetRequestBody, SetResponseBody, RecordDecision:
 		s += " " + string(e.Body)
 	case LocalReply:
