@@ -1,7 +1,9 @@
-// Package core is the filter's stream state machine: it drives the pure
-// budget logic in shared/ and the stores in sharedstore/ from proxy-wasm
-// callbacks. It talks to the host only through abi.Host, so it runs
-// unchanged inside the .wasm and natively against a fake host.
+// Package core binds the filter to proxy-wasm: each stream's callbacks
+// become events of a shared/exchange state machine, which holds every
+// admission and settlement rule, and its effects become host, store and
+// metric calls. The root owns the config, the stores, the callouts, the
+// ticks and the metrics. It talks to the host only through abi.Host, so it
+// runs unchanged inside the .wasm and natively against a fake host.
 package core
 
 import (
