@@ -5,21 +5,33 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
-	"github.com/tokenbudget/tokenbudget/shared/limit"
+	"github.com/tokenbudget/tokenbudget/shared/budget"
+	"github.com/tokenbudget/tokenbudget/shared/exchange"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
-// fleetStore stands for any store that may answer after Admit returns.
+// fleetStore stands for any store that may answer after Admit returns;
+// this one never answers by itself.
 type fleetStore struct{ sharedstore.Store }
 
+func (fleetStore) Admit(sharedstore.Plan, func(sharedstore.Outcome)) {}
+
 func TestADeletedStreamIsReusedWithNothingOfItsRequestLeft(t *testing.T) {
-	r := NewRoot(1, abitest.New(nil))
+	h := newGuestHost()
+	r := NewRoot(1, h)
 	require.True(t, r.OnConfigure([]byte(benchTwoDimensions)))
+	rig := &benchRig{h: h, root: r, next: 2}
+	body := benchBody(1<<10, false)
+	rig.setHeaders(body)
 	s := r.NewHTTPContext(2).(*Stream)
-	s.route, s.store, s.decided, s.held = true, r.store, true, true
-	s.body, s.levels = []byte("answer"), []sharedstore.OpLevel{{Dimension: limit.DimAPIKey}}
-	s.who.APIKeyHash = "h"
+	h.body = body
+	require.Equal(t, abi.ActionContinue, s.OnRequestHeaders(len(h.req), false))
+	require.Equal(t, abi.ActionContinue, s.OnRequestBody(len(body), true))
+	require.NotEmpty(t, s.x.Identity().APIKeyHash, "the request was identified and admitted")
+	s.OnLog()
+	s.OnDone()
 	s.OnDelete()
 
 	next := r.NewHTTPContext(3).(*Stream)
@@ -27,9 +39,11 @@ func TestADeletedStreamIsReusedWithNothingOfItsRequestLeft(t *testing.T) {
 	require.Equal(t, uint32(3), next.id)
 	require.Same(t, r, next.root)
 	require.NotNil(t, next.onAdmitted)
-	got := *next
-	got.onAdmitted = nil // funcs never compare equal
-	require.Equal(t, Stream{root: r, id: 3}, got, "nothing of the earlier request is left")
+	require.Nil(t, next.store)
+	require.False(t, next.admitting)
+	require.Equal(t, exchange.PhaseStart, next.x.Phase(), "nothing of the earlier request is left")
+	require.Equal(t, budget.Identity{}, next.x.Identity())
+	require.Empty(t, next.x.Pending())
 	require.Equal(t, map[uint32]*Stream{3: next}, r.streams)
 }
 
@@ -40,16 +54,23 @@ func TestAStreamAFleetStoreMayStillAnswerIsNeverReused(t *testing.T) {
 	s.store = fleetStore{r.store}
 	s.OnDelete()
 	require.NotSame(t, s, r.NewHTTPContext(3).(*Stream))
-	require.True(t, s.done, "a late answer finds the stream done and releases what it reserved")
+	require.Equal(t, exchange.PhaseDone, s.x.Phase(), "a late answer finds the stream done and releases what it reserved")
 }
 
 func TestTheBoundAdmissionCallbackReachesTheReusedStream(t *testing.T) {
-	r := NewRoot(1, abitest.New(nil))
+	h := newGuestHost()
+	r := NewRoot(1, h)
 	require.True(t, r.OnConfigure([]byte(benchTwoDimensions)))
 	s := r.NewHTTPContext(2).(*Stream)
 	s.OnDelete()
 	next := r.NewHTTPContext(3).(*Stream)
-	next.admitting = true
+	body := benchBody(1<<10, false)
+	(&benchRig{h: h, root: r}).setHeaders(body)
+	h.body = body
+	next.OnRequestHeaders(len(h.req), false)
+	next.store = fleetStore{r.store} // answers only when told
+	next.OnRequestBody(len(body), true)
+	require.Equal(t, exchange.PhaseAdmitting, next.x.Phase())
 	next.onAdmitted(sharedstore.Outcome{Result: sharedstore.ResultAdmitted})
-	require.True(t, next.decided)
+	require.Equal(t, exchange.PhaseForwarded, next.x.Phase())
 }

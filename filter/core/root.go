@@ -1,7 +1,9 @@
-// Package core is the filter's stream state machine: it drives the pure
-// budget logic in shared/ and the stores in sharedstore/ from proxy-wasm
-// callbacks. It talks to the host only through abi.Host, so it runs
-// unchanged inside the .wasm and natively against a fake host.
+// Package core binds the filter to proxy-wasm: each stream's callbacks
+// become events of a shared/exchange state machine, which holds every
+// admission and settlement rule, and its effects become host, store and
+// metric calls. The root owns the config, the stores, the callouts, the
+// ticks and the metrics. It talks to the host only through abi.Host, so it
+// runs unchanged inside the .wasm and natively against a fake host.
 package core
 
 import (
@@ -33,6 +35,8 @@ const remoteRetryNs = 30_000_000_000
 type Root struct {
 	id   uint32
 	host abi.Host
+	// now is host.NowNanos, bound once for the exchanges' clock.
+	now func() int64
 
 	rt    *config.Runtime
 	store sharedstore.Store
@@ -76,8 +80,8 @@ func (r *Root) recycle(s *Stream) {
 	if _, local := s.store.(*local.Store); s.store != nil && !local {
 		return
 	}
-	onAdmitted := s.onAdmitted
-	*s = Stream{onAdmitted: onAdmitted}
+	s.x.Reset() // nothing of the request is kept, only buffers
+	s.root, s.store, s.admitting = nil, nil, false
 	r.free = append(r.free, s)
 }
 
@@ -106,6 +110,7 @@ func NewRoot(id uint32, h abi.Host) *Root {
 	return &Root{
 		id:      id,
 		host:    h,
+		now:     h.NowNanos,
 		metrics: newMetricSet(h),
 		health:  storeHealth{h: h},
 		streams: map[uint32]*Stream{},

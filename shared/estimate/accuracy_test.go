@@ -60,7 +60,7 @@ func TestEstimateNeverUndercountsRealTokenizersAndStaysCloseOnProseAndCode(t *te
 		ratios[column][class] = append(ratios[column][class], float64(est)/float64(truth))
 	}
 	for i, r := range corpus {
-		req, input, err := parseCounts(r.body, 4096)
+		req, _, input, err := parseCounts(r.body, 4096)
 		require.NoError(t, err)
 		for _, encName := range []string{"cl100k_base", "o200k_base"} {
 			truth := trueTokens(encs[encName], r)

@@ -61,7 +61,7 @@ func requireParseMatchesReference(t testing.TB, body []byte) {
 	// pins it) and the estimate for o200k_base models alone
 	// (TestAnO200kModelIsEstimatedForItsEncodingAlone); every other field
 	// must match.
-	got, _, err := parseCounts(body, 4096)
+	got, _, _, err := parseCounts(body, 4096)
 	got.Images = 0
 	if err != wantErr || got != want {
 		t.Fatalf("Parse(%q) = %+v, %v; before the change %+v, %v", body, got, err, want, wantErr)

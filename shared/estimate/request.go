@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 
@@ -118,20 +119,58 @@ func (r Request) Hold() int64 {
 // alone for the models known to use it, else one never below cl100k_base
 // nor o200k_base.
 func Parse(body []byte, defaultOutput int64) (Request, error) {
-	r, input, err := parseCounts(body, defaultOutput)
-	if err == nil && EncodingOf(r.Model) == O200k {
-		r.Input = input.o200k
-	}
+	r, _, err := ParseMembers(body, defaultOutput)
 	return r, err
 }
 
-// parseCounts is Parse with both input estimates; Input is the one that
-// fits every encoding.
-func parseCounts(body []byte, defaultOutput int64) (Request, counts, error) {
+// Span is where a member's value sits in a body: body[Start:End].
+type Span struct{ Start, End int }
+
+// Members locates, in the body ParseMembers read, what a rewrite of the
+// body edits, so that editing does not parse it again.
+type Members struct {
+	// Append is where a new member goes: right after the last member's
+	// value, or right after '{' when the object has no member.
+	Append int
+	// Empty says the object has no member.
+	Empty bool
+
+	spans [len(DecisiveMembers)]Span
+	exact uint8 // bit i: spans[i] holds DecisiveMembers[i]
+}
+
+// Exact is the value of decisive member name (one of DecisiveMembers)
+// when the body names it exactly so (after decoding escapes), as a reader
+// matching names exactly (jsonx.Get, most JSON libraries) finds it; false
+// when it is absent, or only spelled in another case.
+func (m *Members) Exact(name string) (Span, bool) {
+	for i, d := range DecisiveMembers {
+		if d == name {
+			return m.spans[i], m.exact&(1<<i) != 0
+		}
+	}
+	return Span{}, false
+}
+
+// ParseMembers is Parse, also locating the members a rewrite edits.
+func ParseMembers(body []byte, defaultOutput int64) (Request, Members, error) {
+	r, m, input, err := parseCounts(body, defaultOutput)
+	if err == nil && EncodingOf(r.Model) == O200k {
+		r.Input = input.o200k
+	}
+	return r, m, err
+}
+
+// parseCounts is ParseMembers with both input estimates; Input is the one
+// that fits every encoding.
+func parseCounts(body []byte, defaultOutput int64) (Request, Members, counts, error) {
+	var m Members
 	doc := jsonx.Parse(body)
 	if doc.Kind != jsonx.Object {
-		return Request{}, counts{}, ErrNotJSON
+		return Request{}, m, counts{}, ErrNotJSON
 	}
+	base := len(body) - len(bytes.TrimLeft(body, " \t\r\n")) // where doc.Raw starts in body
+	m.Empty, m.Append = true, base+1
 	var r Request
 	var w walker
 	var seen uint8 // bit i: DecisiveMembers[i] was read
@@ -143,19 +182,27 @@ func parseCounts(body []byte, defaultOutput int64) (Request, counts, error) {
 	c.Enter(jsonx.Object)
 	for c.Next() {
 		key := w.key(c.Key())
+		m.Empty = false
 		if string(key) == "messages" && c.Kind() == jsonx.Array {
 			w.messagesAt(&c)
+			m.Append = base + c.Offset()
 			continue
 		}
 		member := "" // the decisive member key spells, whatever its case
-		if i := decisive(key); i >= 0 {
+		i := decisive(key)
+		if i >= 0 {
 			if seen&(1<<i) != 0 {
-				return Request{}, counts{}, DuplicateFieldError{Field: DecisiveMembers[i]}
+				return Request{}, Members{}, counts{}, DuplicateFieldError{Field: DecisiveMembers[i]}
 			}
 			seen |= 1 << i
 			member = DecisiveMembers[i]
 		}
 		v := c.Value()
+		m.Append = base + c.Offset()
+		if i >= 0 && string(key) == member {
+			m.spans[i] = Span{Start: m.Append - len(v.Raw), End: m.Append}
+			m.exact |= 1 << i
+		}
 		switch member {
 		case "model":
 			if v.Kind == jsonx.String {
@@ -191,5 +238,5 @@ func parseCounts(body []byte, defaultOutput int64) (Request, counts, error) {
 		r.Choices = min(choices, MaxOutput)
 	}
 	r.Input, r.Images = w.total, w.images
-	return r, counts{w.total, w.o200k}, nil
+	return r, m, counts{w.total, w.o200k}, nil
 }

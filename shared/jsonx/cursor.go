@@ -1,5 +1,7 @@
 package jsonx
 
+import "unsafe"
+
 // Cursor reads a document front to back, finding the end of each value only
 // as it consumes it. ForEach and Members find the end of every value before
 // handing it over, so a caller that descends level by level through them
@@ -124,3 +126,70 @@ func (c *Cursor) Skip() {
 	}
 	c.i = end
 }
+
+// Name consumes a member's name and its colon, as Key does, and returns the
+// name decoded, as Members gives it: a view of the document when nothing is
+// escaped (no copy; the common case), a new string otherwise. A name that is
+// not a valid string literal is "".
+func (c *Cursor) Name() string {
+	d, i := c.d, c.i
+	if i < len(d) && d[i] == '"' {
+		// Names are short and rarely escaped: one byte loop finds the
+		// closing quote, or the escape that needs decoding.
+		j := i + 1
+		for j < len(d) && d[j] != '"' && d[j] != '\\' {
+			j++
+		}
+		if j < len(d) && d[j] == '"' {
+			c.i = j + 1
+			c.ws()
+			if c.i < len(d) && d[c.i] == ':' {
+				c.i++
+			}
+			return unsafe.String(unsafe.SliceData(d[i+1:j]), j-i-1)
+		}
+	}
+	start := c.i
+	k := c.Key()
+	if !hasBackslash(k) {
+		return unsafe.String(unsafe.SliceData(k), len(k))
+	}
+	// k sits between the quotes at start and start+len(k)+1.
+	s, _ := Unquote(c.d[start : start+len(k)+2])
+	return s
+}
+
+// EnterItems enters the array or object at the cursor, the two containers
+// whose items ForEach visits, and reports which it entered (object true for
+// an object). Any other value is skipped and ok is false.
+func (c *Cursor) EnterItems() (object, ok bool) {
+	switch c.Kind() {
+	case Array:
+		c.i++
+		return false, true
+	case Object:
+		c.i++
+		return true, true
+	}
+	c.Skip()
+	return false, false
+}
+
+// NextItem is Next for a container entered with EnterItems: an object
+// member's name is consumed, leaving the cursor at its value, so arrays and
+// objects are walked by the same loop.
+func (c *Cursor) NextItem(object bool) bool {
+	if !c.Next() {
+		return false
+	}
+	if object {
+		c.Key()
+	}
+	return true
+}
+
+// Offset is the index in the document (the Raw the cursor started on) of
+// the next byte the cursor reads: right after a value Value or Skip
+// consumed, so a caller can locate the values it walked and edit them
+// later without parsing again.
+func (c *Cursor) Offset() int { return c.i }

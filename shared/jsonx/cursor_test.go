@@ -125,7 +125,7 @@ func FuzzCursorOnUnvalidatedBytesStaysInBoundsAndAdvances(f *testing.F) {
 		c := Value{Kind: Object, Raw: data}.Cursor()
 		for _, op := range ops {
 			before := c.i
-			switch op % 6 {
+			switch op % 8 {
 			case 0:
 				c.Enter(Object)
 			case 1:
@@ -142,6 +142,12 @@ func FuzzCursorOnUnvalidatedBytesStaysInBoundsAndAdvances(f *testing.F) {
 				require.Equal(t, v.Exists(), len(v.Raw) > 0)
 			case 5:
 				c.Skip()
+			case 6:
+				c.Name()
+			case 7:
+				if obj, ok := c.EnterItems(); ok {
+					c.NextItem(obj)
+				}
 			}
 			require.GreaterOrEqual(t, c.i, before, "the cursor never moves back")
 			require.LessOrEqual(t, c.i, len(data))
@@ -154,4 +160,49 @@ func FuzzCursorOnUnvalidatedBytesStaysInBoundsAndAdvances(f *testing.F) {
 			c.Skip()
 		}
 	})
+}
+
+// Name reads a member's name as Members gives it: decoded, so an escaped
+// spelling of a name matches the plain one.
+func TestCursorNameIsTheDecodedMemberName(t *testing.T) {
+	for doc, want := range map[string][]string{
+		`{"usage":1,"choices":[]}`:     {"usage", "choices"},
+		`{"us\u0061ge":1}`:             {"usage"},
+		`{"a\"b":1, "" : 2}`:           {`a"b`, ""},
+		`{"\ud800":1}`:                 {"\ufffd"},
+		`{"x":{"nested":1},"y":[1,2]}`: {"x", "y"},
+	} {
+		c := Parse([]byte(doc)).Cursor()
+		require.True(t, c.Enter(Object), doc)
+		var got []string
+		for c.Next() {
+			got = append(got, c.Name())
+			c.Skip()
+		}
+		require.Equal(t, want, got, doc)
+	}
+}
+
+// EnterItems and NextItem walk an array and an object by one loop, leaving
+// the cursor at each item's value.
+func TestCursorItemsWalkArraysAndObjectsAlike(t *testing.T) {
+	for doc, want := range map[string][]string{
+		`[1,"a",{"b":2}]`:    {`1`, `"a"`, `{"b":2}`},
+		`{"k":1,"l":[true]}`: {`1`, `[true]`},
+		`[]`:                 nil,
+		`{}`:                 nil,
+	} {
+		c := Parse([]byte(doc)).Cursor()
+		obj, ok := c.EnterItems()
+		require.True(t, ok, doc)
+		var got []string
+		for c.NextItem(obj) {
+			got = append(got, string(c.Value().Raw))
+		}
+		require.Equal(t, want, got, doc)
+	}
+	c := Parse([]byte(`"str"`)).Cursor()
+	_, ok := c.EnterItems()
+	require.False(t, ok, "a scalar has no items")
+	require.False(t, c.Next(), "and is skipped whole")
 }

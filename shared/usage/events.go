@@ -40,17 +40,17 @@ func eventType(typ jsonx.Value, name []byte) []byte {
 // pick reads the first member named names[i] of obj into out[i] (the zero
 // Value when absent), in one pass over obj however many names it looks for.
 func pick(obj jsonx.Value, names []string, out []jsonx.Value) {
-	c := cursor{d: obj.Raw}
-	if !c.enter('{') {
+	c := obj.Cursor()
+	if !c.Enter(jsonx.Object) {
 		return
 	}
-	for c.next() {
-		i := slices.Index(names, c.key())
+	for c.Next() {
+		i := slices.Index(names, c.Name())
 		if i < 0 || i >= len(out) || out[i].Exists() {
-			c.skip()
+			c.Skip()
 			continue
 		}
-		out[i] = c.value()
+		out[i] = c.Value()
 	}
 }
 
@@ -69,69 +69,82 @@ func (s *Stream) openAIEvent(data []byte) {
 	}
 	// One walk over the chunk: chunks arrive hundreds of times a second and
 	// are mostly the nested delta, which a lookup per level would rescan.
-	c := cursor{d: root.Raw}
-	c.enter('{')
-	for c.next() {
-		switch c.key() {
+	// The same walk tells the usage-only chunk: the first choices member an
+	// empty array, the first usage member an object.
+	var sawUsage, sawChoices, usageObject, noChoices bool
+	c := root.Cursor()
+	c.Enter(jsonx.Object)
+	for c.Next() {
+		switch c.Name() {
 		case "usage":
-			if u, ok := openAIUsage(c.value()); ok {
+			v := c.Value()
+			if !sawUsage {
+				sawUsage, usageObject = true, v.Kind == jsonx.Object
+			}
+			if u, ok := openAIUsage(v); ok {
 				s.usage, s.haveUsage = u, true
 			}
 		case "choices":
-			obj, ok := c.enterItems()
-			for ok && c.nextItem(obj) {
+			obj, ok := c.EnterItems()
+			n := 0
+			for ok && c.NextItem(obj) {
+				n++
 				s.openAIChoice(&c)
 			}
+			if !sawChoices {
+				sawChoices, noChoices = true, ok && !obj && n == 0
+			}
 		default:
-			c.skip()
+			c.Skip()
 		}
 	}
+	s.usageOnly = usageObject && noChoices
 }
 
 // openAIChoice counts one choice: text for completions, the delta's text,
 // reasoning and tool-call members for chat.
-func (s *Stream) openAIChoice(c *cursor) {
-	if !c.enter('{') {
+func (s *Stream) openAIChoice(c *jsonx.Cursor) {
+	if !c.Enter(jsonx.Object) {
 		return
 	}
-	for c.next() {
-		switch c.key() {
+	for c.Next() {
+		switch c.Name() {
 		case "text":
 			if s.api == OpenAICompletions {
-				s.countString(c.value())
+				s.countString(c.Value())
 			} else {
-				c.skip()
+				c.Skip()
 			}
 		case "delta":
 			if s.api != OpenAIChat {
-				c.skip()
-			} else if c.enter('{') {
-				for c.next() {
+				c.Skip()
+			} else if c.Enter(jsonx.Object) {
+				for c.Next() {
 					s.openAIDeltaMember(c)
 				}
 			}
 		default:
-			c.skip()
+			c.Skip()
 		}
 	}
 }
 
 // openAIDeltaMember counts one member of a chat delta and consumes it.
-func (s *Stream) openAIDeltaMember(c *cursor) {
-	switch c.key() {
+func (s *Stream) openAIDeltaMember(c *jsonx.Cursor) {
+	switch c.Name() {
 	case "content", "refusal", "reasoning_content", "reasoning":
-		s.countString(c.value())
+		s.countString(c.Value())
 	case "tool_calls":
-		obj, ok := c.enterItems()
-		for ok && c.nextItem(obj) {
-			s.countFunction(c.value().Get("function"))
+		obj, ok := c.EnterItems()
+		for ok && c.NextItem(obj) {
+			s.countFunction(c.Value().Get("function"))
 		}
 	case "function_call":
-		s.countFunction(c.value())
+		s.countFunction(c.Value())
 	case "audio":
-		s.countString(c.value().Get("transcript"))
+		s.countString(c.Value().Get("transcript"))
 	default:
-		c.skip()
+		c.Skip()
 	}
 }
 

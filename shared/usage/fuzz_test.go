@@ -53,27 +53,6 @@ func FuzzFromJSON(f *testing.F) {
 	})
 }
 
-func FuzzInjectIncludeUsage(f *testing.F) {
-	f.Add(uint8(OpenAIChat), []byte(`{"stream":true,"messages":[]}`))
-	f.Add(uint8(OpenAICompletions), []byte(`{"stream":true,"stream_options":{"include_usage":false}}`))
-	f.Add(uint8(OpenAIChat), []byte(`{"stream":true,"stream_options":null}`))
-	f.Add(uint8(OpenAIChat), []byte(`{"stream":true,"stream_options":{}}`))
-	f.Add(uint8(OpenAIChat), []byte(`{"stream":true,"stream\u005foptions":{}}`))
-	f.Fuzz(func(t *testing.T, api uint8, body []byte) {
-		orig := string(body)
-		out, changed := InjectIncludeUsage(API(api), body)
-		require.Equal(t, orig, string(body), "the input buffer is never edited")
-		if !changed {
-			require.Equal(t, orig, string(out))
-			return
-		}
-		require.True(t, gjson.ValidBytes(body) && gjson.ParseBytes(body).IsObject())
-		require.True(t, gjson.ValidBytes(out), "rewrote %q into invalid %q", body, out)
-		require.True(t, gjson.GetBytes(out, "stream").Bool())
-		require.Equal(t, gjson.True, gjson.GetBytes(out, "stream_options.include_usage").Type)
-	})
-}
-
 // requireKindsArePartsOfTheTotal pins what pricing relies on: every kind is
 // non-negative, the parts stay inside their wholes, and the kinds add up to
 // exactly the total the token budgets charge.

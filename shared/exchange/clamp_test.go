@@ -1,11 +1,24 @@
-package core
+package exchange
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 )
+
+// clampBody is the clamp alone, as the request path runs it: on the
+// members the one parse located.
+func clampBody(t testing.TB, api usage.API, body []byte, max int64) ([]byte, bool) {
+	_, m, err := estimate.ParseMembers(body, 0)
+	require.NoError(t, err)
+	w := newRewrite(body, m)
+	wrote := w.clampOutput(api, max)
+	out, _ := w.apply()
+	return out, wrote
+}
 
 // After the clamp, every ceiling the backend reads is a plain integer in
 // (0, limit]; a body whose ceilings already are is forwarded byte for byte.
@@ -32,7 +45,7 @@ func TestTheClampLeavesOnlyPlainCeilingsWithinTheLimit(t *testing.T) {
 		{usage.OpenAIResponses, `{"input":"x"}`, `{"input":"x","max_output_tokens":1000}`, true},
 		{usage.OpenAIResponses, `{"input":"x","max_output_tokens":0}`, `{"input":"x","max_output_tokens":1000}`, true},
 	} {
-		out, wrote := clampOutput(tc.api, []byte(tc.body), 1000)
+		out, wrote := clampBody(t, tc.api, []byte(tc.body), 1000)
 		require.Equal(t, tc.want, string(out), tc.body)
 		require.Equal(t, tc.wrote, wrote, tc.body)
 	}

@@ -1,21 +1,16 @@
-package core
+package exchange
 
 import (
 	"net/netip"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/filter/abi"
-	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
 )
 
-// clientAddrOf reads the peer as a stream does, from a fake host whose
+// clientAddrOf reads the peer as an exchange does, from a request whose
 // source.address is peer.
 func clientAddrOf(peer string) (netip.Addr, string) {
-	h := abitest.New(nil)
-	h.SetProperty([]byte(peer), "source", "address")
-	s := &Stream{root: NewRoot(1, h)}
-	return s.clientAddr()
+	return clientAddr(&request{props: map[string]string{"source/address": peer}})
 }
 
 // The client dimension's identity is the address's canonical text, however
@@ -47,12 +42,9 @@ func TestTheClientIdentityIsTheCanonicalAddressWhateverItsSpelling(t *testing.T)
 }
 
 func TestAMissingPeerAddressHasNoClientIdentity(t *testing.T) {
-	s := &Stream{root: NewRoot(1, abitest.New(nil))}
-	a, text := s.clientAddr()
+	a, text := clientAddr(&request{})
 	require.False(t, a.IsValid())
 	require.Empty(t, text)
-	_, st := s.host().GetProperty("source", "address")
-	require.Equal(t, abi.StatusNotFound, st)
 }
 
 func FuzzClientTextIsTheAddressString(f *testing.F) {

@@ -1,15 +1,10 @@
-package core
+package exchange
 
 import (
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 )
-
-// FilterStateName is the filter-state name the decision of each metered
-// request is stored under: Envoy keeps it as "wasm.tokenbudget", which an
-// access log prints with %FILTER_STATE(wasm.tokenbudget:PLAIN)%.
-const FilterStateName = "tokenbudget"
 
 // holdEnd says how a request's hold ended.
 type holdEnd uint8
@@ -125,13 +120,13 @@ func (d *decision) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// record writes the decision as filter state, once per stream.
-func (s *Stream) record() {
-	d := &s.log
+// record writes the decision as filter state, once per exchange.
+func (x *Exchange) record() {
+	d := &x.log
 	if d.recorded || d.outcome == "" {
 		return
 	}
 	d.recorded = true
-	d.keyID, d.keyHash = s.who.Key.ID, s.who.APIKeyHash
-	s.host().SetFilterState(FilterStateName, d.appendJSON(make([]byte, 0, 192)))
+	d.keyID, d.keyHash = x.who.Key.ID, x.who.APIKeyHash
+	x.emit(RecordDecision).Body = d.appendJSON(make([]byte, 0, 192))
 }

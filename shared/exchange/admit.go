@@ -1,0 +1,243 @@
+package exchange
+
+import (
+	"errors"
+
+	"github.com/tokenbudget/tokenbudget/shared/budget"
+	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
+	"github.com/tokenbudget/tokenbudget/shared/refusal"
+	"github.com/tokenbudget/tokenbudget/shared/spend"
+)
+
+// outcomeAdmitted is the outcome label of an admitted request.
+const outcomeAdmitted = "admitted"
+
+// Token movements, as the metrics label them.
+const (
+	TokensReserved = "reserved"
+	TokensRefunded = "refunded"
+	TokensCharged  = "charged"
+)
+
+// admit plans and asks the store. withTokens is false when the body could
+// not be read or parsed: the request is admitted unchanged with no
+// reservation as the token-budget rules say, but it still takes a
+// zero-token hold on its token buckets, so the usage the backend reports is
+// charged at settlement (a body a backend parses but the filter cannot,
+// such as one with a BOM or NaN, must not be free), and request-count
+// limits still apply. A plan with nothing to check admits at once.
+func (x *Exchange) admit(withTokens bool) {
+	amount := int64(0)
+	if withTokens {
+		amount = x.req.Hold()
+	}
+	sp, ok := x.spendPlan()
+	if !ok {
+		return
+	}
+	plan, skipped := budget.Plan(x.rt, x.who, amount)
+	for _, d := range skipped {
+		x.emit(CountSkipped).Name = d
+	}
+	x.log.skipped = skipped
+	plan.Spend = sp
+	x.planned = amount
+	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 && !sp.Any() {
+		x.phase = PhaseForwarded
+		x.countRequest(outcomeAdmitted)
+		x.log.outcome = outcomeAdmitted
+		return
+	}
+	x.plan = plan
+	x.phase = PhaseAdmitting
+	x.emit(Admit).Plan = &x.plan
+}
+
+// Admitted is the store's answer to an Admit effect. async says it came
+// after Admit returned (a fleet store's callout), so the paused request
+// must be resumed. An answer for a stream the host already ended gives
+// back what it reserved.
+func (x *Exchange) Admitted(o limit.Outcome, async bool) {
+	if x.phase == PhaseDone {
+		if o.Err == nil && o.Admitted() {
+			x.hold = o.Hold
+			x.emit(Release).Hold = &x.hold
+		}
+		return
+	}
+	if x.phase != PhaseAdmitting {
+		return // no admission was asked for: nothing to answer
+	}
+	for _, f := range o.Skipped {
+		x.emit(CountSkipped).Name = f
+		x.log.skipped = append(x.log.skipped, f)
+	}
+	switch {
+	case o.Err == nil && !o.Admitted() && o.SpendRefusal != nil:
+		x.spendRefused(*o.SpendRefusal)
+	case !o.Admitted() && o.Refusal != nil && x.rt.AnyShadow() && x.rt.Shadow(o.Refusal.Dimension, x.who.Model):
+		x.shadowRefused(*o.Refusal, async)
+	case o.Err != nil:
+		x.countRequest("unavailable")
+		x.log.outcome = "unavailable"
+		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
+		if errors.Is(o.Err, limit.ErrSpendUnavailable) {
+			status, body, headers = refusal.SpendUnavailable(unavailableRetryAfter)
+		}
+		x.reply(status, body, headers)
+	case !o.Admitted() && o.Refusal != nil:
+		x.refused(o)
+	case !o.Admitted():
+		// Not admitted, yet no refusal and no error: a store answering
+		// nonsense. Nothing says the budgets have room, so the request
+		// fails closed like a store that did not answer.
+		x.countRequest("unavailable")
+		x.log.outcome = "unavailable"
+		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
+		x.reply(status, body, headers)
+	default:
+		x.admitted(o, async)
+	}
+}
+
+// admitted records an admission and takes its hold.
+func (x *Exchange) admitted(o limit.Outcome, async bool) {
+	x.phase = PhaseForwarded
+	x.countRequest(outcomeAdmitted)
+	x.hold, x.levels, x.spendUsed = o.Hold, o.Levels, o.Spend
+	if len(o.Hold.Entries) > 0 || o.Hold.Spend.Any() {
+		x.held = holdOpen
+	}
+	x.log.outcome, x.log.hold = outcomeAdmitted, o.Hold.Reserved()
+	x.log.fellBack = x.env.Fleet && o.Hold.Backend == limit.BackendLocal
+	for i := range x.hold.Entries {
+		e := &x.hold.Entries[i]
+		f := x.emit(CountTokens)
+		f.Entry, f.Name, f.Tokens = e, TokensReserved, e.Amount
+	}
+	if async {
+		x.emit(ResumeRequest)
+	}
+}
+
+// refused answers a budget refusal: 429 with the refusing limit's headers.
+func (x *Exchange) refused(o limit.Outcome) {
+	x.refusal = *o.Refusal
+	r := &x.refusal
+	x.countRequest("refused")
+	limitType := refusal.LimitType(r.Kind, r.Budget)
+	f := x.emit(CountRefusal)
+	f.Refusal, f.Value = r, limitType
+	x.log.outcome, x.log.limitType, x.log.dimension = "refused", limitType, r.Dimension.String()
+	now := x.env.Now() / 1e9
+	status, body, headers := refusal.Refusal(*r, o.Levels, now)
+	if x.rt.OpenAIHeaders || x.rt.IETFHeaders {
+		own := o.Levels
+		if r.Private {
+			own = append(own[:len(own):len(own)], limit.OpLevel{Kind: r.Kind,
+				Dimension: r.Dimension, Budget: r.Budget, Level: r.Level})
+		}
+		headers = refusal.AppendCompatHeaders(headers, own, x.headerStyles(), now)
+	}
+	x.reply(status, body, headers)
+}
+
+func (x *Exchange) headerStyles() refusal.Styles {
+	return refusal.Styles{OpenAI: x.rt.OpenAIHeaders, IETF: x.rt.IETFHeaders}
+}
+
+// shadowRefused handles a refusal by a dimension in shadow mode
+// (rate_limiting.mode or the dimension's own mode "shadow"): the refusal is
+// counted and logged, and the request is admitted on the plan without that
+// dimension, so the other dimensions still decide (an enforced one may
+// still refuse, a shadowed one is counted in turn). The shadowed
+// dimension's buckets are left as an enforced refusal would have left them,
+// and every admitted request settles as usual: the counts an operator
+// watches are the ones enforcement would produce.
+func (x *Exchange) shadowRefused(r limit.Refusal, async bool) {
+	limitType := refusal.LimitType(r.Kind, r.Budget)
+	f := x.emit(CountShadowRefusal)
+	f.Value, f.Name = limitType, r.Dimension.String()
+	x.log.shadow = append(x.log.shadow, shadowRefusal{limitType: limitType, dimension: r.Dimension.String()})
+	x.plan = withoutDimension(x.plan, r.Dimension, r.Kind == limit.KindTokens)
+	if len(x.plan.Requests) == 0 && len(x.plan.Tokens) == 0 {
+		x.phase = PhaseForwarded
+		x.countRequest(outcomeAdmitted)
+		x.log.outcome = outcomeAdmitted
+		if async {
+			x.emit(ResumeRequest)
+		}
+		return
+	}
+	f = x.emit(Admit)
+	f.Plan, f.Retry = &x.plan, true
+}
+
+// withoutDimension is p less every op of dimension. After a token refusal
+// the request-count units of the other dimensions are already consumed (a
+// store keeps them on a token refusal), so they are not asked for again;
+// concurrency units were given back and are.
+func withoutDimension(p limit.Plan, dimension limit.Dimension, tokenRefusal bool) limit.Plan {
+	out := limit.Plan{Overage: p.Overage}
+	for _, op := range p.Requests {
+		if op.Dimension == dimension || tokenRefusal && op.Kind == limit.KindRequests {
+			continue
+		}
+		out.Requests = append(out.Requests, op)
+	}
+	for _, op := range p.Tokens {
+		if op.Dimension != dimension {
+			out.Tokens = append(out.Tokens, op)
+		}
+	}
+	return out
+}
+
+// spendPlan is the spend part of this request's admission: the limits that
+// apply to its identity and the UTC periods of its start (now). ok false
+// means the request was answered here: a model the price list cannot price
+// while a limit applies (400 model_not_priced: charging it $0 would let it
+// past every limit), or a clock before 1970 (503: no period to count in).
+// With no limit in force the plan is zero and the store skips spend.
+func (x *Exchange) spendPlan() (sp limit.Spend, ok bool) {
+	fleet := x.rt.FleetSpend()
+	if !x.rt.HasSpendLimits() && !fleet {
+		return sp, true
+	}
+	p := x.rt.SpendPolicy(x.who.Key, x.who.User, x.who.Team)
+	if !p.Any() && !fleet {
+		return sp, true
+	}
+	entry, priced := x.rt.Price(x.who.Model)
+	if !priced {
+		x.countRequest("invalid")
+		x.log.outcome, x.log.code = "invalid", "model_not_priced"
+		status, body, headers := refusal.ModelNotPriced(x.who.Model)
+		x.reply(status, body, headers)
+		return sp, false
+	}
+	start := x.env.Now()
+	day, month, valid := calendar.Both(start)
+	if !valid {
+		x.countRequest("unavailable")
+		x.log.outcome = "unavailable"
+		status, body, headers := refusal.SpendUnavailable(unavailableRetryAfter)
+		x.reply(status, body, headers)
+		return sp, false
+	}
+	x.price = entry
+	return limit.Spend{Policy: p, Day: day, Month: month, Start: start, Model: x.who.Model, Fleet: fleet}, true
+}
+
+// spendRefused answers a spend limit's 429 (no Retry-After: waiting until
+// period_end is the only remedy).
+func (x *Exchange) spendRefused(ex spend.Exceeded) {
+	x.countRequest("refused")
+	x.emit(CountSpendRefusal).Exceeded = ex
+	x.log.outcome, x.log.limitType = "refused", refusal.LimitSpend
+	x.log.spendSlot = ex.Slot
+	x.log.spendRefused = true
+	status, body, headers := refusal.SpendRefusal(ex, x.plan.Spend.Window(ex.Slot).End)
+	x.reply(status, body, headers)
+}

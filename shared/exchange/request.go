@@ -1,0 +1,199 @@
+package exchange
+
+import (
+	"strconv"
+
+	"github.com/tokenbudget/tokenbudget/shared/config"
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
+	"github.com/tokenbudget/tokenbudget/shared/refusal"
+	"github.com/tokenbudget/tokenbudget/shared/usage"
+)
+
+// RequestHeaders is the request's headers. A metered route identifies the
+// caller, refuses what identity rules refuse, asks the backend for an
+// answer whose usage can be read and, when the request has no body, admits
+// it at once.
+func (x *Exchange) RequestHeaders(req Request, endOfStream bool) Action {
+	rt := x.env.Config
+	if rt == nil {
+		x.phase = PhasePassThrough
+		return Continue
+	}
+	path, _ := req.Header(":path")
+	api, ok := usage.Route(path)
+	if !ok {
+		x.phase = PhasePassThrough
+		return Continue
+	}
+	x.rt, x.api, x.phase = rt, api, PhaseBody
+	if x.identify(req) {
+		x.invalid("conflicting_api_keys", "authorization", "The request carries more than one API key value (a repeated key header, or two different keys).")
+		return Pause
+	}
+	if rt.Exempt(x.addr, x.who.APIKeyHash) {
+		x.phase = PhaseExempt
+		x.countRequest("exempt")
+		x.log.outcome = "exempt"
+		x.record()
+		return Continue
+	}
+	if msg, refuse := x.keyRefused(); refuse {
+		x.countRequest("unauthorized")
+		x.log.outcome, x.log.code = "unauthorized", "invalid_api_key"
+		status, body, headers := refusal.Unauthorized(msg)
+		x.reply(status, body, headers)
+		return Pause
+	}
+	// The usage block must be readable: ask the backend for an uncompressed
+	// answer (a compressor filter before this one re-compresses for the
+	// client, as in Envoy's usual chain).
+	x.emit(RemoveRequestHeader).Name = "accept-encoding"
+	if x.mayRewriteBody() {
+		// Headers are read-only once this callback returns Continue, and the
+		// body is read (and maybe rewritten) later: drop the length now and
+		// let the proxy frame the body, as Envoy filters that rewrite do.
+		x.emit(RemoveRequestHeader).Name = "content-length"
+	}
+	if endOfStream {
+		x.failOpen("no_body")
+		x.admit(false)
+		return AfterAdmission
+	}
+	return Continue
+}
+
+// mayRewriteBody says whether this request's body might be rewritten: the
+// stream-usage injection on OpenAI routes, or a model limit that clamps.
+func (x *Exchange) mayRewriteBody() bool {
+	return x.env.AnyClamp || x.rt.InjectStreamUsage && injectsUsage(x.api)
+}
+
+// injectsUsage says the API's streams report usage only when asked
+// (stream_options.include_usage), so the filter asks on the client's
+// behalf.
+func injectsUsage(api usage.API) bool {
+	return api == usage.OpenAIChat || api == usage.OpenAICompletions
+}
+
+// RequestBody is a request body callback: size bytes are buffered so far,
+// the whole body when endOfStream. The body is read once, whole; a body too
+// large or unreadable is admitted without a reservation.
+func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
+	if x.phase != PhaseBody {
+		return Continue
+	}
+	if int64(size) > x.rt.MaxBodyBytes {
+		x.failOpen("body_too_large")
+		x.admit(false)
+		return AfterAdmission
+	}
+	if !endOfStream {
+		return Pause // StopIterationAndBuffer: read the whole body once
+	}
+	body, ok := req.Body(size)
+	if !ok {
+		x.failOpen("body_unreadable")
+		x.admit(false)
+		return AfterAdmission
+	}
+	parsed, members, err := estimate.ParseMembers(body, x.rt.DefaultOutputTokens)
+	if dup, ok := err.(estimate.DuplicateFieldError); ok {
+		// Backends disagree on which copy they read (Python and Go keep
+		// the last, others the first): the model, ceiling or stream mode
+		// being metered would be a guess. Refused in every mode.
+		x.invalid("duplicate_field", dup.Field, "The request names \""+dup.Field+
+			"\" more than once; send each of model, the output ceiling, n, best_of, stream and stream_options once.")
+		return Pause
+	}
+	if err != nil {
+		x.failOpen("not_json")
+		x.admit(false)
+		return AfterAdmission
+	}
+	if !x.readBody(parsed, members, body, size) {
+		return Pause
+	}
+	x.admit(true)
+	return AfterAdmission
+}
+
+// readBody takes what admission needs from the parsed body and makes the
+// one rewrite the rules ask for (usage injection, output clamp) from the
+// members the parse located. false means the request was answered here.
+func (x *Exchange) readBody(req estimate.Request, m estimate.Members, body []byte, size int) bool {
+	x.req = req
+	if x.who.Model == "" || req.Model != "" {
+		x.who.Model = req.Model
+	}
+	w := newRewrite(body, m)
+	if x.rt.InjectStreamUsage && req.Stream && !req.StreamIncludeUsage {
+		x.injected = w.injectUsage(x.api)
+	}
+	if mr, ok := x.rt.Model(x.who.Model); ok && x.applyModelLimits(mr, &w) {
+		return false
+	}
+	if out, changed := w.apply(); changed {
+		f := x.emit(SetRequestBody)
+		f.Size, f.Body = size, out
+	}
+	return true
+}
+
+// applyModelLimits enforces the model's per-request limits. An input above
+// max_context_length, or more image parts than max_images_per_request, can
+// never fit: 400. A stated output ceiling above max_tokens_per_request is
+// refused (400), or, with on_max_tokens "clamp", the forwarded body is made
+// to carry ceilings no larger than the limit (see clampOutput): also when
+// the request states none, or states 0 or less (not a ceiling: backends
+// read it as "no limit"), because the backend would otherwise generate
+// freely. Under clamp an unstated ceiling reserves the limit; under refuse
+// it reserves the default, at most the limit.
+func (x *Exchange) applyModelLimits(mr config.ModelRules, w *rewrite) (refused bool) {
+	if mr.MaxContextLength > 0 && x.req.Input > mr.MaxContextLength {
+		x.invalid("context_length_exceeded", "messages", "This request's input (about "+itoa64(x.req.Input)+
+			" tokens) exceeds the "+itoa64(mr.MaxContextLength)+"-token context limit of model "+x.who.Model+".")
+		return true
+	}
+	if mi := mr.MaxImagesPerRequest; mi > 0 && x.req.Images > mi {
+		x.invalid("too_many_images", "messages", "This request carries "+itoa64(x.req.Images)+
+			" images; model "+x.who.Model+" accepts at most "+itoa64(mi)+" per request.")
+		return true
+	}
+	max := mr.MaxTokensPerRequest
+	if max <= 0 {
+		return false
+	}
+	if mr.Clamp {
+		if w.clampOutput(x.api, max) || !x.req.OutputStated {
+			x.req.Output = max
+		}
+		return false
+	}
+	if x.req.Output <= max {
+		return false
+	}
+	if x.req.OutputStated {
+		x.invalid("max_tokens_exceeded", "max_tokens", "The requested output ceiling ("+itoa64(x.req.Output)+
+			" tokens) exceeds the "+itoa64(max)+"-token limit of model "+x.who.Model+".")
+		return true
+	}
+	x.req.Output = max
+	return false
+}
+
+// invalid answers a request the rules refuse whatever the budgets: 400.
+func (x *Exchange) invalid(code, param, msg string) {
+	x.countRequest("invalid")
+	x.log.outcome, x.log.code = "invalid", code
+	status, body, headers := refusal.Invalid(code, param, msg)
+	x.reply(status, body, headers)
+}
+
+// reply answers the client here; nothing goes upstream.
+func (x *Exchange) reply(status int, body []byte, headers []refusal.Header) {
+	x.phase = PhaseReplied
+	f := x.emit(LocalReply)
+	f.Size, f.Body, f.Headers = status, body, headers
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,163 @@
+package exchange
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
+	"github.com/tokenbudget/tokenbudget/shared/refusal"
+	"github.com/tokenbudget/tokenbudget/shared/sse"
+	"github.com/tokenbudget/tokenbudget/shared/usage"
+)
+
+// ResponseHeaders is the response's headers: the success headers go on,
+// and how the answer will be read for settlement is decided here, once.
+// headers is a buffer the caller lends for the header values (it is
+// returned, maybe grown, for the next exchange).
+func (x *Exchange) ResponseHeaders(resp Response, endOfStream bool, headers []refusal.Header) []refusal.Header {
+	switch x.phase {
+	case PhaseBody, PhaseAdmitting, PhaseForwarded:
+	default:
+		return headers // not metered, or answered here
+	}
+	headers = refusal.AppendSuccessHeaders(headers[:0], x.levels)
+	if sp := &x.hold.Spend; sp.Any() {
+		headers = refusal.AppendSpendHeaders(headers, &sp.Policy, &x.spendUsed, sp.Day, sp.Month)
+	}
+	if x.rt.OpenAIHeaders || x.rt.IETFHeaders {
+		headers = refusal.AppendCompatHeaders(headers, x.levels, x.headerStyles(), x.env.Now()/1e9)
+	}
+	if len(headers) > 0 {
+		x.emit(SetResponseHeaders).Headers = headers
+	}
+	if x.held != holdOpen {
+		return headers
+	}
+	x.answer = answerBody
+	encoded, streamed := false, false
+	status, _ := resp.Header(":status")
+	if code, err := strconv.Atoi(status); err != nil || code < 200 || code > 299 {
+		x.answer = answerFree
+	}
+	if n := x.rt.CacheHitHeader; n != "" {
+		if v, ok := resp.Header(n); ok && strings.EqualFold(v, x.rt.CacheHitValue) {
+			x.answer = answerFree
+		}
+	}
+	if ce, ok := resp.Header("content-encoding"); ok && ce != "" && !strings.EqualFold(ce, "identity") {
+		encoded = true
+	}
+	if ct, _ := resp.Header("content-type"); hasPrefixFold(ct, "text/event-stream") {
+		streamed = true
+		x.split = &sse.Splitter{}
+		x.reader = usage.NewStream(x.api, estimate.Text)
+	}
+	switch {
+	case x.answer == answerFree:
+	case encoded:
+		x.answer = answerEncoded
+	case streamed:
+		x.answer = answerStream
+	}
+	if endOfStream {
+		x.finish()
+	}
+	return headers
+}
+
+// forwarding says the answer's bytes pass through the splitter: the
+// filter asked for the usage chunk, and takes it out again.
+func (x *Exchange) forwarding() bool { return x.split != nil && x.injected }
+
+// observing says the answer's bytes are read for settlement.
+func (x *Exchange) observing() bool {
+	return x.held == holdOpen && (x.answer == answerStream || x.answer == answerBody)
+}
+
+// ResponseBody is a response body chunk of size bytes. The filter never
+// holds the response back: a chunk is read as it passes, and only the
+// usage chunk the filter asked for is taken out of a stream.
+func (x *Exchange) ResponseBody(resp Response, size int, endOfStream bool) {
+	forward, observe := x.forwarding(), x.observing()
+	if !forward && x.held != holdOpen {
+		return
+	}
+	var chunk []byte
+	if size > 0 && (observe || forward) {
+		chunk, _ = resp.Chunk(size, x.split != nil)
+	}
+	switch {
+	case forward:
+		var h sse.Handler = forwardEvents{x}
+		if observe {
+			h = readEvents{x}
+		}
+		out := x.split.Forward(x.out[:0], chunk, endOfStream, h)
+		if !sameBytes(out, chunk) {
+			f := x.emit(SetResponseBody)
+			f.Size, f.Body = size, out
+			// The adapter hands the bytes to the host, which copies them:
+			// the buffer serves the next chunk that changes. It is never
+			// a prefix of chunk, which may be the host's scratch buffer.
+			if copied := len(out) > 0 && (len(chunk) == 0 || &out[0] != &chunk[0]); copied && cap(out) <= 64<<10 {
+				x.out = out[:0]
+			}
+		}
+	case observe && len(chunk) > 0:
+		x.observe(chunk)
+	}
+	if endOfStream {
+		x.finish()
+	}
+}
+
+// sameBytes says out is chunk itself, as Forward returns an unchanged chunk.
+func sameBytes(out, chunk []byte) bool {
+	return len(out) == len(chunk) && (len(out) == 0 || &out[0] == &chunk[0])
+}
+
+// readEvents hands each event of a stream read for settlement to the usage
+// reader, which also tells the usage-only chunk the filter asked for on the
+// client's behalf: dropped when the stream is forwarded. (Each handler is
+// one pointer, so passing it as an sse.Handler allocates nothing.)
+type readEvents struct{ x *Exchange }
+
+func (e readEvents) Event(name, data []byte) bool { return e.x.reader.Event(name, data) }
+
+// forwardEvents drops the usage-only chunk from a stream no longer read
+// (its hold ended, or its answer costs nothing).
+type forwardEvents struct{ x *Exchange }
+
+func (forwardEvents) Event(_, data []byte) bool { return sse.IsOpenAIUsageOnlyChunk(data) }
+
+// observe reads one response chunk as it passes.
+func (x *Exchange) observe(chunk []byte) {
+	if x.answer == answerStream {
+		x.split.Read(chunk, readEvents{x})
+		return
+	}
+	if len(x.body)+len(chunk) > maxResponseCopy {
+		x.answer, x.body = answerTooLarge, nil
+		return
+	}
+	if x.body == nil {
+		// The host handed this buffer over for good (not a scratch read): a
+		// body in one chunk, the usual case, is kept without a copy. A later
+		// chunk's append copies, as the buffer has no spare capacity.
+		x.body = chunk[:len(chunk):len(chunk)]
+		return
+	}
+	x.body = append(x.body, chunk...)
+}
+
+// ResponseTrailers ends the response: its hold settles.
+func (x *Exchange) ResponseTrailers() {
+	if x.held == holdOpen {
+		x.finish()
+	}
+}
+
+// hasPrefixFold is a case-insensitive strings.HasPrefix.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
