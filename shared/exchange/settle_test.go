@@ -8,6 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
+	"github.com/tokenbudget/tokenbudget/shared/money"
+	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/shared/sse"
 )
 
@@ -146,6 +149,23 @@ func TestSpendLimitsPriceAndRefuseRequests(t *testing.T) {
 		require.Equal(t, Pause, r.x.Admission())
 		require.Equal(t, []string{"count_request invalid", "local_reply 400 model_not_priced"}, r.drain(CountRequest, LocalReply, Admit))
 	})
+	t.Run("a spend refusal names its limit and takes nothing", func(t *testing.T) {
+		r := newRig(t, cfg)
+		r.send(chat(hiBody))
+		r.drain()
+		r.x.Admitted(limit.Outcome{Result: limit.ResultSpendRefused,
+			SpendRefusal: &spend.Exceeded{Slot: spend.KeyDay, Limit: 5 * money.OneUSD, Used: 5 * money.OneUSD}}, false)
+		require.Equal(t, []string{"count_request refused", "count_spend_refusal api_key day", "local_reply 429 spend_limit_exceeded"},
+			r.drain(CountRequest, CountSpendRefusal, LocalReply, Settle, Release))
+	})
+	t.Run("an exhausted team balance is counted as the team's balance", func(t *testing.T) {
+		r := newRig(t, cfg)
+		r.send(chat(hiBody))
+		r.drain()
+		r.x.Admitted(limit.Outcome{Result: limit.ResultSpendRefused, SpendRefusal: &spend.Exceeded{Balance: true}}, false)
+		require.Equal(t, []string{"count_request refused", "count_spend_refusal balance", "local_reply 429 balance_exhausted"},
+			r.drain(CountRequest, CountSpendRefusal, LocalReply, Settle, Release))
+	})
 	t.Run("priced at settlement", func(t *testing.T) {
 		r := admittedRig(t, cfg, hiBody)
 		require.True(t, r.admitted.Spend.Any(), "the plan carries the key's spend limit")
@@ -155,4 +175,29 @@ func TestSpendLimitsPriceAndRefuseRequests(t *testing.T) {
 		r.x.Log()
 		require.Contains(t, r.drain(RecordDecision)[0], `"spend_nano_usd":3000000,"spend_usd":"0.003"`)
 	})
+}
+
+// With rate_limiting.redis.fleet_spend the fleet store keeps limits the
+// config does not name (set through its admin API), so every request
+// carries its spend part, priced, even for a key with no limit here;
+// without it a key with no limit carries none.
+func TestFleetSpendSendsEveryRequestsSpendToTheStore(t *testing.T) {
+	cfg := func(fleet bool) string {
+		return `{"rate_limiting":{"storage":"redis","redis":{"cluster":"sharedstore","fleet_spend":` + strconv.FormatBool(fleet) + `},` +
+			`"limits":{"per_api_key":{"tokens_per_minute":1000000}}},` +
+			`"pricing":{"m":{"input":"2.00","output":"10.00"}},"api_keys":[{"key":"sk-a","id":"a","team":"t"}]}`
+	}
+	r := admittedRig(t, cfg(true), hiBody)
+	sp := r.admitted.Spend
+	require.True(t, sp.Fleet, "the store is told to apply its own limits")
+	require.Equal(t, "m", sp.Model)
+	require.NotZero(t, sp.Day)
+	require.False(t, sp.Policy.Any(), "the config sets no limit of its own")
+
+	r = admittedRig(t, cfg(false), hiBody)
+	require.Equal(t, limit.Spend{}, r.admitted.Spend, "no limit anywhere: no spend part")
+
+	r = newRig(t, cfg(true))
+	require.Equal(t, AfterAdmission, r.send(chat(`{"model":"other","messages":[]}`)))
+	require.Equal(t, []string{"local_reply 400 model_not_priced"}, r.drain(LocalReply, Admit), "an unpriced model cannot meet the fleet's limits")
 }
