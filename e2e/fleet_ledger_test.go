@@ -31,7 +31,7 @@ type ledgerFleet struct {
 	a, b   *gateway.Gateway
 	rdb    *redis.Client
 	pool   *pgxpool.Pool
-	led    *spendledger.Store
+	led    *spendledger.Ledger
 	cache  *spendcache.Cache
 	worker *spendworker.Worker
 }

@@ -91,12 +91,12 @@ func (r Reply) JSON(t testing.TB) map[string]any {
 	return m
 }
 
-// Store is the fleet store a case's configuration talks to.
-type Store int
+// StoreMode is the fleet store a case's configuration talks to.
+type StoreMode int
 
 const (
 	// NoStore: the configuration keeps its buckets in shared data.
-	NoStore Store = iota
+	NoStore StoreMode = iota
 	// FleetStore: a real sharedstore service on a real Redis answers the
 	// "sharedstore" cluster with token StoreToken.
 	FleetStore
@@ -111,7 +111,7 @@ const StoreToken = "hostcases-token"
 type Case struct {
 	Name   string
 	Config string
-	Store  Store
+	Store  StoreMode
 	Run    func(t *testing.T, h Host)
 }
 

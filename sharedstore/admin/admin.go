@@ -38,7 +38,7 @@ const Prefix = "/v1/admin/"
 
 // Config is what the admin API needs.
 type Config struct {
-	Ledger *ledger.Store
+	Ledger *ledger.Ledger
 	// Redis holds the spend cache the API invalidates and reads back.
 	Redis redis.UniversalClient
 	// Token is the admin bearer token ("Authorization: Bearer <token>"),
@@ -65,7 +65,7 @@ const maxBody = 1 << 20
 
 // Server is the admin API's handler.
 type Server struct {
-	ledger  *ledger.Store
+	ledger  *ledger.Ledger
 	redis   redis.UniversalClient
 	auth    []byte
 	log     *slog.Logger

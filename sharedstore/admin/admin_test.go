@@ -120,9 +120,9 @@ func TestNewRefusesAnEmptyTokenOrMissingStores(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
 	for name, cfg := range map[string]Config{
-		"no token":  {Ledger: &ledger.Store{}, Redis: c},
+		"no token":  {Ledger: &ledger.Ledger{}, Redis: c},
 		"no ledger": {Redis: c, Token: "x"},
-		"no redis":  {Ledger: &ledger.Store{}, Token: "x"},
+		"no redis":  {Ledger: &ledger.Ledger{}, Token: "x"},
 	} {
 		_, err := New(cfg)
 		require.Error(t, err, name)

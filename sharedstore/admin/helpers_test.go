@@ -32,7 +32,7 @@ const adminToken = "admin-0123456789abcdef"
 type fixture struct {
 	t      *testing.T
 	url    string
-	ledger *ledger.Store
+	ledger *ledger.Ledger
 	pool   *pgxpool.Pool
 	redis  redis.UniversalClient
 	logs   *bytes.Buffer

@@ -22,7 +22,7 @@ var ErrTopUpIDReused = errors.New("ledger: the top-up id was used for another to
 
 // SetBalance sets a team's balance to an amount (an operator's correction
 // or the first balance of a team).
-func (s *Store) SetBalance(ctx context.Context, team string, amount money.Amount) error {
+func (s *Ledger) SetBalance(ctx context.Context, team string, amount money.Amount) error {
 	if team == "" {
 		return errors.New("ledger: empty team")
 	}
@@ -34,7 +34,7 @@ func (s *Store) SetBalance(ctx context.Context, team string, amount money.Amount
 // TopUp adds a positive amount to a team's balance once per id: a retried
 // top-up (same id) adds nothing and reports applied false. It returns the
 // balance after it.
-func (s *Store) TopUp(ctx context.Context, team, id string, amount money.Amount) (applied bool, balance money.Amount, err error) {
+func (s *Ledger) TopUp(ctx context.Context, team, id string, amount money.Amount) (applied bool, balance money.Amount, err error) {
 	if id == "" || amount <= 0 {
 		return false, 0, errors.New("ledger: a top-up needs an id and a positive amount")
 	}
@@ -76,7 +76,7 @@ func (s *Store) TopUp(ctx context.Context, team, id string, amount money.Amount)
 }
 
 // Balance is a team's balance; ok is false when none is set.
-func (s *Store) Balance(ctx context.Context, team string) (balance money.Amount, ok bool, err error) {
+func (s *Ledger) Balance(ctx context.Context, team string) (balance money.Amount, ok bool, err error) {
 	err = s.pool.QueryRow(ctx, "SELECT balance FROM team_balances WHERE team = $1", team).Scan(&balance)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, nil

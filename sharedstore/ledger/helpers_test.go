@@ -16,9 +16,9 @@ import (
 )
 
 // newStore is a migrated ledger on a database of the test's own.
-func newStore(t *testing.T) (*Store, *pgxpool.Pool) { return newStoreTB(t) }
+func newStore(t *testing.T) (*Ledger, *pgxpool.Pool) { return newStoreTB(t) }
 
-func newStoreTB(t testing.TB) (*Store, *pgxpool.Pool) {
+func newStoreTB(t testing.TB) (*Ledger, *pgxpool.Pool) {
 	t.Helper()
 	ctx := context.Background()
 	pool, err := pgxpool.New(ctx, pgtest.Database(t))
@@ -55,7 +55,7 @@ func rec(id, team, key, user, model string, in, out int64, start time.Time, esti
 		Usage: usage.Kinds{Input: in, Output: out}, CallStart: start, Estimate: estimate}
 }
 
-func insert(t *testing.T, s *Store, rs ...Record) {
+func insert(t *testing.T, s *Ledger, rs ...Record) {
 	t.Helper()
 	for _, r := range rs {
 		ok, err := s.InsertRecord(context.Background(), r)
@@ -73,7 +73,7 @@ func figures(fs []Figure) map[string]money.Amount {
 	return out
 }
 
-func aggregates(t *testing.T, s *Store, team, key string) map[string]money.Amount {
+func aggregates(t *testing.T, s *Ledger, team, key string) map[string]money.Amount {
 	t.Helper()
 	fs, err := s.Aggregates(context.Background(), team, key)
 	require.NoError(t, err)

@@ -30,13 +30,13 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 )
 
-// Store is the ledger on one PostgreSQL database.
-type Store struct {
+// Ledger is the spend ledger on one PostgreSQL database.
+type Ledger struct {
 	pool *pgxpool.Pool
 }
 
 // New wraps a pool whose database has been migrated (Migrate).
-func New(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func New(pool *pgxpool.Pool) *Ledger { return &Ledger{pool: pool} }
 
 // Record is one settled call as the filter reports it: the hold id is the
 // record's id, the usage is split by kind, and Estimate is what the filter
@@ -77,7 +77,7 @@ func (r *Record) validate() (day, month calendar.Window, err error) {
 // InsertRecord stores a record once: a replayed or retried record (same
 // id) inserts nothing and reports inserted false, whatever its contents,
 // so only the first settlement of a hold goes on to the cache postflight.
-func (s *Store) InsertRecord(ctx context.Context, r Record) (inserted bool, err error) {
+func (s *Ledger) InsertRecord(ctx context.Context, r Record) (inserted bool, err error) {
 	day, month, err := r.validate()
 	if err != nil {
 		return false, err
@@ -98,7 +98,7 @@ func (s *Store) InsertRecord(ctx context.Context, r Record) (inserted bool, err 
 // PutPrices stores a whole price list effective from the given instant:
 // calls started at or after it (until a later list) are charged at it.
 // def, when not nil, prices every model without its own entry.
-func (s *Store) PutPrices(ctx context.Context, effectiveFrom time.Time, models map[string]pricing.Entry, def *pricing.Entry) (listID int64, err error) {
+func (s *Ledger) PutPrices(ctx context.Context, effectiveFrom time.Time, models map[string]pricing.Entry, def *pricing.Entry) (listID int64, err error) {
 	for name := range models {
 		if name == "" {
 			return 0, errors.New("ledger: a price entry needs a model name")
@@ -187,7 +187,7 @@ var ErrBadPeriodKey = errors.New("ledger: period key is neither YYYYMM nor YYYYM
 
 // Aggregates is the confirmed spend of every scope of a team in one period
 // (periodKey YYYYMM or YYYYMMDD), ordered by scope and id.
-func (s *Store) Aggregates(ctx context.Context, team, periodKey string) ([]Figure, error) {
+func (s *Ledger) Aggregates(ctx context.Context, team, periodKey string) ([]Figure, error) {
 	w, ok := calendar.ParseKey(periodKey)
 	if !ok {
 		return nil, ErrBadPeriodKey
@@ -205,7 +205,7 @@ func (s *Store) Aggregates(ctx context.Context, team, periodKey string) ([]Figur
 // the estimates of records not yet processed: the cache refresh sets a
 // counter to its aggregate plus this, so a refresh never forgets spend that
 // was admitted but not yet charged.
-func (s *Store) PendingEstimates(ctx context.Context, team, periodKey string) ([]Figure, error) {
+func (s *Ledger) PendingEstimates(ctx context.Context, team, periodKey string) ([]Figure, error) {
 	w, ok := calendar.ParseKey(periodKey)
 	if !ok {
 		return nil, ErrBadPeriodKey

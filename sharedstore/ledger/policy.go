@@ -58,7 +58,7 @@ func (p Policy) validate(team string) error {
 // PutPolicy sets (or changes) one limit of a team. Changing an amount keeps
 // the spend counted so far: aggregates are per scope and period, not per
 // policy.
-func (s *Store) PutPolicy(ctx context.Context, team string, p Policy) error {
+func (s *Ledger) PutPolicy(ctx context.Context, team string, p Policy) error {
 	if err := p.validate(team); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (s *Store) PutPolicy(ctx context.Context, team string, p Policy) error {
 }
 
 // DeletePolicy removes one limit; deleted is false when there was none.
-func (s *Store) DeletePolicy(ctx context.Context, team string, scope spend.Scope, id string, period calendar.Period) (deleted bool, err error) {
+func (s *Ledger) DeletePolicy(ctx context.Context, team string, scope spend.Scope, id string, period calendar.Period) (deleted bool, err error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM spend_policies WHERE team = $1 AND scope = $2 AND scope_id = $3 AND period = $4`,
 		team, scope.String(), id, period.String())
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Store) DeletePolicy(ctx context.Context, team string, scope spend.Scope
 
 // Policies is every limit of a team, ordered by scope, id and period; none
 // is an empty list and no error (the team is not limited).
-func (s *Store) Policies(ctx context.Context, team string) ([]Policy, error) {
+func (s *Ledger) Policies(ctx context.Context, team string) ([]Policy, error) {
 	return readPolicies(ctx, s.pool, team)
 }
 

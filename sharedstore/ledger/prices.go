@@ -40,7 +40,7 @@ func putPricesError(err error) error {
 
 // Prices is every stored list, oldest effective_from first, read in one
 // snapshot so a list being put is either whole or absent.
-func (s *Store) Prices(ctx context.Context) ([]PriceList, error) {
+func (s *Ledger) Prices(ctx context.Context) ([]PriceList, error) {
 	var out []PriceList
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		out = out[:0]

@@ -43,7 +43,7 @@ type Snapshot struct {
 // periods in one read-only REPEATABLE READ transaction, so a worker commit
 // between two of its reads (moving an estimate from pending to an
 // aggregate) is never counted twice or not at all.
-func (s *Store) Snapshot(ctx context.Context, team string, periods []calendar.Window) (snap Snapshot, err error) {
+func (s *Ledger) Snapshot(ctx context.Context, team string, periods []calendar.Window) (snap Snapshot, err error) {
 	snap.Figures = map[FigureKey]money.Amount{}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		pols, err := readPolicies(ctx, tx, team)
@@ -120,7 +120,7 @@ func addFigures(ctx context.Context, tx pgx.Tx, team string, w calendar.Window, 
 // ActiveTeams lists the teams the worker refreshes: those with unprocessed
 // records, and those with any confirmed spend in the month monthKey, so a
 // run with no new charges still rewrites the current periods' counters.
-func (s *Store) ActiveTeams(ctx context.Context, monthKey uint32) ([]string, error) {
+func (s *Ledger) ActiveTeams(ctx context.Context, monthKey uint32) ([]string, error) {
 	rows, err := s.pool.Query(ctx, `SELECT team FROM inference_records WHERE NOT processed
 		UNION SELECT team FROM spend_aggregates WHERE period = 'month' AND period_key = $1
 		ORDER BY 1`, int32(monthKey))
@@ -136,7 +136,7 @@ func (s *Store) ActiveTeams(ctx context.Context, monthKey uint32) ([]string, err
 
 // OldestPending is when the oldest unprocessed record was received (ok
 // false when none waits): the worker's lag.
-func (s *Store) OldestPending(ctx context.Context) (at time.Time, ok bool, err error) {
+func (s *Ledger) OldestPending(ctx context.Context) (at time.Time, ok bool, err error) {
 	var t *time.Time
 	if err := s.pool.QueryRow(ctx, "SELECT min(received_at) FROM inference_records WHERE NOT processed").Scan(&t); err != nil {
 		return time.Time{}, false, fmt.Errorf("ledger: oldest pending record: %w", err)

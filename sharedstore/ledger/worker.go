@@ -31,7 +31,7 @@ const ErrModelNotPriced = "model_not_priced"
 
 // Worker charges a team's unprocessed records.
 type Worker struct {
-	store *Store
+	store *Ledger
 	batch int
 	// beforeCommit, when set (tests), runs inside the transaction after
 	// every write and before the commit.
@@ -40,7 +40,7 @@ type Worker struct {
 
 // NewWorker is a worker on the store charging at most batch records per
 // run (DefaultBatch when batch ≤ 0).
-func NewWorker(s *Store, batch int) *Worker {
+func NewWorker(s *Ledger, batch int) *Worker {
 	if batch <= 0 {
 		batch = DefaultBatch
 	}
@@ -323,7 +323,7 @@ func (p *priceLists) at(ctx context.Context, tx pgx.Tx, t time.Time) (priceList,
 
 // PendingTeams lists the teams with unprocessed records, for the worker's
 // loop.
-func (s *Store) PendingTeams(ctx context.Context) ([]string, error) {
+func (s *Ledger) PendingTeams(ctx context.Context) ([]string, error) {
 	rows, err := s.pool.Query(ctx, "SELECT DISTINCT team FROM inference_records WHERE NOT processed ORDER BY team")
 	if err != nil {
 		return nil, err

@@ -137,7 +137,7 @@ func TestAWorkerStoppedBetweenCommitAndRefreshIsRepairedByTheNextRun(t *testing.
 	sp := c.spendAt(t, now)
 
 	// The commit happens; the process dies before it refreshes Redis.
-	res, err := ledger.NewWorker(se.led.Store, 0).RunTeam(context.Background(), c.team)
+	res, err := ledger.NewWorker(se.led.Ledger, 0).RunTeam(context.Background(), c.team)
 	require.NoError(t, err)
 	require.Len(t, res.Charged, 1)
 	got, _ := se.counter(t, c.team, spend.UserDay, "u-1", sp.Day)

@@ -40,7 +40,7 @@ func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 // countingLedger counts the cache's snapshot reads, optionally slowed so
 // concurrent misses overlap.
 type countingLedger struct {
-	*ledger.Store
+	*ledger.Ledger
 	reads atomic.Int64
 	delay time.Duration
 }
@@ -48,7 +48,7 @@ type countingLedger struct {
 func (l *countingLedger) Snapshot(ctx context.Context, team string, ws []calendar.Window) (ledger.Snapshot, error) {
 	l.reads.Add(1)
 	time.Sleep(l.delay)
-	return l.Store.Snapshot(ctx, team, ws)
+	return l.Ledger.Snapshot(ctx, team, ws)
 }
 
 // spendEnv is sharedstore over real HTTP with a spend cache on one Redis
@@ -76,13 +76,13 @@ func newSpendEnv(t testing.TB, e env, now time.Time) *spendEnv {
 	t.Cleanup(pool.Close)
 	_, err = ledger.Migrate(ctx, pool)
 	require.NoError(t, err)
-	led := &countingLedger{Store: ledger.New(pool)}
+	led := &countingLedger{Ledger: ledger.New(pool)}
 	clk := &clock{t: now}
 	cache := spendcache.New(e.c, led, spendcache.Options{Now: clk.Now})
 	store := NewBuckets(e.c, Options{Spend: cache})
-	srv := httptest.NewServer(New(Config{Buckets: store, Token: spendToken, Ledger: led.Store}))
+	srv := httptest.NewServer(New(Config{Buckets: store, Token: spendToken, Ledger: led.Ledger}))
 	t.Cleanup(srv.Close)
-	w := spendworker.New(led.Store, cache, spendworker.Options{Now: clk.Now})
+	w := spendworker.New(led.Ledger, cache, spendworker.Options{Now: clk.Now})
 	return &spendEnv{env: e, clock: clk, led: led, pool: pool, dbURL: url, cache: cache, store: store, http: srv, worker: w}
 }
 

@@ -40,7 +40,7 @@ type Options struct {
 
 // Worker is the loop over one ledger and one cache.
 type Worker struct {
-	store *ledger.Store
+	store *ledger.Ledger
 	lw    *ledger.Worker
 	cache *spendcache.Cache
 	o     Options
@@ -48,7 +48,7 @@ type Worker struct {
 }
 
 // New builds the loop.
-func New(store *ledger.Store, cache *spendcache.Cache, o Options) *Worker {
+func New(store *ledger.Ledger, cache *spendcache.Cache, o Options) *Worker {
 	if o.Interval <= 0 {
 		o.Interval = 10 * time.Second
 	}

@@ -16,7 +16,7 @@ import (
 // service instead of overwhelming PostgreSQL. The schema must be migrated
 // (sharedstore migrate); a database that is down at start is not fatal:
 // the pool connects when it answers, and until then spend calls are 503.
-func openLedger(ctx context.Context, url string, maxConns int) (*pgxpool.Pool, *ledger.Store, error) {
+func openLedger(ctx context.Context, url string, maxConns int) (*pgxpool.Pool, *ledger.Ledger, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, nil, fmt.Errorf("parse --database: %w", err)
@@ -33,6 +33,6 @@ func openLedger(ctx context.Context, url string, maxConns int) (*pgxpool.Pool, *
 }
 
 // newSpendCache is the spend cache on the service's Redis over the ledger.
-func newSpendCache(c redis.UniversalClient, l *ledger.Store) *spendcache.Cache {
+func newSpendCache(c redis.UniversalClient, l *ledger.Ledger) *spendcache.Cache {
 	return spendcache.New(c, l, spendcache.Options{})
 }
