@@ -4,11 +4,13 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
@@ -73,6 +75,11 @@ type Result struct {
 	Unpriced []Unpriced
 	// Full is true when the batch was full, so more records may wait.
 	Full bool
+	// AggregateLockWait is how long the run waited for aggregate rows
+	// another transaction held (an operator's correction, a second
+	// writer); AggregateLockWaited says it had to wait at all.
+	AggregateLockWait   time.Duration
+	AggregateLockWaited bool
 }
 
 type pending struct {
@@ -91,6 +98,45 @@ type aggKey struct {
 type aggDelta struct {
 	amount  int64
 	charges int64
+}
+
+// lockAggregatesSQL locks the batch's existing aggregate rows in the order
+// the upserts write them; the arrays are the rows' keys.
+const lockAggregatesSQL = `SELECT count(*) FROM (SELECT 1 FROM spend_aggregates a
+	JOIN unnest($2::text[], $3::text[], $4::text[], $5::int[]) AS k(scope, scope_id, period, period_key)
+	USING (scope, scope_id, period, period_key)
+	WHERE a.team = $1 ORDER BY a.scope, a.scope_id, a.period, a.period_key FOR UPDATE OF a%s) s`
+
+// lockAggregates takes the row locks of the aggregates a batch adds to
+// before it writes them, first without waiting (inside a savepoint, since a
+// refused lock aborts what it runs in); only when another transaction
+// holds one does it wait, and it says for how long. Rows not yet inserted
+// have no lock to wait for here.
+func lockAggregates(ctx context.Context, tx pgx.Tx, team string, keys []aggKey) (wait time.Duration, waited bool, err error) {
+	scopes, ids, periods, pkeys := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys)), make([]int32, len(keys))
+	for i, k := range keys {
+		scopes[i], ids[i], periods[i], pkeys[i] = k.scope, k.id, k.period, k.key
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	_, err = sp.Exec(ctx, fmt.Sprintf(lockAggregatesSQL, " NOWAIT"), team, scopes, ids, periods, pkeys)
+	if err == nil {
+		return 0, false, sp.Commit(ctx)
+	}
+	if rbErr := sp.Rollback(ctx); rbErr != nil {
+		return 0, false, rbErr
+	}
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "55P03" { // lock_not_available
+		return 0, false, err
+	}
+	start := time.Now()
+	if _, err := tx.Exec(ctx, fmt.Sprintf(lockAggregatesSQL, ""), team, scopes, ids, periods, pkeys); err != nil {
+		return 0, true, err
+	}
+	return time.Since(start), true, nil
 }
 
 // RunTeam charges one batch of the team's unprocessed records, in one
@@ -180,6 +226,9 @@ func (w *Worker) RunTeam(ctx context.Context, team string) (res Result, err erro
 			}
 			return a.key < b.key
 		})
+		if res.AggregateLockWait, res.AggregateLockWaited, err = lockAggregates(ctx, tx, team, keys); err != nil {
+			return err
+		}
 		for _, k := range keys {
 			d := deltas[k]
 			batch.Queue(`INSERT INTO spend_aggregates (team, scope, scope_id, period, period_key, amount, charges)

@@ -395,3 +395,52 @@ func TestPendingEstimatesSumTheUnprocessedRecordsOfEachScope(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"acme", "beta"}, teams)
 }
+
+// A run that finds an aggregate row locked by another transaction waits
+// for it (it never skips or double-counts the charge) and says it waited;
+// a run on free rows does not.
+func TestARunSaysWhenItWaitedForAnAggregateRowLock(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	_, err := s.PutPrices(ctx, at(t, "2026-01-01T00:00:00Z"), map[string]pricing.Entry{"m": flat(t, "1", "1")}, nil)
+	require.NoError(t, err)
+	start := at(t, "2026-10-05T12:00:00Z")
+	insert(t, s, rec("r1", "acme", "k", "u", "m", 1000, 0, start, 0))
+	res, err := NewWorker(s, 0).RunTeam(ctx, "acme")
+	require.NoError(t, err)
+	require.Len(t, res.Charged, 1)
+	require.False(t, res.AggregateLockWaited, "nothing else held the rows")
+
+	// An operator's correction holds the team's monthly aggregate.
+	holder, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer holder.Rollback(ctx) //nolint:errcheck // rolled back or committed below
+	_, err = holder.Exec(ctx, `SELECT 1 FROM spend_aggregates WHERE team = 'acme' AND scope = 'team' FOR UPDATE`)
+	require.NoError(t, err)
+
+	insert(t, s, rec("r2", "acme", "k", "u", "m", 2000, 0, start, 0))
+	type run struct {
+		res Result
+		err error
+	}
+	done := make(chan run, 1)
+	go func() {
+		res, err := NewWorker(s, 0).RunTeam(ctx, "acme")
+		done <- run{res, err}
+	}()
+	// Wait until the run is blocked on the row lock, then let it go.
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
+		return n > 0
+	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, holder.Commit(ctx))
+	r := <-done
+	require.NoError(t, r.err)
+	res = r.res
+	require.True(t, res.AggregateLockWaited)
+	require.Positive(t, res.AggregateLockWait)
+	require.Len(t, res.Charged, 1)
+	require.Equal(t, money.Amount(3_000_000), aggregates(t, s, "acme", "202610")["team/acme/month"], "both charges, once each")
+}

@@ -13,6 +13,8 @@ type metrics struct {
 	refreshFailures prometheus.Counter
 	lag             prometheus.Gauge
 	lockBusy        prometheus.Counter
+	aggLockWaits    prometheus.Counter
+	aggLockWait     prometheus.Histogram
 	dbErrors        prometheus.Counter
 	runs            prometheus.Histogram
 }
@@ -44,6 +46,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "tokenbudget_spend_worker_lock_waits_total",
 			Help: "Team runs that found the team's lock held by another worker and left it to that one.",
 		}),
+		aggLockWaits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tokenbudget_spend_worker_aggregate_lock_waits_total",
+			Help: "Team batches that had to wait for an aggregate row another transaction held.",
+		}),
+		aggLockWait: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "tokenbudget_spend_worker_aggregate_lock_wait_seconds",
+			Help:    "How long a team batch that had to wait for aggregate row locks waited.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, 1, 5},
+		}),
 		dbErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tokenbudget_spend_worker_db_errors_total",
 			Help: "PostgreSQL calls of the worker that failed.",
@@ -55,7 +66,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.estimateError, m.charged, m.unpriced, m.refreshFailures, m.lag, m.lockBusy, m.dbErrors, m.runs)
+		reg.MustRegister(m.estimateError, m.charged, m.unpriced, m.refreshFailures, m.lag, m.lockBusy, m.aggLockWaits, m.aggLockWait, m.dbErrors, m.runs)
 	}
 	return m
 }

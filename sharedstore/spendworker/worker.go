@@ -154,6 +154,10 @@ func (w *Worker) charge(ctx context.Context, team string, st *Stats) (busy bool,
 		for _, c := range res.Charged {
 			w.m.estimateError.Observe(float64(c.EstimateError()) / 1e9)
 		}
+		if res.AggregateLockWaited {
+			w.m.aggLockWaits.Inc()
+			w.m.aggLockWait.Observe(res.AggregateLockWait.Seconds())
+		}
 		w.m.charged.Add(float64(len(res.Charged)))
 		w.m.unpriced.Add(float64(len(res.Unpriced)))
 		st.Charged += len(res.Charged)
