@@ -4,8 +4,7 @@
 #   Redis        redis://127.0.0.1:6379/0 (started here, persistence in $FLEET_DIR/redis, when none answers)
 #   PostgreSQL   127.0.0.1:5432 (started as .ci/run does when it does not answer), database tokenbudget_fleet
 #   sharedstore  http://127.0.0.1:8081, data plane + admin API (/v1/admin/) on their own tokens
-#   worker       `sharedstore worker` every 2 s, metrics on http://127.0.0.1:8082, when this build of
-#                sharedstore has the subcommand
+#   worker       `sharedstore worker` every 2 s, metrics on http://127.0.0.1:8082
 #   gateway 1    http://127.0.0.1:10001 (admin http://127.0.0.1:9902)
 #   gateway 2    http://127.0.0.1:10002 (admin http://127.0.0.1:9903)
 #
@@ -126,15 +125,8 @@ if admin "http://$STORE/v1/admin/prices" | grep -q '"price_lists":\[\]'; then
 	admin -X PUT --data-binary "@$PRICES" "http://$STORE/v1/admin/prices" >/dev/null
 fi
 
-# The worker is a subcommand of sharedstore from the spend ledger's release on; a build without
-# it answers `worker -h` with "unexpected arguments".
-if "$SHAREDSTORE" worker -h 2>&1 | grep -q -- '-database'; then
-	start worker "$SHAREDSTORE" worker --database "$DATABASE" --redis "$REDIS_URL" --interval 2s --listen "$WORKER"
-	await "the worker on $WORKER" curl -sf "http://$WORKER/healthz"
-	worker_state="every 2 s, metrics http://$WORKER/metrics"
-else
-	worker_state="not in this build of sharedstore: records wait in the ledger unpriced"
-fi
+start worker "$SHAREDSTORE" worker --database "$DATABASE" --redis "$REDIS_URL" --interval 2s --listen "$WORKER"
+await "the worker on $WORKER" curl -sf "http://$WORKER/healthz"
 
 n=0
 for g in "${GATEWAYS[@]}"; do
@@ -158,7 +150,7 @@ fleet up (Ctrl-C stops it)
   admin token  $FLEET_DIR/admin.token   (data-plane token $FLEET_DIR/store.token)
   ledger       $DATABASE
   redis        $REDIS_URL ($redis_state)
-  worker       $worker_state
+  worker       every 2 s, metrics http://$WORKER/metrics
   config       $CONFIG; logs in $FLEET_DIR/*.log
 EOF
 
