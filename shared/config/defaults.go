@@ -91,7 +91,9 @@ func formatInt(v int64) string { return strconv.FormatInt(v, 10) }
 // Values of the policy fields (token_budget.on_cut_stream,
 // token_budget.on_uncovered_overage, identity.missing_api_key,
 // identity.unknown_api_keys). The defaults close the loopholes; the other
-// value of each is the seed's rule, kept for operators who want it.
+// value of each is the original rule (release a cut stream's hold, skip an
+// overage the bucket cannot cover, let keyless and unknown keys through),
+// kept for operators who want it.
 const (
 	CutStreamChargeSeen = "charge_seen"
 	CutStreamRelease    = "release"

@@ -1,8 +1,7 @@
 package config
 
 // divider resolves a configured token budget into the allowance one replica
-// enforces, per period, most authoritative source first (seed, "Deployment-
-// total budgets"):
+// enforces, per period, most authoritative source first:
 //
 //  1. configured 0: Unlimited (the operator's convention; never divided);
 //  2. a present deployment share for the period: that share, for every

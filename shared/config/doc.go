@@ -17,7 +17,7 @@
 // Allowance keeps "unlimited" apart from "a budget in force with zero
 // capacity", which division or a pushed share can produce.
 //
-// Decisions where the seeds are silent:
+// Decisions the configuration format makes:
 //   - A present deployment share replaces the (divided) capacity of every
 //     token dimension whose configured budget for that period is nonzero;
 //     a configured 0 stays unlimited even under a share.

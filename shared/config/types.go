@@ -17,7 +17,7 @@ type Config struct {
 }
 
 // ResponseHeaders adds client-compatible names for the caller's own
-// buckets beside the seed's x-ratelimit-* headers.
+// buckets beside the filter's own x-ratelimit-* headers.
 type ResponseHeaders struct {
 	OpenAI bool `json:"openai,omitempty" desc:"add OpenAI's x-ratelimit-{limit,remaining,reset}-{tokens,requests} (reset as a duration such as 6m0s)"`
 	IETF   bool `json:"ietf,omitempty" desc:"add the IETF RateLimit-Policy and RateLimit fields"`

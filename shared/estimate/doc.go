@@ -1,7 +1,7 @@
 // Package estimate turns a request body into what admission reserves: an
 // input-token estimate that over-counts by construction and the output
-// ceiling the client stated. The seed's reservation margin is zero, so the
-// estimator itself must carry the safety: it walks every field a backend
+// ceiling the client stated. The reservation adds no margin to the
+// estimate, so the estimator itself must carry the safety: it walks every field a backend
 // feeds to the model and charges each text fragment at least what the
 // cl100k_base and o200k_base tokenizers would, without shipping a tokenizer
 // in the .wasm (see Text for the cost model).

@@ -131,7 +131,7 @@ const (
 	// request must never be cheaper than what it consumed.
 	OverageDebt Overage = iota
 	// OverageSkip consumes nothing from a bucket that cannot cover the
-	// whole overage (the seed's rule, kept behind an option).
+	// whole overage (the original rule, kept behind an option).
 	OverageSkip
 )
 

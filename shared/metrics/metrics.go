@@ -6,7 +6,8 @@
 // both halves so the names and the extraction rules cannot drift apart.
 package metrics
 
-// Counter families, as the seed names them.
+// Counter families. Their names are part of the product's interface:
+// dashboards and alerts select them, so they do not change.
 const (
 	TokenBudgetTokens        = "rate_limit_token_budget_tokens_total"          // {dimension,outcome}
 	TokenBudgetPeriodTokens  = "rate_limit_token_budget_period_tokens_total"   // {dimension,budget,outcome}

@@ -6,8 +6,8 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
-// Styles selects the client-compatible header sets sent beside the seed's
-// own x-ratelimit-* headers (response_headers.openai / .ietf). Each
+// Styles selects the client-compatible header sets sent beside the
+// filter's own x-ratelimit-* headers (response_headers.openai / .ietf). Each
 // describes only the caller's own (api_key) buckets.
 type Styles struct {
 	// OpenAI adds x-ratelimit-{limit,remaining,reset}-{tokens,requests} as

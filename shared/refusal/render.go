@@ -1,6 +1,6 @@
 // Package refusal renders what a caller sees when a budget says no (the
-// seed's 429 body and headers), when the store is down (503), and the
-// x-ratelimit-* headers of a success. It is where invariant 4 lives: only
+// 429 body and headers), when the store is down (503), and the
+// x-ratelimit-* headers of a success. It is where the no-leak rule lives: only
 // the caller's own (api_key) buckets ever show a level; a shared bucket
 // names itself and a Retry-After, nothing more.
 //

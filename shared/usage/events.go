@@ -159,7 +159,7 @@ func (s *Stream) countFunction(fn jsonx.Value) {
 // a content filter, after the backend generated and billed its tokens) are
 // normal ends that settle against response.usage. response.failed and error
 // are failures: their usage, if any, is recorded but the stream is not
-// Completed, so the hold is released as the seed rules for a failure.
+// Completed, so the hold ends as a failed answer's does.
 // Every "*.delta" event with a string delta counts (output text, refusal,
 // reasoning, function and custom tool arguments, transcripts), except audio
 // deltas, which are base64 audio rather than text.

@@ -32,8 +32,9 @@ func (a API) String() string {
 	return "none"
 }
 
-// Route reports which API a request path belongs to, so only the seed's
-// estimated and charged routes take a token reservation.
+// Route reports which API a request path belongs to, so only the
+// estimated and charged routes (chat completions, completions, Responses
+// and Anthropic messages) take a token reservation.
 //
 // It matches the path's canonical form (see canonicalPath), not its bytes:
 // Envoy's defaults leave percent-encoding, case, merged slashes, dot

@@ -66,8 +66,8 @@ func (u Usage) Total() int64 { return addCount(max(u.Input, 0), u.Output) }
 
 // FromJSON reads the usage block of a non-streamed response body. It reports
 // false when the body is not valid JSON or carries no usage block with both a
-// readable input and output counter; the caller then releases the hold, as the
-// seed rules for a response with no usage block. An error body (status 4xx/5xx)
+// readable input and output counter; the caller then ends the hold as for a
+// response with no usage block. An error body (status 4xx/5xx)
 // normally has no usage block; deciding on the status is the caller's job.
 func FromJSON(api API, body []byte) (Usage, bool) {
 	root := jsonx.Parse(body)

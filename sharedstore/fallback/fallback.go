@@ -9,8 +9,8 @@ package fallback
 
 import "github.com/tokenbudget/tokenbudget/sharedstore"
 
-// Actions passed to onUnavailable, the seed's rate_limit_redis_unavailable_total
-// action label.
+// Actions passed to onUnavailable: the action label of
+// rate_limit_redis_unavailable_total.
 const (
 	ActionFallback = "fallback"
 	ActionReject   = "reject"

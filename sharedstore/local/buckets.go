@@ -11,7 +11,7 @@ import (
 
 // family is a bucket map whose size max_buckets caps. Each dimension and
 // parameter version has its own maps (the key prefix up to the version), so
-// a reload starts with empty maps as the seed's in-memory maps do.
+// a reload that changes a budget starts it with empty maps.
 type family uint8
 
 const (
