@@ -340,7 +340,7 @@ func TestADatabaseThatGoesAwayMidRunLosesNothingOnceItReturns(t *testing.T) {
 	w := NewWorker(s, 0)
 	w.beforeCommit = func(ctx context.Context, tx pgx.Tx) error {
 		pid := tx.Conn().PgConn().PID()
-		_, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1)", int32(pid))
+		_, err := admin.Exec(ctx, "SELECT pg_terminate_backend($1, 10000)", int32(pid))
 		return err
 	}
 	_, err = w.RunTeam(ctx, "acme")

@@ -267,7 +267,7 @@ func pgDown(t *testing.T, se *spendEnv) (up func()) {
 	name := strings.TrimPrefix(strings.SplitN(se.dbURL[strings.LastIndex(se.dbURL, "/"):], "?", 2)[0], "/")
 	_, err = admin.Exec(ctx, "ALTER DATABASE "+name+" ALLOW_CONNECTIONS false")
 	require.NoError(t, err)
-	_, err = admin.Exec(ctx, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", name)
+	_, err = admin.Exec(ctx, "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity WHERE datname = $1", name)
 	require.NoError(t, err)
 	se.pool.Reset()
 	return func() {
