@@ -61,7 +61,9 @@ func TestABatchReloadsAScriptRedisForgot(t *testing.T) {
 	b.senders = maxSenders
 	b.mu.Unlock()
 	done := make(chan []sharedstore.Outcome)
-	go func() { done <- concurrentAdmits(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}, 32) }()
+	go func() {
+		done <- concurrentAdmits(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}, 32)
+	}()
 	require.Eventually(t, func() bool {
 		b.mu.Lock()
 		defer b.mu.Unlock()
