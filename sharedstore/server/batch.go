@@ -108,27 +108,43 @@ func (b *batcher) next() {
 
 // exec runs one batch as a pipeline under the latest deadline among its
 // calls (each caller still gives up at its own) and answers every call.
-// A script Redis does not know (a restart or SCRIPT FLUSH emptied its
-// cache) is run again alone by script.run, which loads it.
+// A call whose caller has given up already is not sent, and a call alone
+// runs under its caller's own context, exactly as without the batch: a
+// filter that timed out and released or retried must not find the script
+// it abandoned committed after all. A script Redis does not know (a restart
+// or SCRIPT FLUSH emptied its cache) is run again alone by script.run,
+// which loads it.
 func (b *batcher) exec(batch []*batchCall) {
-	ctx, cancel := batchContext(batch)
-	defer cancel()
-	if len(batch) == 1 {
-		c := batch[0]
-		c.v, c.err = c.sc.run(ctx, b.c, c.keys, c.args)
+	live := batch[:0]
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			close(c.done)
+			continue
+		}
+		live = append(live, c)
+	}
+	switch len(live) {
+	case 0:
+		return
+	case 1:
+		c := live[0]
+		c.v, c.err = c.sc.run(c.ctx, b.c, c.keys, c.args)
 		close(c.done)
 		return
 	}
+	ctx, cancel := batchContext(live)
+	defer cancel()
 	pipe := b.c.Pipeline()
-	cmds := make([]*redis.Cmd, 0, len(batch))
-	for _, c := range batch {
+	cmds := make([]*redis.Cmd, 0, len(live))
+	for _, c := range live {
 		cmds = append(cmds, pipe.EvalSha(ctx, c.sc.sha.Hash(), c.keys, c.args...))
 	}
 	_, _ = pipe.Exec(ctx) // each command carries its own error
-	for i, c := range batch {
+	for i, c := range live {
 		v, err := cmds[i].Result()
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			v, err = c.sc.run(ctx, b.c, c.keys, c.args)
+			v, err = c.sc.run(c.ctx, b.c, c.keys, c.args)
 		} else if err != nil {
 			err = wrapScriptError(c.sc, err)
 		}
