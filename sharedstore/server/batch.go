@@ -20,8 +20,7 @@ import (
 //
 // Each script in a batch is still one atomic EVALSHA, so batching changes no
 // script's semantics; a call whose own context ends stops waiting (as a
-// lone call would), while its script may still run, which the hold-id
-// tombstones already allow for.
+// lone call would), and is not sent if its batch has not left yet.
 type batcher struct {
 	c       redis.UniversalClient
 	mu      sync.Mutex
