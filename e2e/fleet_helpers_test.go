@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/gateway"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 )
@@ -219,9 +220,9 @@ type bucketState struct {
 }
 
 // readBucket reads the token bucket of one dimension and identity ("" for
-// global, the raw API key for api_key) from Redis: fields l:<budget> and
-// t:<budget> of tb:b:{tb|t|<dim>|<version>|<identity>}. An absent bucket
-// is full.
+// global, the raw API key for api_key) from Redis: one period of the string
+// at tb:b:{tb|t|<dim>|<version>|<identity>} (docs/redis-layout.md). An
+// absent bucket is full.
 func readBucket(t testing.TB, rdb *redis.Client, dim, ident, budget string) bucketState {
 	t.Helper()
 	if dim == "api_key" {
@@ -240,18 +241,20 @@ func readBucket(t testing.TB, rdb *redis.Client, dim, ident, budget string) buck
 	if len(keys) == 0 {
 		return bucketState{}
 	}
-	v, err := rdb.HMGet(ctx, keys[0], "l:"+budget, "t:"+budget).Result()
-	require.NoError(t, err)
-	ls, ok1 := v[0].(string)
-	ts, ok2 := v[1].(string)
-	if !ok1 || !ok2 {
+	v, err := rdb.Get(ctx, keys[0]).Result()
+	if err == redis.Nil {
 		return bucketState{}
 	}
-	lv, err := strconv.ParseFloat(ls, 64)
 	require.NoError(t, err)
-	last, err := strconv.ParseInt(ts, 10, 64)
+	b, err := server.DecodeBucket(v)
 	require.NoError(t, err)
-	return bucketState{level: lv, lastUs: last, exists: true}
+	p, ok := limit.ParsePeriod(budget)
+	require.True(t, ok, budget)
+	st, ok := b[p]
+	if !ok {
+		return bucketState{}
+	}
+	return bucketState{level: st.Level, lastUs: st.LastUs, exists: true}
 }
 
 // promValue reads one series from the gateway's /stats/prometheus; absent

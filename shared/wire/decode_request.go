@@ -2,6 +2,7 @@ package wire
 
 import (
 	"strconv"
+	"unsafe"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
@@ -23,19 +24,21 @@ func DecodeAdmitRequest(b []byte) (AdmitRequest, error) {
 		return AdmitRequest{}, errs.New("decode admit request: not a single valid JSON document")
 	}
 	var r AdmitRequest
-	err := decodeObject(v, "request", func(key []byte, val jsonx.Value) error {
+	c := v.Cursor()
+	err := walkObject(&c, "request", func(key []byte, c *jsonx.Cursor) error {
 		switch string(key) {
 		case "hold_id":
-			return decodeString(val, "hold_id", &r.HoldID)
+			return decodeString(c.Value(), "hold_id", &r.HoldID)
 		case "requests":
-			return decodeFreshSlice(val, "requests", &r.Requests, decodeOp, 2)
+			return walkFreshSlice(c, "requests", &r.Requests, walkOp, decodeOp, 2)
 		case "tokens":
-			return decodeFreshSlice(val, "tokens", &r.Tokens, decodeOp, 8)
+			return walkFreshSlice(c, "tokens", &r.Tokens, walkOp, decodeOp, 8)
 		case "overage":
-			return decodeString(val, "overage", &r.Overage)
+			return decodeString(c.Value(), "overage", &r.Overage)
 		case "spend":
-			return decodeSpendAdmitPtr(val, &r.Spend)
+			return decodeSpendAdmitPtr(c.Value(), &r.Spend)
 		}
+		c.Skip()
 		return nil
 	})
 	if err != nil {
@@ -191,8 +194,11 @@ func decodeName[T any](v jsonx.Value, what string, p *T, parse func(string) (T, 
 		var ok bool
 		if hasBackslash(name) {
 			n, ok = parse(v.Str())
+		} else if len(name) > 0 {
+			// a view of the body, not a copy: parse only looks the name up
+			n, ok = parse(unsafe.String(&name[0], len(name)))
 		} else {
-			n, ok = parse(string(name))
+			n, ok = parse("")
 		}
 		if !ok {
 			return errs.New(what + ": unknown name " + strconv.Quote(v.Str()))

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -156,14 +155,20 @@ func (r *rig) admit(t *testing.T, p sharedstore.Plan) sharedstore.Outcome {
 // level reads a bucket period through the server's own key layout.
 func (r *rig) level(t *testing.T, opKey, budget string, capacity int64) float64 {
 	t.Helper()
-	v, err := r.rdb.HGet(context.Background(), "tb:b:{"+opKey+"}", "l:"+budget).Result()
+	v, err := r.rdb.Get(context.Background(), "tb:b:{"+opKey+"}").Result()
 	if err == redis.Nil {
 		return float64(capacity)
 	}
 	require.NoError(t, err)
-	f, err := strconv.ParseFloat(v, 64)
+	b, err := server.DecodeBucket(v)
 	require.NoError(t, err)
-	return f
+	p, ok := limit.ParsePeriod(budget)
+	require.True(t, ok, budget)
+	st, ok := b[p]
+	if !ok {
+		return float64(capacity)
+	}
+	return st.Level
 }
 
 func plan(key string, amount, capacity int64) sharedstore.Plan {

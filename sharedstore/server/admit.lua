@@ -1,9 +1,9 @@
 -- Admit a plan all or nothing (docs/bucket-math.md, "Admitting a plan").
--- KEYS[1..n]: bucket hashes, request ops then token ops, plan order; when there is a hold
+-- KEYS[1..n]: bucket strings, request ops then token ops, plan order; when there is a hold
 --   record, KEYS[n+1]: the record, KEYS[n+2]: its release tombstone.
 -- ARGV[1]: the plan, packed (store.go appendPlan): '<BBdd' nreq, ntok, hold TTL ms, expiry margin ms,
---   then per op '<BBdB' kind, private (1/0), amount, nlimits, then per limit '<Bc0Bc0dd' level field,
---   time field, capacity, refill/s.
+--   then per op '<BBdB' kind, private (1/0), amount, nlimits, then per limit '<Bdd' period code,
+--   capacity, refill/s.
 -- ARGV[2]: the hold record to keep verbatim ('' for none; format in common.lua).
 -- Reply: {admitted 1/0, now_us, refused op (1-based, 0 none), refused limit, refused level ('<d', '' none),
 --         levels: '<d' per limit of every private op whose units stand, plan order,
@@ -17,7 +17,7 @@ clock()
 if record ~= '' and redis.call('EXISTS', KEYS[nops + 1], KEYS[nops + 2]) > 0 then
   return { -1, now }
 end
-local kind, priv, amount, k0, nl, xd = slots(), slots(), slots(), slots(), slots(), slots()
+local kind, priv, amount, k0, nl = slots(), slots(), slots(), slots(), slots()
 local k = 0
 for i = 1, nops do
   -- an op's limit count is its 11th byte; a two-limit op (minute and day)
@@ -26,17 +26,21 @@ for i = 1, nops do
   k0[i], nl[i] = k, n
   if n == 2 then
     local a, b = k + 1, k + 2
-    kind[i], priv[i], amount[i], n, lf[a], tf[a], cap[a], rate[a], lf[b], tf[b], cap[b], rate[b], pos =
-      sunpack('<BBdBBc0Bc0ddBc0Bc0dd', plan, pos)
+    kind[i], priv[i], amount[i], n, code[a], cap[a], rate[a], code[b], cap[b], rate[b], pos =
+      sunpack('<BBdBBddBdd', plan, pos)
     k = b
   else
     kind[i], priv[i], amount[i], n, pos = sunpack('<BBdB', plan, pos)
     for _ = 1, n do
       k = k + 1
-      lf[k], tf[k], cap[k], rate[k], pos = sunpack('<Bc0Bc0dd', plan, pos)
+      code[k], cap[k], rate[k], pos = sunpack('<Bdd', plan, pos)
     end
   end
-  xd[i] = load(KEYS[i], k0[i], n)
+end
+-- every bucket of the plan in one read
+if nops > 0 then
+  local stored = redis.call('MGET', unpack(KEYS, 1, nops))
+  for i = 1, nops do decode(stored[i], KEYS[i], k0[i], nl[i]) end
 end
 
 -- first limit of op i that cannot cover the amount, 0 when all can. A token
@@ -68,7 +72,7 @@ local function reply(admitted, ri, rj)
       for kk = k0[i] + 1, k0[i] + nl[i] do out[#out + 1] = spack('<d', lv[kk]) end
     end
   end
-  return { admitted, now, ri, rj, ref, table.concat(out), spendout }
+  return { admitted, now, ri, rj, ref, concat(out), spendout }
 end
 
 -- Requests, all or nothing: a refusal writes nothing.
@@ -84,7 +88,7 @@ for i = nreq + 1, nops do
   if j > 0 then
     for r = 1, nreq do
       if kind[r] == 1 then
-        save(KEYS[r], k0[r], nl[r], margin, holdttl, xd[r])
+        save(KEYS[r], k0[r], nl[r], margin, holdttl)
       else
         stands[r] = 0
       end
@@ -93,7 +97,7 @@ for i = nreq + 1, nops do
   end
 end
 for i = nreq + 1, nops do take(i) end
-for i = 1, nops do save(KEYS[i], k0[i], nl[i], margin, holdttl, xd[i]) end
+for i = 1, nops do save(KEYS[i], k0[i], nl[i], margin, holdttl) end
 if record ~= '' then
   redis.call('SET', KEYS[nops + 1], record, 'PX', fmt('%d', holdttl))
 end

@@ -4,111 +4,111 @@
 -- refills nothing and keeps the later time. Times are Redis server TIME in
 -- microseconds (exact in a Lua double until year 2255).
 --
--- A bucket is one hash per Op: fields l:<budget> (level, text) and
--- t:<budget> (last refill, integer text), one pair per Limit, so both
--- periods sit in one slot and an operator can read them with redis-cli;
--- field x is the expiry deadline last set (see save).
+-- A bucket is one string per Op (docs/redis-layout.md): per Limit '<Bdd'
+-- period code (shared/limit.Period), level, last refill (µs), so both
+-- periods sit in one slot, one MGET reads every bucket of a plan and one
+-- SET … PX writes each back with its expiry.
 --
 -- Cost matters more than elegance here: every admission runs this for each
--- op. Numbers from the service arrive packed as little-endian doubles
--- (struct.unpack, no string-to-number parsing); a level is written as an
--- integer when it is one (the usual case for a full or near-full bucket) and
--- with %.17g otherwise, so a float survives the round trip exactly; the
--- t: fields of one script all carry the same text, parsed once.
+-- op. Every number travels and is stored as a little-endian double
+-- (struct.unpack / struct.pack): no decimal text is parsed or formatted, no
+-- hash field is read by name.
 
-local unpack, byte, fmt, ceil = unpack, string.byte, string.format, math.ceil
+local unpack, byte, fmt, ceil, concat = unpack, string.byte, string.format, math.ceil, table.concat
 local sunpack, spack, tonumber = struct.unpack, struct.pack, tonumber
 
-local now, nowstr
+local now
 local function clock()
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  nowstr = fmt('%d', now)
 end
 
--- A level's text: exact, and cheap when integral.
-local function lvstr(x)
-  -- x % 1 is VM arithmetic; math.floor would be a C call per level
-  if x % 1 == 0 and x > -9e15 and x < 9e15 then return fmt('%d', x) end
-  return fmt('%.17g', x)
-end
-
--- Limits of the ops a script touches, in flat arrays (index k): field
--- names, capacity, refill per second, level, last refill and its text.
--- Each starts with 16 array slots (a constructor sizes the table once;
--- filling an empty one grows it four times).
+-- Limits of the ops a script touches, in flat arrays (index k): period
+-- code, capacity, refill per second, level, last refill. Each starts with
+-- 16 array slots (a constructor sizes the table once; filling an empty one
+-- grows it four times).
 local function slots()
   return { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 end
-local lf, tf, cap, rate, lv, last, lasts = slots(), slots(), slots(), slots(), slots(), slots(), slots()
-local tcache = {}
+local code, cap, rate, lv, last = slots(), slots(), slots(), slots(), slots()
 
--- refill brings limit k up to now from its stored text (false: absent).
-local function refill(k, s, ts)
+-- Period names of the hash layout written before this one (fields
+-- l:<name> and t:<name>), by code and code by name.
+local pname = { 'second', 'minute', 'day', 'concurrent' }
+local pcode = { second = 1, minute = 2, day = 3, concurrent = 4 }
+
+-- refill brings limit k up to now from its stored level and time (nil:
+-- absent).
+local function refill(k, level, t)
   local c = cap[k]
-  if not s or not ts then
-    lv[k], last[k], lasts[k] = c, now, nowstr
-    return
-  end
-  local level, t = tonumber(s), tcache[ts]
-  if not t then
-    t = tonumber(ts)
-    tcache[ts] = t
-  end
-  if level == nil or t == nil then
-    lv[k], last[k], lasts[k] = c, now, nowstr
+  if not level or not t then
+    lv[k], last[k] = c, now
   elseif now > t then
     local r = rate[k]
     if level < c and r > 0 then
       level = level + (now - t) / 1000000 * r
     end
     if level > c then level = c end
-    lv[k], last[k], lasts[k] = level, now, nowstr
+    lv[k], last[k] = level, now
   else
-    lv[k], last[k], lasts[k] = level, t, ts
+    lv[k], last[k] = level, t
   end
 end
 
--- load reads and refills limits k0+1 .. k0+n of the bucket at key and
--- returns the bucket's expiry deadline (field x, Unix ms; nil when unknown).
--- One and two limits (every plan the filter makes) call HMGET without
--- building an argument table.
-local function load(key, k0, n)
-  local a, b = k0 + 1, k0 + 2
-  if n == 2 then
-    local v = redis.call('HMGET', key, lf[a], tf[a], lf[b], tf[b], 'x')
-    refill(a, v[1], v[2])
-    refill(b, v[3], v[4])
-    return v[5] and tonumber(v[5])
-  elseif n == 1 then
-    local v = redis.call('HMGET', key, lf[a], tf[a], 'x')
-    refill(a, v[1], v[2])
-    return v[3] and tonumber(v[3])
-  end
+-- legacy reads a bucket that is absent as a string: either never seen (or
+-- expired), or a hash of the layout before this one, which an upgrade must
+-- not forget (a day budget would start over). One HMGET, only for a bucket
+-- that is not there.
+local function legacy(key, k0, n)
   local f = {}
   for j = 1, n do
-    f[2 * j - 1], f[2 * j] = lf[k0 + j], tf[k0 + j]
+    local name = pname[code[k0 + j]] or '?'
+    f[2 * j - 1], f[2 * j] = 'l:' .. name, 't:' .. name
   end
-  f[2 * n + 1] = 'x'
   local v = redis.call('HMGET', key, unpack(f))
-  for j = 1, n do refill(k0 + j, v[2 * j - 1], v[2 * j]) end
-  return v[2 * n + 1] and tonumber(v[2 * n + 1])
+  for j = 1, n do
+    refill(k0 + j, v[2 * j - 1] and tonumber(v[2 * j - 1]), v[2 * j] and tonumber(v[2 * j]))
+  end
+end
+
+-- decode reads limits k0+1 .. k0+n of one bucket from its stored string v
+-- (false: absent). The stored periods are matched by code, so a reload that
+-- added, removed or reordered periods reads each one it kept.
+local function decode(v, key, k0, n)
+  if not v then return legacy(key, k0, n) end
+  local a = k0 + 1
+  if n == 2 and #v == 34 then
+    local c1, l1, t1, c2, l2, t2 = sunpack('<BddBdd', v)
+    if c1 == code[a] and c2 == code[a + 1] then
+      refill(a, l1, t1)
+      refill(a + 1, l2, t2)
+      return
+    end
+  elseif n == 1 and #v == 17 then
+    local c1, l1, t1 = sunpack('<Bdd', v)
+    if c1 == code[a] then
+      refill(a, l1, t1)
+      return
+    end
+  end
+  local sl, st, pos = {}, {}, 1
+  while pos + 16 <= #v do
+    local c, l, t
+    c, l, t, pos = sunpack('<Bdd', v, pos)
+    sl[c], st[c] = l, t
+  end
+  for k = a, k0 + n do refill(k, sl[code[k]], st[code[k]]) end
 end
 
 -- save writes limits k0+1 .. k0+n back and lets the bucket expire once
--- every limit would be full again, plus between half the margin and the
--- whole margin: an absent bucket reads as full, so expiry loses nothing. A
--- level below zero (a debt) makes that time longer by the debt's refill, so
--- an indebted bucket outlives its debt. A limit that never refills and is
--- not full (a concurrency bucket with units held) keeps the bucket for the
--- hold TTL after its last touch, so it outlives every hold that could still
--- give units back.
---
--- The deadline set last is kept in field x (Unix ms), and PEXPIRE is sent
--- only when it falls outside that window: a busy bucket, refilled to near
--- full on every touch, would otherwise pay a PEXPIRE per admission for a
--- deadline that moved by microseconds.
-local function save(key, k0, n, margin, keepms, x)
+-- every limit would be full again, plus the margin: an absent bucket reads
+-- as full, so expiry loses nothing. A level below zero (a debt) makes that
+-- time longer by the debt's refill, so an indebted bucket outlives its
+-- debt. A limit that never refills and is not full (a concurrency bucket
+-- with units held) keeps the bucket for the hold TTL after its last touch,
+-- so it outlives every hold that could still give units back. SET … PX
+-- sets the value and its deadline in one command.
+local function save(key, k0, n, margin, keepms)
   local ttl, keep = 0, false
   for k = k0 + 1, k0 + n do
     local lvl, c = lv[k], cap[k]
@@ -124,72 +124,67 @@ local function save(key, k0, n, margin, keepms, x)
   end
   if keep and keepms > ttl then ttl = keepms end
   if ttl > 31622400000 then ttl = 31622400000 end
-  local nowms = (now - now % 1000) / 1000
-  local full = nowms + ttl
-  local expire = not x or x < full + margin / 2 or x > full + margin
-  local a, b = k0 + 1, k0 + 2
-  if expire then
-    local xs = fmt('%d', full + margin)
-    if n == 2 then
-      redis.call('HSET', key, lf[a], lvstr(lv[a]), tf[a], lasts[a], lf[b], lvstr(lv[b]), tf[b], lasts[b], 'x', xs)
-    elseif n == 1 then
-      redis.call('HSET', key, lf[a], lvstr(lv[a]), tf[a], lasts[a], 'x', xs)
-    else
-      local args = {}
-      for j = 1, n do
-        local k = k0 + j
-        args[4 * j - 3], args[4 * j - 2], args[4 * j - 1], args[4 * j] = lf[k], lvstr(lv[k]), tf[k], lasts[k]
-      end
-      args[4 * n + 1], args[4 * n + 2] = 'x', xs
-      redis.call('HSET', key, unpack(args))
-    end
-    -- integer text: a Lua number argument would be formatted with %.17g
-    redis.call('PEXPIRE', key, fmt('%d', ttl + margin))
-    return
-  end
+  local a, v = k0 + 1, nil
   if n == 2 then
-    redis.call('HSET', key, lf[a], lvstr(lv[a]), tf[a], lasts[a], lf[b], lvstr(lv[b]), tf[b], lasts[b])
+    v = spack('<BddBdd', code[a], lv[a], last[a], code[a + 1], lv[a + 1], last[a + 1])
   elseif n == 1 then
-    redis.call('HSET', key, lf[a], lvstr(lv[a]), tf[a], lasts[a])
+    v = spack('<Bdd', code[a], lv[a], last[a])
   else
-    local args = {}
-    for j = 1, n do
-      local k = k0 + j
-      args[4 * j - 3], args[4 * j - 2], args[4 * j - 1], args[4 * j] = lf[k], lvstr(lv[k]), tf[k], lasts[k]
-    end
-    redis.call('HSET', key, unpack(args))
+    local parts = {}
+    for k = a, k0 + n do parts[#parts + 1] = spack('<Bdd', code[k], lv[k], last[k]) end
+    v = concat(parts)
   end
+  -- integer text: a Lua number argument would be formatted with %.14g
+  redis.call('SET', key, v, 'PX', fmt('%d', ttl + margin))
 end
 
 -- A hold record, written by the service (store.go appendRecord) and kept
--- verbatim: '<BB' skip-overage flag and entry count, then per entry
--- '<Hc0BdB' bucket key, kind, amount, limit count, then per limit
--- '<Bc0Bc0dd' level field, time field, capacity, refill per second.
--- readRecord fills the flat limit arrays and returns the entries.
+-- verbatim: '<BB' 2 + skip-overage flag and entry count, then per entry
+-- '<Hc0BdB' bucket key, kind, amount, limit count, then per limit '<Bdd'
+-- period code, capacity, refill per second.
+-- readRecord fills the flat limit arrays and returns the entries. Records
+-- of earlier layouts (in flight across an upgrade) are read too.
 local function readRecord(rec)
-  if byte(rec, 1) == 91 then
-    -- '[': a JSON record written before this layout, admitted under the
-    -- rule of its time (an overage the bucket cannot cover is skipped)
-    local entries, k = {}, 0
+  local first = byte(rec, 1)
+  local entries, k = {}, 0
+  if first == 91 then
+    -- '[': a JSON record written before the packed layouts, admitted under
+    -- the rule of its time (an overage the bucket cannot cover is skipped)
     for i, e in ipairs(cjson.decode(rec)) do
       entries[i] = { key = e.k, kind = e.c, amount = tonumber(e.a), k0 = k, n = #e.l }
       for _, l in ipairs(e.l) do
         k = k + 1
-        lf[k], tf[k], cap[k], rate[k] = 'l:' .. l[1], 't:' .. l[1], tonumber(l[2]), tonumber(l[3])
+        code[k], cap[k], rate[k] = pcode[l[1]] or 0, tonumber(l[2]), tonumber(l[3])
       end
     end
     return true, entries
   end
-  local skip, ne, pos = sunpack('<BB', rec)
-  local entries, k = {}, 0
+  local flag, ne, pos = sunpack('<BB', rec)
   for i = 1, ne do
     local key, kind, amount, n
     key, kind, amount, n, pos = sunpack('<Hc0BdB', rec, pos)
     entries[i] = { key = key, kind = kind, amount = amount, k0 = k, n = n }
-    for j = 1, n do
+    for _ = 1, n do
       k = k + 1
-      lf[k], tf[k], cap[k], rate[k], pos = sunpack('<Bc0Bc0dd', rec, pos)
+      if flag >= 2 then
+        code[k], cap[k], rate[k], pos = sunpack('<Bdd', rec, pos)
+      else
+        -- flag 0/1: the first packed layout named each limit by its hash
+        -- fields (l:<name>, t:<name>)
+        local lf, tf
+        lf, tf, cap[k], rate[k], pos = sunpack('<Bc0Bc0dd', rec, pos)
+        code[k] = pcode[lf:sub(3)] or 0
+      end
     end
   end
-  return skip == 1, entries
+  return flag % 2 == 1, entries
+end
+
+-- loadAll reads the buckets of entries (readRecord's) with one MGET.
+local function loadAll(entries)
+  local keys = {}
+  for i, e in ipairs(entries) do keys[i] = e.key end
+  if #keys == 0 then return end
+  local v = redis.call('MGET', unpack(keys))
+  for i, e in ipairs(entries) do decode(v[i], e.key, e.k0, e.n) end
 end

@@ -23,8 +23,8 @@ local settle = ARGV[1] == 'settle'
 if actual < 0 then actual = 0 end
 clock()
 local skip, entries = readRecord(rec)
+loadAll(entries)
 for _, e in ipairs(entries) do
-  local x = load(e.key, e.k0, e.n)
   local amount = e.amount
   for k = e.k0 + 1, e.k0 + e.n do
     if settle and e.kind == 3 then
@@ -49,6 +49,6 @@ for _, e in ipairs(entries) do
       lv[k] = x
     end
   end
-  save(e.key, e.k0, e.n, margin, holdttl, x)
+  save(e.key, e.k0, e.n, margin, holdttl)
 end
 return 1

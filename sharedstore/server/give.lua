@@ -5,13 +5,13 @@
 local margin, holdttl = sunpack('<dd', ARGV[1])
 clock()
 local _, entries = readRecord(ARGV[2])
+loadAll(entries)
 for _, e in ipairs(entries) do
-  local x = load(e.key, e.k0, e.n)
   for k = e.k0 + 1, e.k0 + e.n do
     local x = lv[k] + e.amount
     if x > cap[k] then x = cap[k] end
     lv[k] = x
   end
-  save(e.key, e.k0, e.n, margin, holdttl, x)
+  save(e.key, e.k0, e.n, margin, holdttl)
 end
 return 1

@@ -131,14 +131,18 @@ func day(capacity int64) sharedstore.Limit {
 // level reads one period of a bucket; an absent bucket is full.
 func level(t *testing.T, e env, opKey string, l sharedstore.Limit) float64 {
 	t.Helper()
-	v, err := e.c.HGet(context.Background(), bucketKey(opKey), "l:"+l.Budget.String()).Result()
+	v, err := e.c.Get(context.Background(), bucketKey(opKey)).Result()
 	if err == redis.Nil {
 		return float64(l.Capacity)
 	}
 	require.NoError(t, err)
-	f, err := strconv.ParseFloat(v, 64)
+	b, err := DecodeBucket(v)
 	require.NoError(t, err)
-	return f
+	st, ok := b[l.Budget]
+	if !ok {
+		return float64(l.Capacity)
+	}
+	return st.Level
 }
 
 func admit(t *testing.T, e env, p sharedstore.Plan) sharedstore.Outcome {

@@ -23,7 +23,8 @@ func slotTag(opKey string) string {
 	return "{#" + strconv.FormatUint(h.Sum64(), 16) + "}" + opKey
 }
 
-// bucketKey is the hash holding every period of one op's bucket.
+// bucketKey is the string holding every period of one op's bucket
+// (docs/redis-layout.md).
 func bucketKey(opKey string) string {
 	if !strings.ContainsAny(opKey, "{}") {
 		return keyPrefix + "b:{" + opKey + "}" // one allocation, the same text as slotTag's

@@ -30,19 +30,14 @@ func readDouble(s string) float64 {
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56)
 }
 
-// appendField writes a '<Bc0' string: a length byte, then the bytes.
-// Budget names are at most 32 bytes (wire.Validate), so "l:"+name fits.
-func appendField(dst []byte, prefix, name string) []byte {
-	dst = append(dst, byte(len(prefix)+len(name)))
-	return append(append(dst, prefix...), name...)
-}
+// limitSize is one packed limit, '<Bdd': period code, capacity, refill per
+// second. The period travels as its code (shared/limit.Period), the same
+// byte that names the limit inside a stored bucket (bucket.go).
+const limitSize = 1 + 8 + 8
 
-// appendLimits writes each limit as '<Bc0Bc0dd': level field, time field,
-// capacity, refill per second.
 func appendLimits(dst []byte, ls []sharedstore.Limit) []byte {
 	for _, l := range ls {
-		dst = appendField(dst, "l:", l.Budget.String())
-		dst = appendField(dst, "t:", l.Budget.String())
+		dst = append(dst, byte(l.Budget))
 		dst = appendDoubles(dst, float64(l.Capacity), l.RefillPerSec)
 	}
 	return dst
@@ -69,12 +64,14 @@ func appendPlan(dst []byte, nreq, ntok int, holdTTL, margin int64, ops []shareds
 // it, and the plan's overage rule, so a reload never changes how it settles.
 // Keys are at most wire.MaxKeyLen bytes before the prefix, well within the
 // '<H' length.
+// Its first byte is 2 + the skip-overage flag: 0 and 1 were the layout that
+// named limits by hash field, still read for holds admitted before it.
 func appendRecord(dst []byte, entries []sharedstore.HoldEntry, overage sharedstore.Overage) []byte {
-	skip := byte(0)
+	flag := byte(2)
 	if overage == sharedstore.OverageSkip {
-		skip = 1
+		flag = 3
 	}
-	dst = append(dst, skip, byte(len(entries)))
+	dst = append(dst, flag, byte(len(entries)))
 	for _, e := range entries {
 		at := len(dst)
 		dst = appendBucketKey(binary.LittleEndian.AppendUint16(dst, 0), e.Key)
@@ -105,10 +102,4 @@ func recordSize(entries []sharedstore.HoldEntry) int {
 	return n
 }
 
-func limitsSize(ls []sharedstore.Limit) int {
-	n := 0
-	for _, l := range ls {
-		n += 2 + 2*(2+len(l.Budget.String())) + 16
-	}
-	return n
-}
+func limitsSize(ls []sharedstore.Limit) int { return len(ls) * limitSize }

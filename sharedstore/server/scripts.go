@@ -65,7 +65,9 @@ func (s *script) run(ctx context.Context, c redis.UniversalClient, keys []string
 		v, err = c.EvalSha(ctx, s.sha.Hash(), keys, args...).Result()
 	}
 	if err != nil {
-		return nil, errs.Wrap("run "+s.name+" script", err)
+		return nil, wrapScriptError(s, err)
 	}
 	return v, nil
 }
+
+func wrapScriptError(s *script, err error) error { return errs.Wrap("run "+s.name+" script", err) }

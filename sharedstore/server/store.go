@@ -57,6 +57,9 @@ type Buckets struct {
 	end     *script
 	give    *script
 	spend   *spendcache.Cache
+	// batch pipelines concurrent scripts on a single server (batch.go);
+	// nil on a cluster, whose scripts go to different nodes.
+	batch *batcher
 	// admitSpend and spendOnly are the admission with the spend preflight
 	// first (single server) and the preflight alone (cluster).
 	admitSpend *script
@@ -82,7 +85,11 @@ func NewBuckets(c redis.UniversalClient, o Options) *Buckets {
 		o.NewHoldID = randomHoldID
 	}
 	_, cluster := c.(*redis.ClusterClient)
-	return &Buckets{
+	var batch *batcher
+	if !cluster {
+		batch = newBatcher(c)
+	}
+	return &Buckets{batch: batch,
 		c: c, cluster: cluster,
 		holdTTL: o.HoldTTL.Milliseconds(), margin: o.ExpiryMargin.Milliseconds(), tombTTL: o.TombstoneTTL.Milliseconds(), newID: o.NewHoldID,
 		admit: newScript("admit", plainAdmitLua), end: newScript("end", endLua), give: newScript("give", giveLua),
@@ -105,6 +112,14 @@ func (s *Buckets) Load(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// run runs one script on a single server, through the batch.
+func (s *Buckets) run(ctx context.Context, sc *script, keys []string, args []any) (any, error) {
+	if s.batch != nil {
+		return s.batch.run(ctx, sc, keys, args)
+	}
+	return sc.run(ctx, s.c, keys, args)
 }
 
 // Ping reports whether Redis answers (readiness).
@@ -183,7 +198,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 		sc, args = s.admitSpend, spendcache.Args(append(make([]any, 0, 2+spendcache.NumArgs), plan, record), &p.Spend, base, nil)
 	}
 	start := time.Now()
-	v, err := sc.run(ctx, s.c, keys, args)
+	v, err := s.run(ctx, sc, keys, args)
 	if s.onScript != nil {
 		s.onScript(sc.name, start)
 	}
@@ -198,7 +213,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 				return sharedstore.Outcome{}, nil, spendError(true, err)
 			}
 			args = spendcache.Args(args[:2], &p.Spend, len(keys)-spendcache.NumKeys+1, f)
-			if v, err = sc.run(ctx, s.c, keys, args); err != nil {
+			if v, err = s.run(ctx, sc, keys, args); err != nil {
 				return sharedstore.Outcome{}, nil, scriptError(true, err)
 			}
 			vd, handled, err = earlySpend(v)
@@ -258,7 +273,7 @@ func (s *Buckets) endHold(ctx context.Context, id string, opKeys []string, mode 
 	if s.cluster {
 		return s.endCluster(ctx, id, opKeys, mode, actual)
 	}
-	v, err := s.end.run(ctx, s.c, []string{holdKey(id), releasedKey(id)}, s.endArgs(mode, actual))
+	v, err := s.run(ctx, s.end, []string{holdKey(id), releasedKey(id)}, s.endArgs(mode, actual))
 	if err != nil {
 		return false, err
 	}

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -305,16 +303,7 @@ func TestAJSONHoldRecordFromBeforeThePackedLayoutStillSettlesUnderSkip(t *testin
 // included).
 func pexpireCalls(t *testing.T, e env) int64 {
 	t.Helper()
-	info, err := e.c.Info(context.Background(), "commandstats").Result()
-	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_pexpire:calls="); ok {
-			n, err := strconv.ParseInt(rest[:strings.IndexByte(rest, ',')], 10, 64)
-			require.NoError(t, err)
-			return n
-		}
-	}
-	return 0
+	return cmdCalls(t, e)["pexpire"]
 }
 
 func TestABusyBucketExpiresWithinItsMarginWithoutAPexpirePerAdmission(t *testing.T) {

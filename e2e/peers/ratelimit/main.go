@@ -61,6 +61,7 @@ func main() {
 
 type options struct {
 	sharedstore, ratelimit, redis string
+	baseline                      string
 	callers, rounds               int
 	round                         time.Duration
 	callgrind                     int
@@ -70,6 +71,7 @@ type options struct {
 func run() error {
 	var o options
 	flag.StringVar(&o.sharedstore, "sharedstore", "build/sharedstore", "sharedstore binary")
+	flag.StringVar(&o.baseline, "baseline", "", "optional second sharedstore binary (an older build) measured in the same run, on its own Redis database")
 	flag.StringVar(&o.ratelimit, "ratelimit", "build/ratelimit", "envoyproxy/ratelimit service_cmd binary")
 	flag.StringVar(&o.redis, "redis-server", "redis-server", "redis-server binary")
 	flag.IntVar(&o.callers, "callers", 16, "concurrent callers on each side")
@@ -111,14 +113,20 @@ func run() error {
 		return fmt.Errorf("redis-server: %w", err)
 	}
 
-	ssAddr := "127.0.0.1:" + strconv.Itoa(freePort())
-	ss := exec.Command(o.sharedstore, "--listen", ssAddr, "--redis", "redis://"+redisAddr+"/0")
-	ss.Env = append(os.Environ(), "SHAREDSTORE_TOKEN="+token)
-	ss.Stdout, ss.Stderr = io.Discard, os.Stderr
-	if err := ss.Start(); err != nil {
-		return fmt.Errorf("start sharedstore: %w", err)
+	ssAddr, ss, err := startSharedstore(o.sharedstore, redisAddr, 0)
+	if err != nil {
+		return err
 	}
 	procs = append(procs, ss)
+	var blAddr string
+	var bl *exec.Cmd
+	if o.baseline != "" {
+		// database 1: the two builds may lay their buckets out differently
+		if blAddr, bl, err = startSharedstore(o.baseline, redisAddr, 1); err != nil {
+			return err
+		}
+		procs = append(procs, bl)
+	}
 
 	rlAddr, rl, err := startRatelimit(o.ratelimit, dir, redisAddr)
 	if err != nil {
@@ -132,16 +140,23 @@ func run() error {
 		return fmt.Errorf("ratelimit: %w", err)
 	}
 
-	ssSide := newSharedstoreSide(ssAddr, o.callers)
+	ssSide := newSharedstoreSide("sharedstore", ssAddr, o.callers)
 	conn, err := grpc.NewClient(rlAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
 	rlSide := &ratelimitSide{c: rlpb.NewRateLimitServiceClient(conn)}
+	sides, pids := []side{ssSide, rlSide}, []int{ss.Process.Pid, rl.Process.Pid}
+	if bl != nil {
+		if err := waitTCP(blAddr, 60*time.Second); err != nil {
+			return fmt.Errorf("baseline sharedstore: %w", err)
+		}
+		sides, pids = append(sides, newSharedstoreSide("baseline", blAddr, o.callers)), append(pids, bl.Process.Pid)
+	}
 
-	// Warm both: connections, script cache, buckets.
-	for _, s := range []side{ssSide, rlSide} {
+	// Warm every side: connections, script cache, buckets.
+	for _, s := range sides {
 		if _, err := drive(s, o.callers, 0, 200); err != nil {
 			return fmt.Errorf("warm-up %s: %w", s.name(), err)
 		}
@@ -152,20 +167,19 @@ func run() error {
 		// queued callers would run into sharedstore's 2 s Redis deadline.
 		// Instructions per decision do not depend on concurrency.
 		o.callers = 1
-		return countInstructions(o, redisCmd.Process.Pid, cgOut, ssSide, rlSide)
+		return countInstructions(o, redisCmd.Process.Pid, cgOut, sides...)
 	}
 
 	fmt.Printf("plan: %d token dimensions x 2 periods + 1 request op, %d callers, %d rounds of %s per side, one redis-server %s\n",
 		len(dims), o.callers, o.rounds, o.round, redisAddr)
-	var total [2]struct {
+	total := make([]struct {
 		n        int64
 		dur      time.Duration
 		svc, red time.Duration
 		rates    []float64
-	}
-	pids := [2]int{ss.Process.Pid, rl.Process.Pid}
+	}, len(sides))
 	for r := 0; r < o.rounds; r++ {
-		for i, s := range []side{ssSide, rlSide} {
+		for i, s := range sides {
 			svc0, red0 := cpuTime(pids[i]), cpuTime(redisCmd.Process.Pid)
 			start := time.Now()
 			n, err := drive(s, o.callers, o.round, 0)
@@ -183,13 +197,17 @@ func run() error {
 			fmt.Printf("round %d %-11s %8.0f decisions/s\n", r+1, s.name(), rate)
 		}
 	}
-	for i, name := range []string{"sharedstore", "ratelimit"} {
+	rate := func(i int) float64 { return float64(total[i].n) / total[i].dur.Seconds() }
+	for i, s := range sides {
 		t := total[i]
 		fmt.Printf("%-11s %8.0f decisions/s (median round %.0f); CPU per decision: service %.1f µs, redis %.1f µs\n",
-			name, float64(t.n)/t.dur.Seconds(), median(t.rates),
+			s.name(), rate(i), median(t.rates),
 			float64(t.svc.Microseconds())/float64(t.n), float64(t.red.Microseconds())/float64(t.n))
 	}
-	ratio := (float64(total[0].n) / total[0].dur.Seconds()) / (float64(total[1].n) / total[1].dur.Seconds())
+	if len(sides) > 2 {
+		fmt.Printf("baseline/ratelimit decisions/s ratio: %.2f\n", rate(2)/rate(1))
+	}
+	ratio := rate(0) / rate(1)
 	fmt.Printf("sharedstore/ratelimit decisions/s ratio: %.2f\n", ratio)
 	return nil
 }
@@ -222,6 +240,9 @@ func countInstructions(o options, pid int, out string, sides ...side) error {
 		}
 		per[i] = float64(ir) / float64(o.callgrind)
 		fmt.Printf("%-11s %d decisions: %d Redis instructions, %.0f per decision\n", s.name(), o.callgrind, ir, per[i])
+	}
+	if len(sides) > 2 {
+		fmt.Printf("baseline/ratelimit Redis instructions per decision: %.2f\n", per[2]/per[1])
 	}
 	fmt.Printf("sharedstore/ratelimit Redis instructions per decision: %.2f\n", per[0]/per[1])
 	return nil
@@ -309,6 +330,7 @@ func identity(d string, c int) string {
 }
 
 type sharedstoreSide struct {
+	label  string
 	url    string
 	client *http.Client
 	bodies [][]byte // per caller, with a hold id placeholder
@@ -317,8 +339,8 @@ type sharedstoreSide struct {
 // newSharedstoreSide prepares each caller's admission body as the filter
 // writes it (wire.AppendAdmitHold): a request-count op on the caller's key
 // and six token ops of minute and day, limits too large to refuse.
-func newSharedstoreSide(addr string, callers int) *sharedstoreSide {
-	s := &sharedstoreSide{url: "http://" + addr + "/v1/admit",
+func newSharedstoreSide(label, addr string, callers int) *sharedstoreSide {
+	s := &sharedstoreSide{label: label, url: "http://" + addr + "/v1/admit",
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: callers, MaxConnsPerHost: callers}}}
 	for c := 0; c < callers; c++ {
 		var b strings.Builder
@@ -342,7 +364,7 @@ func newSharedstoreSide(addr string, callers int) *sharedstoreSide {
 	return s
 }
 
-func (s *sharedstoreSide) name() string { return "sharedstore" }
+func (s *sharedstoreSide) name() string { return s.label }
 
 func (s *sharedstoreSide) decide(c, _ int) error {
 	body := bytes.Clone(s.bodies[c])
@@ -408,6 +430,18 @@ func (s *ratelimitSide) decide(c, _ int) error {
 		return fmt.Errorf("ratelimit answered %v with %d statuses", res.OverallCode, len(res.Statuses))
 	}
 	return nil
+}
+
+// startSharedstore starts one sharedstore binary on Redis database db.
+func startSharedstore(bin, redisAddr string, db int) (string, *exec.Cmd, error) {
+	addr := "127.0.0.1:" + strconv.Itoa(freePort())
+	cmd := exec.Command(bin, "--listen", addr, "--redis", "redis://"+redisAddr+"/"+strconv.Itoa(db))
+	cmd.Env = append(os.Environ(), "SHAREDSTORE_TOKEN="+token)
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	return addr, cmd, nil
 }
 
 // startRatelimit writes the service's config (one descriptor per dimension

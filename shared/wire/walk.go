@@ -1,0 +1,149 @@
+package wire
+
+import (
+	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
+)
+
+// The admission's plan is decoded by walking it with a jsonx.Cursor: ForEach
+// finds the end of each value before handing it over, so descending through
+// request, ops and limits with it rescanned a limit's bytes once per level
+// (five passes over most of the body, a sixth of the service's CPU per
+// admission). The walk reads each byte once after Parse validated the
+// document, and agrees with the ForEach decoders it replaces on every input
+// (the encoding/json agreement tests and fuzz targets pin both).
+
+// walkObject calls field for each member of the object at the cursor, as
+// decodeObject does for a Value; field must consume the member's value.
+func walkObject(c *jsonx.Cursor, what string, field func(key []byte, c *jsonx.Cursor) error) error {
+	if ok, err := enterObject(c, what); !ok {
+		return err
+	}
+	for c.Next() {
+		key, err := memberName(c, what)
+		if err != nil {
+			return err
+		}
+		if err := field(key, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enterObject enters the object at the cursor. It reports false, having
+// consumed the value, for null (nothing to decode, as decodeObject) and for
+// any other kind (with decodeObject's type error).
+func enterObject(c *jsonx.Cursor, what string) (bool, error) {
+	switch c.Kind() {
+	case jsonx.Null:
+		c.Skip()
+		return false, nil
+	case jsonx.Object:
+		return c.Enter(jsonx.Object), nil
+	}
+	return false, typeError(what, c.Value())
+}
+
+// memberName consumes a member's name and colon, escapes decoded.
+func memberName(c *jsonx.Cursor, what string) ([]byte, error) {
+	key := c.Key()
+	if hasBackslash(key) {
+		// Escaped names are rare; only they pay for decoding.
+		s, ok := jsonx.Unquote(append(append(append(make([]byte, 0, len(key)+2), '"'), key...), '"'))
+		if !ok {
+			return nil, errs.New(what + ": bad member name")
+		}
+		key = []byte(s)
+	}
+	return key, nil
+}
+
+// walkFreshSlice is decodeFreshSlice on a cursor: it walks the array's
+// elements with walk when the slice is new (every encoder's case) and
+// hands anything else (null, a repeated member, a type error) to
+// decodeSlice with elem, the Value decoder of the same element.
+func walkFreshSlice[T any](c *jsonx.Cursor, what string, p *[]T, walk func(*jsonx.Cursor, *T) error, elem func(jsonx.Value, *T) error, hint int) error {
+	if cap(*p) > 0 || c.Kind() != jsonx.Array {
+		return decodeSlice(c.Value(), what, p, elem)
+	}
+	c.Enter(jsonx.Array)
+	var s []T
+	for c.Next() {
+		if s == nil {
+			s = make([]T, 0, hint)
+		}
+		var zero T
+		s = append(s, zero)
+		if err := walk(c, &s[len(s)-1]); err != nil {
+			return err
+		}
+	}
+	if s == nil {
+		s = make([]T, 0)
+	}
+	*p = s
+	return nil
+}
+
+// walkOp and walkLimit loop over the members themselves rather than
+// through walkObject: a closure capturing the element would be one heap
+// allocation per op and per limit.
+func walkOp(c *jsonx.Cursor, o *Op) error {
+	if ok, err := enterObject(c, "op"); !ok {
+		return err
+	}
+	for c.Next() {
+		key, err := memberName(c, "op")
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "key":
+			err = decodeString(c.Value(), "op.key", &o.Key)
+		case "kind":
+			err = decodeKind(c.Value(), "op.kind", &o.Kind)
+		case "dimension":
+			err = decodeName(c.Value(), "op.dimension", &o.Dimension, limit.ParseDimension)
+		case "limits":
+			err = walkFreshSlice(c, "op.limits", &o.Limits, walkLimit, decodeLimit, 2)
+		case "amount":
+			err = decodeInt(c.Value(), "op.amount", &o.Amount)
+		case "private":
+			err = decodeBool(c.Value(), "op.private", &o.Private)
+		default:
+			c.Skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func walkLimit(c *jsonx.Cursor, l *Limit) error {
+	if ok, err := enterObject(c, "limit"); !ok {
+		return err
+	}
+	for c.Next() {
+		key, err := memberName(c, "limit")
+		if err != nil {
+			return err
+		}
+		switch string(key) {
+		case "budget":
+			err = decodeName(c.Value(), "limit.budget", &l.Budget, limit.ParsePeriod)
+		case "capacity":
+			err = decodeInt(c.Value(), "limit.capacity", &l.Capacity)
+		case "refill_per_sec":
+			err = decodeFloat(c.Value(), "limit.refill_per_sec", &l.RefillPerSec)
+		default:
+			c.Skip()
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// concurrentAdmits admits p from n goroutines at once, each once.
+func concurrentAdmits(t *testing.T, e env, p sharedstore.Plan, n int) []sharedstore.Outcome {
+	t.Helper()
+	out := make([]sharedstore.Outcome, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i], errs[i] = e.store.Admit(context.Background(), p)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	return out
+}
+
+func TestConcurrentAdmissionsShareRoundTripsAndEachCountsOnce(t *testing.T) {
+	e := newEnv(t, false)
+	tk := uniq("tk")
+	l := minute(1000)
+	const n = 64
+	e.rt.n.Store(0)
+	out := concurrentAdmits(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}, n)
+	ids := map[string]bool{}
+	for _, o := range out {
+		require.True(t, o.Admitted())
+		ids[o.Hold.ID] = true
+	}
+	require.Len(t, ids, n, "every admission has its own hold")
+	require.InDelta(t, 1000-10*n, level(t, e, tk, l), 0.5, "each admission took its tokens exactly once")
+	require.Less(t, e.rt.n.Load(), int64(n), "concurrent scripts leave in shared pipelines")
+	require.GreaterOrEqual(t, e.rt.n.Load(), int64(n/maxBatch))
+}
+
+func TestABatchReloadsAScriptRedisForgot(t *testing.T) {
+	e := newEnv(t, false)
+	b := e.store.batch
+	tk := uniq("tk")
+	l := minute(1000)
+	// hold every sender slot so that all 32 calls queue into one batch
+	b.mu.Lock()
+	b.senders = maxSenders
+	b.mu.Unlock()
+	done := make(chan []sharedstore.Outcome)
+	go func() {
+		done <- concurrentAdmits(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}, 32)
+	}()
+	require.Eventually(t, func() bool {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return len(b.pending) == 32
+	}, 5*time.Second, time.Millisecond)
+	require.NoError(t, e.c.ScriptFlush(context.Background()).Err())
+	b.mu.Lock()
+	b.senders = 1
+	b.mu.Unlock()
+	b.next() // one sender takes the queue: every EVALSHA in it meets NOSCRIPT
+	for _, o := range <-done {
+		require.True(t, o.Admitted())
+	}
+	require.InDelta(t, 1000-10*32, level(t, e, tk, l), 0.5)
+	b.mu.Lock()
+	require.Zero(t, b.senders, "the sender slot is freed once the queue is empty")
+	b.mu.Unlock()
+}
+
+func TestAQueuedCallerThatGaveUpIsNeverSent(t *testing.T) {
+	e := newEnv(t, false)
+	b := e.store.batch
+	tk := uniq("tk")
+	l := minute(1000)
+	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
+	// every sender slot is taken, so both calls queue
+	b.mu.Lock()
+	b.senders = maxSenders
+	b.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	gaveUp, kept := make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := e.store.Admit(ctx, p)
+		gaveUp <- err
+	}()
+	require.Eventually(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.pending) == 1 }, 5*time.Second, time.Millisecond)
+	go func() {
+		_, err := e.store.Admit(context.Background(), p)
+		kept <- err
+	}()
+	require.Eventually(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.pending) == 2 }, 5*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-gaveUp, context.Canceled, "the caller gives up at its own deadline")
+	b.next() // the sender that finishes next takes the queue
+	require.NoError(t, <-kept)
+	require.InDelta(t, 990, level(t, e, tk, l), 0.5, "only the call still waited for was run: a filter that gave up may release or retry")
+}
