@@ -128,5 +128,6 @@ func (x *Exchange) record() {
 	}
 	d.recorded = true
 	d.keyID, d.keyHash = x.who.Key.ID, x.who.APIKeyHash
-	x.emit(RecordDecision).Body = d.appendJSON(make([]byte, 0, 192))
+	x.logBuf = d.appendJSON(x.logBuf[:0])
+	x.fx.RecordDecision(x.logBuf)
 }
