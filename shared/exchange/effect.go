@@ -10,7 +10,7 @@ import (
 // Effects carries out what an exchange decides, as it decides it: the
 // filter's adapter makes host, store and metric calls; the exchange's tests
 // record the calls. Nothing is queued (in the VM each queued effect cost a
-// copy, a take and a dispatch, ≈ 30 k instructions a request): an effect is
+// copy, a take and a dispatch: ≈ 22 k instructions a request): an effect is
 // done before the exchange moves on, so a store that answers an Admit at
 // once feeds the exchange its answer from inside Admit, and the effects of
 // that answer are done before Admit returns. Pointers point into the

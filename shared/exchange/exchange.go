@@ -35,7 +35,7 @@ type Env struct {
 	Config *config.Runtime // nil: no config applied yet, nothing is metered
 	// Effects carries out what the exchange decides; required.
 	Effects Effects
-	Keys   *identity.KeyCache
+	Keys    *identity.KeyCache
 	// Now is the host's clock, in nanoseconds since the epoch.
 	Now func() int64
 	// AnyClamp says some model clamps its output ceiling, so a body on any

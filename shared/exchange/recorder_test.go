@@ -62,15 +62,19 @@ type recorder struct{ q []Effect }
 
 func (r *recorder) add(e Effect) { r.q = append(r.q, e) }
 
-func (r *recorder) RemoveRequestHeader(name string) { r.add(Effect{Kind: RemoveRequestHeader, Name: name}) }
+func (r *recorder) RemoveRequestHeader(name string) {
+	r.add(Effect{Kind: RemoveRequestHeader, Name: name})
+}
 func (r *recorder) SetRequestBody(size int, body []byte) {
 	r.add(Effect{Kind: SetRequestBody, Size: size, Body: append([]byte(nil), body...)})
 }
 func (r *recorder) LocalReply(status int, body []byte, headers []refusal.Header) {
 	r.add(Effect{Kind: LocalReply, Size: status, Body: body, Headers: headers})
 }
-func (r *recorder) Admit(plan *limit.Plan, retry bool) { r.add(Effect{Kind: Admit, Plan: plan, Retry: retry}) }
-func (r *recorder) ResumeRequest()                     { r.add(Effect{Kind: ResumeRequest}) }
+func (r *recorder) Admit(plan *limit.Plan, retry bool) {
+	r.add(Effect{Kind: Admit, Plan: plan, Retry: retry})
+}
+func (r *recorder) ResumeRequest() { r.add(Effect{Kind: ResumeRequest}) }
 func (r *recorder) Settle(hold *limit.Hold, tokens int64) {
 	r.add(Effect{Kind: Settle, Hold: hold, Tokens: tokens})
 }
