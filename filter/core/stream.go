@@ -30,6 +30,12 @@ type Stream struct {
 	// admitting is true inside store.Admit: an answer now is synchronous.
 	admitting bool
 	x         exchange.Exchange
+
+	// listed is the header map read whole in this callback, so every
+	// header the exchange reads costs one host call between them;
+	// listedMap says which map (listed is nil when none was read yet).
+	listed    [][2]string
+	listedMap abi.MapType
 }
 
 func (s *Stream) host() abi.Host { return s.root.host }
@@ -44,6 +50,7 @@ func (s *Stream) env() exchange.Env {
 func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 	s.x.Begin(s.env()) // a stream is new, or was Reset when recycled
 	a := s.x.RequestHeaders(requestView{s}, endOfStream)
+	s.listed = nil
 	if s.x.Phase() != exchange.PhasePassThrough {
 		s.store = s.root.store
 	}
@@ -58,6 +65,7 @@ func (s *Stream) OnRequestTrailers(numTrailers int) abi.Action { return abi.Acti
 
 func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action {
 	s.root.headers = s.x.ResponseHeaders(responseView{s}, endOfStream, s.root.headers)
+	s.listed = nil
 	return abi.ActionContinue
 }
 
@@ -186,18 +194,39 @@ func headerPairs(headers []refusal.Header) [][2]string {
 	return hs
 }
 
+// headers is header map m, read whole on the callback's first header read:
+// identification reads the request's map whole anyway, so :path and the
+// other request headers come from the same listing, not a host call each.
+func (s *Stream) headers(m abi.MapType) [][2]string {
+	if s.listed == nil || s.listedMap != m {
+		s.listed, _ = s.host().GetHeaders(m)
+		if s.listed == nil {
+			s.listed = [][2]string{}
+		}
+		s.listedMap = m
+	}
+	return s.listed
+}
+
+// firstHeader is the first value of header name in map m, as the host's
+// own lookup answers.
+func (s *Stream) firstHeader(m abi.MapType, name string) (string, bool) {
+	for _, h := range s.headers(m) {
+		if h[0] == name {
+			return h[1], true
+		}
+	}
+	return "", false
+}
+
 // requestView reads the request through the host.
 type requestView struct{ s *Stream }
 
 func (v requestView) Header(name string) (string, bool) {
-	val, st := v.s.host().GetHeader(abi.MapRequestHeaders, name)
-	return val, st == abi.StatusOK
+	return v.s.firstHeader(abi.MapRequestHeaders, name)
 }
 
-func (v requestView) Headers() [][2]string {
-	pairs, _ := v.s.host().GetHeaders(abi.MapRequestHeaders)
-	return pairs
-}
+func (v requestView) Headers() [][2]string { return v.s.headers(abi.MapRequestHeaders) }
 
 func (v requestView) Property(path ...string) ([]byte, bool) {
 	val, st := v.s.host().GetProperty(path...)
@@ -209,7 +238,9 @@ func (v requestView) Body(size int) ([]byte, bool) {
 	return b, st == abi.StatusOK
 }
 
-// responseView reads the response through the host.
+// responseView reads the response through the host, one header at a time:
+// the exchange reads four, and listing the whole map cost ≈ 10 k more
+// instructions in the VM than the three host calls it saved.
 type responseView struct{ s *Stream }
 
 func (v responseView) Header(name string) (string, bool) {
