@@ -4,9 +4,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/exchange"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
-	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -43,7 +41,7 @@ func (s *Stream) host() abi.Host { return s.root.host }
 // env is what the exchange reads from the root.
 func (s *Stream) env() exchange.Env {
 	r := s.root
-	return exchange.Env{Config: r.rt, Effects: (*effects)(s), Keys: r.keys, Now: r.now, AnyClamp: r.anyClamp,
+	return exchange.Env{Config: r.rt, Effects: (*effects)(s), Facts: r.metrics, Keys: r.keys, Now: r.now, AnyClamp: r.anyClamp,
 		Fleet: r.remote != nil}
 }
 
@@ -163,28 +161,6 @@ func (f *effects) SetResponseBody(size int, body []byte) {
 }
 
 func (f *effects) RecordDecision(body []byte) { f.root.host.SetFilterState(FilterStateName, body) }
-
-func (f *effects) CountRequest(outcome string)   { f.root.metrics.request(outcome) }
-func (f *effects) CountSkipped(dimension string) { f.root.metrics.skipped(dimension) }
-func (f *effects) CountFailOpen(reason string)   { f.root.metrics.failOpen(reason) }
-
-func (f *effects) CountTokens(e *limit.HoldEntry, movement string, tokens int64) {
-	f.root.metrics.tokens(e, movement, tokens)
-}
-
-func (f *effects) CountRefusal(r *limit.Refusal, limitType string) {
-	f.root.metrics.refusal(*r, limitType)
-}
-
-func (f *effects) CountShadowRefusal(limitType, dimension string) {
-	f.root.metrics.shadowRefusal(limitType, dimension)
-}
-
-func (f *effects) CountSpendRefusal(ex spend.Exceeded) { f.root.metrics.spendRefusal(ex) }
-
-func (f *effects) CountSpendUSD(p *spend.Policy, cost money.Amount) {
-	f.root.metrics.spendUSD(p, cost)
-}
 
 func headerPairs(headers []refusal.Header) [][2]string {
 	hs := make([][2]string, len(headers))

@@ -38,7 +38,7 @@ func (x *Exchange) admit(withTokens bool) {
 	}
 	plan, skipped := budget.Plan(x.rt, x.who, amount)
 	for _, d := range skipped {
-		x.fx.CountSkipped(d)
+		x.facts.CountSkipped(d)
 	}
 	x.log.skipped = skipped
 	plan.Spend = sp
@@ -70,7 +70,7 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 		return // no admission was asked for: nothing to answer
 	}
 	for _, f := range o.Skipped {
-		x.fx.CountSkipped(f)
+		x.facts.CountSkipped(f)
 		x.log.skipped = append(x.log.skipped, f)
 	}
 	switch {
@@ -113,7 +113,7 @@ func (x *Exchange) admitted(o limit.Outcome, async bool) {
 	x.log.fellBack = x.env.Fleet && o.Hold.Backend == limit.BackendLocal
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
-		x.fx.CountTokens(e, TokensReserved, e.Amount)
+		x.facts.CountTokens(e, TokensReserved, e.Amount)
 	}
 	if async {
 		x.fx.ResumeRequest()
@@ -126,7 +126,7 @@ func (x *Exchange) refused(o limit.Outcome) {
 	r := &x.refusal
 	x.countRequest("refused")
 	limitType := refusal.LimitType(r.Kind, r.Budget)
-	x.fx.CountRefusal(r, limitType)
+	x.facts.CountRefusal(r, limitType)
 	x.log.outcome, x.log.limitType, x.log.dimension = "refused", limitType, r.Dimension.String()
 	now := x.env.Now() / 1e9
 	status, body, headers := refusal.Refusal(*r, o.Levels, now)
@@ -155,7 +155,7 @@ func (x *Exchange) headerStyles() refusal.Styles {
 // watches are the ones enforcement would produce.
 func (x *Exchange) shadowRefused(r limit.Refusal, async bool) {
 	limitType := refusal.LimitType(r.Kind, r.Budget)
-	x.fx.CountShadowRefusal(limitType, r.Dimension.String())
+	x.facts.CountShadowRefusal(limitType, r.Dimension.String())
 	x.log.shadow = append(x.log.shadow, shadowRefusal{limitType: limitType, dimension: r.Dimension.String()})
 	x.plan = withoutDimension(x.plan, r.Dimension, r.Kind == limit.KindTokens)
 	if len(x.plan.Requests) == 0 && len(x.plan.Tokens) == 0 {
@@ -230,7 +230,7 @@ func (x *Exchange) spendPlan() (sp limit.Spend, ok bool) {
 // period_end is the only remedy).
 func (x *Exchange) spendRefused(ex spend.Exceeded) {
 	x.countRequest("refused")
-	x.fx.CountSpendRefusal(ex)
+	x.facts.CountSpendRefusal(ex)
 	x.log.outcome, x.log.limitType = "refused", refusal.LimitSpend
 	x.log.spendSlot = ex.Slot
 	x.log.spendRefused = true

@@ -42,10 +42,10 @@ type Effects interface {
 	SetResponseBody(size int, body []byte)
 	// RecordDecision writes body, the decision as JSON, as filter state.
 	RecordDecision(body []byte)
-	Facts
 }
 
-// Facts are what an exchange tells the metrics.
+// Facts are what an exchange tells the metrics, which the adapter's metric
+// set takes directly.
 type Facts interface {
 	// CountRequest counts one request under outcome.
 	CountRequest(outcome string)

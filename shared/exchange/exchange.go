@@ -33,8 +33,10 @@ import (
 // config it is admitted under, the key-hash cache, and the clock.
 type Env struct {
 	Config *config.Runtime // nil: no config applied yet, nothing is metered
-	// Effects carries out what the exchange decides; required.
+	// Effects carries out what the exchange decides and Facts counts it;
+	// both required.
 	Effects Effects
+	Facts   Facts
 	Keys    *identity.KeyCache
 	// Now is the host's clock, in nanoseconds since the epoch.
 	Now func() int64
@@ -170,6 +172,7 @@ type Exchange struct {
 	// adapter copies it into the host.
 	logBuf []byte
 	fx     Effects // env.Effects
+	facts  Facts   // env.Facts
 }
 
 // Start readies x for a new exchange under env: Reset, then Begin.
@@ -186,7 +189,7 @@ func (x *Exchange) Reset() {
 }
 
 // Begin sets the environment of an exchange that is new or Reset.
-func (x *Exchange) Begin(env Env) { x.env, x.fx = env, env.Effects }
+func (x *Exchange) Begin(env Env) { x.env, x.fx, x.facts = env, env.Effects, env.Facts }
 
 // Phase is where the request side stands.
 func (x *Exchange) Phase() Phase { return x.phase }
@@ -241,10 +244,10 @@ func (x *Exchange) Done() {
 func (x *Exchange) Deleted() { x.phase = PhaseDone }
 
 func (x *Exchange) failOpen(reason string) {
-	x.fx.CountFailOpen(reason)
+	x.facts.CountFailOpen(reason)
 	x.log.failOpen = reason
 }
 
 func (x *Exchange) countRequest(outcome string) {
-	x.fx.CountRequest(outcome)
+	x.facts.CountRequest(outcome)
 }

@@ -109,14 +109,15 @@ func (r *recorder) CountSpendUSD(policy *spend.Policy, cost money.Amount) {
 	r.add(Effect{Kind: CountSpendUSD, Policy: policy, Tokens: int64(cost)})
 }
 
-// recorded is x's recorder; an exchange started without Effects gets one.
-func (x *Exchange) recorded() *recorder {
-	if x.fx == nil {
-		x.fx = &recorder{}
-		x.env.Effects = x.fx
-	}
-	return x.fx.(*recorder)
+// recording is an environment's recorder, as its Effects and its Facts.
+func recording(env Env) Env {
+	r := &recorder{}
+	env.Effects, env.Facts = r, r
+	return env
 }
+
+// recorded is x's recorder.
+func (x *Exchange) recorded() *recorder { return x.fx.(*recorder) }
 
 // Pending is the effects not yet drained, as a copy.
 func (x *Exchange) Pending() []Effect { return append([]Effect(nil), x.recorded().q...) }

@@ -134,9 +134,9 @@ func (x *Exchange) settle(actual int64, k usage.Kinds) {
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
 		if actual < reserved {
-			x.fx.CountTokens(e, TokensRefunded, reserved-actual)
+			x.facts.CountTokens(e, TokensRefunded, reserved-actual)
 		} else {
-			x.fx.CountTokens(e, TokensCharged, actual-reserved)
+			x.facts.CountTokens(e, TokensCharged, actual-reserved)
 		}
 	}
 	x.fx.Settle(&x.hold, actual)
@@ -149,7 +149,7 @@ func (x *Exchange) release() {
 	x.log.end, x.log.usage = endReleased, 0
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
-		x.fx.CountTokens(e, TokensRefunded, e.Amount)
+		x.facts.CountTokens(e, TokensRefunded, e.Amount)
 	}
 	x.fx.Release(&x.hold)
 }
@@ -163,7 +163,7 @@ func (x *Exchange) chargeSpend(k usage.Kinds) {
 	cost := pricing.Cost(k, x.price)
 	x.hold.SpendCost, x.hold.SpendUsage = cost, k
 	x.log.spend, x.log.spendCharged = cost, true
-	x.fx.CountSpendUSD(&x.hold.Spend.Policy, cost)
+	x.facts.CountSpendUSD(&x.hold.Spend.Policy, cost)
 }
 
 // kindsOf splits a token figure the filter charges without the backend's
