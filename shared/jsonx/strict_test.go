@@ -6,46 +6,66 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// strictWalk walks a document with a strict cursor, entering containers down
-// to enterDepth and consuming the rest whole (names with Name in objects
-// entered by Enter, Key in those entered by EnterItems), and returns what it
-// read and whether the document was Valid.
-func strictWalk(data []byte, enterDepth int) ([]string, bool) {
-	c := Strict(data)
+// walker is what a walk needs of a Cursor or a StrictCursor.
+type walker interface {
+	Kind() Kind
+	Enter(Kind) bool
+	Next() bool
+	Name() string
+	Value() Value
+	EnterItems() (object, ok bool)
+	NextItem(object bool) bool
+}
+
+// walk enters containers down to enterDepth and consumes the rest whole
+// (names with Name in objects entered by Enter, Key in those entered by
+// EnterItems), and returns what it read.
+func walk(c walker, enterDepth int) []string {
 	var seen []string
-	var walk func(depth int)
-	walk = func(depth int) {
+	var at func(depth int)
+	at = func(depth int) {
 		if depth >= enterDepth {
 			seen = append(seen, string(c.Value().Raw))
 			return
 		}
-		switch k := peekKind(&c); {
+		switch k := c.Kind(); {
 		case k == Object && depth%2 == 0:
 			if c.Enter(Object) {
 				for c.Next() {
 					seen = append(seen, "name:"+c.Name())
-					walk(depth + 1)
+					at(depth + 1)
 				}
 			}
 		case k == Object || k == Array:
 			obj, ok := c.EnterItems()
 			for ok && c.NextItem(obj) {
-				walk(depth + 1)
+				at(depth + 1)
 			}
 		default:
 			seen = append(seen, string(c.Value().Raw))
 		}
 	}
-	walk(0)
-	return seen, c.Valid()
+	at(0)
+	return seen
 }
 
-func peekKind(c *StrictCursor) Kind {
+// peeking gives a StrictCursor the Kind a walk peeks with.
+type peeking struct{ *StrictCursor }
+
+func (c peeking) Kind() Kind {
 	i := skipWS(c.d, c.i)
 	if i >= len(c.d) {
 		return Invalid
 	}
 	return kindOf(c.d[i])
+}
+
+// strictWalk is walk with a strict cursor over data, and whether data was
+// Valid.
+func strictWalk(data []byte, enterDepth int) ([]string, bool) {
+	c := Strict(data)
+	seen := walk(peeking{&c}, enterDepth)
+	return seen, c.Valid()
 }
 
 // A strict walk accepts exactly what Parse accepts, whatever it enters, and
@@ -75,39 +95,9 @@ func FuzzStrictCursorAgreesWithParse(f *testing.F) {
 			seen, ok := strictWalk(data, depth)
 			require.Equal(t, v.Kind != Invalid, ok, "entered %d deep", depth)
 			if ok && depth == 4 {
-				require.Equal(t, cursorWalk(v), seen)
+				c := v.Cursor()
+				require.Equal(t, walk(&c, depth), seen)
 			}
 		}
 	})
-}
-
-// cursorWalk is strictWalk's walk, 4 deep, with a Cursor over a parsed value.
-func cursorWalk(v Value) []string {
-	c := v.Cursor()
-	var seen []string
-	var walk func(depth int)
-	walk = func(depth int) {
-		if depth >= 4 {
-			seen = append(seen, string(c.Value().Raw))
-			return
-		}
-		switch k := c.Kind(); {
-		case k == Object && depth%2 == 0:
-			if c.Enter(Object) {
-				for c.Next() {
-					seen = append(seen, "name:"+c.Name())
-					walk(depth + 1)
-				}
-			}
-		case k == Object || k == Array:
-			obj, ok := c.EnterItems()
-			for ok && c.NextItem(obj) {
-				walk(depth + 1)
-			}
-		default:
-			seen = append(seen, string(c.Value().Raw))
-		}
-	}
-	walk(0)
-	return seen
 }
