@@ -16,6 +16,9 @@ import (
 // remembered by position, so the hot path hashes nothing: in the VM a map
 // lookup keyed by seven strings cost more than the host call.
 //
+// It is the exchanges' exchange.Facts: each fact is counted by one call,
+// with no adapter between.
+//
 // Increments are summed in the VM and handed to the host by flush, which
 // the root calls on its tick and when it is done: Envoy's stats are read by
 // a scrape, so a delay of one tick is invisible, while an increment per
@@ -194,10 +197,10 @@ func metricRedisUnavailable(dimension sharedstore.Dimension, action string) seri
 	return mk(metrics.RedisUnavailable, metrics.LabelDimension, dimension.String(), metrics.LabelAction, action)
 }
 
-// tokens records a token movement on one hold entry: the period series per
+// CountTokens records a token movement on one hold entry: the period series per
 // Limit and the aggregate series summed over the periods (amount once per
 // Limit, added in one call).
-func (m *metricSet) tokens(e *sharedstore.HoldEntry, outcome string, amount int64) {
+func (m *metricSet) CountTokens(e *sharedstore.HoldEntry, outcome string, amount int64) {
 	if amount <= 0 || e.Kind != sharedstore.KindTokens {
 		return
 	}
@@ -235,8 +238,8 @@ func (m *metricSet) tokens(e *sharedstore.HoldEntry, outcome string, amount int6
 	m.countAt(slot, mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension.String(), metrics.LabelOutcome, outcome), amount*n)
 }
 
-// refusal records one refusal under its families.
-func (m *metricSet) refusal(r sharedstore.Refusal, limitType string) {
+// CountRefusal records one refusal under its families.
+func (m *metricSet) CountRefusal(r *sharedstore.Refusal, limitType string) {
 	m.count(mk(metrics.Exceeded, metrics.LabelLimitType, limitType), 1)
 	if r.Kind != sharedstore.KindTokens {
 		return
@@ -246,19 +249,19 @@ func (m *metricSet) refusal(r sharedstore.Refusal, limitType string) {
 		metrics.LabelDimension, r.Dimension.String(), metrics.LabelBudget, r.Budget.String()), 1)
 }
 
-func (m *metricSet) shadowRefusal(limitType, dimension string) {
+func (m *metricSet) CountShadowRefusal(limitType, dimension string) {
 	m.count(mk(metrics.ShadowRefusals, metrics.LabelDimension, dimension, metrics.LabelLimitType, limitType), 1)
 }
 
-func (m *metricSet) skipped(dimension string) {
+func (m *metricSet) CountSkipped(dimension string) {
 	m.count(mk(metrics.Skipped, metrics.LabelDimension, dimension), 1)
 }
 
-func (m *metricSet) failOpen(reason string) {
+func (m *metricSet) CountFailOpen(reason string) {
 	m.count(mk(metrics.FailOpen, metrics.LabelReason, reason), 1)
 }
 
-func (m *metricSet) request(outcome string) {
+func (m *metricSet) CountRequest(outcome string) {
 	if outcome == outcomeAdmitted {
 		if !m.hit(&m.admitted, 1) {
 			m.countAt(&m.admitted, mk(metrics.Requests, metrics.LabelOutcome, outcome), 1)

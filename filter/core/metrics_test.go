@@ -27,16 +27,16 @@ func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
 	h := abitest.New(nil)
 	m := newMetricSet(h)
 	for range 3 {
-		m.tokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, 100)
-		m.tokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeRefunded, 30)
-		m.tokens(entry(limit.Dimension(99), limit.PeriodMinute, limit.Period(99)), outcomeCharged, 7) // values outside the named dimensions and periods
-		m.tokens(entry(limit.DimGlobal, limit.PeriodMinute), "odd", 5)                                // unknown outcome
+		m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, 100)
+		m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeRefunded, 30)
+		m.CountTokens(entry(limit.Dimension(99), limit.PeriodMinute, limit.Period(99)), outcomeCharged, 7) // values outside the named dimensions and periods
+		m.CountTokens(entry(limit.DimGlobal, limit.PeriodMinute), "odd", 5)                                // unknown outcome
 	}
-	m.tokens(entry(limit.DimAPIKey, limit.PeriodMinute), outcomeReserved, 0)
-	m.tokens(&sharedstore.HoldEntry{Kind: sharedstore.KindConcurrency, Dimension: limit.DimAPIKey, Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent}}}, outcomeReserved, 1)
-	m.request(outcomeAdmitted)
-	m.request(outcomeAdmitted)
-	m.request("refused")
+	m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute), outcomeReserved, 0)
+	m.CountTokens(&sharedstore.HoldEntry{Kind: sharedstore.KindConcurrency, Dimension: limit.DimAPIKey, Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent}}}, outcomeReserved, 1)
+	m.CountRequest(outcomeAdmitted)
+	m.CountRequest(outcomeAdmitted)
+	m.CountRequest("refused")
 	m.flush()
 
 	for _, c := range []struct {
@@ -66,7 +66,7 @@ func TestATotalTooLargeForOneIncrementIsAddedPerPeriod(t *testing.T) {
 	h := abitest.New(nil)
 	m := newMetricSet(h)
 	big := int64(math.MaxInt64/2 + 1)
-	m.tokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, big)
+	m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, big)
 	m.flush()
 	got, ok := h.Metric(metrics.Name(metrics.TokenBudgetTokens, metrics.LabelDimension, "api_key", metrics.LabelOutcome, "reserved"))
 	require.True(t, ok)
@@ -92,7 +92,7 @@ func TestMetricIncrementsReachTheHostOnTheTickAndWhenTheRootIsDone(t *testing.T)
 			require.True(t, r.OnConfigure([]byte(`{"rate_limiting":{"limits":{"global":{"tokens_per_minute":1000}}}}`)))
 			require.Equal(t, uint32(tickPeriodMs), h.TickPeriod(), "every root ticks")
 			for range 3 {
-				r.metrics.request(outcomeAdmitted)
+				r.metrics.CountRequest(outcomeAdmitted)
 			}
 			got, _ := h.Metric(name)
 			require.Zero(t, got, "not before the flush")

@@ -7,10 +7,10 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 )
 
-// spendRefusal counts a spend refusal: rate_limit_exceeded_total with
+// CountSpendRefusal counts a spend refusal: rate_limit_exceeded_total with
 // limit_type spend_limit, and the per-scope-and-period family.
 // A balance refusal is counted with scope team and period balance.
-func (m *metricSet) spendRefusal(ex spend.Exceeded) {
+func (m *metricSet) CountSpendRefusal(ex spend.Exceeded) {
 	m.count(mk(metrics.Exceeded, metrics.LabelLimitType, refusal.LimitSpend), 1)
 	scope, period := ex.Slot.Scope().String(), ex.Slot.Period().String()
 	if ex.Balance {
@@ -19,9 +19,9 @@ func (m *metricSet) spendRefusal(ex spend.Exceeded) {
 	m.count(mk(metrics.SpendRefusals, metrics.LabelScope, scope, metrics.LabelPeriod, period), 1)
 }
 
-// spendUSD adds a request's cost (nano-USD) once to each scope it is
+// CountSpendUSD adds a request's cost (nano-USD) once to each scope it is
 // counted under.
-func (m *metricSet) spendUSD(p *spend.Policy, cost money.Amount) {
+func (m *metricSet) CountSpendUSD(p *spend.Policy, cost money.Amount) {
 	if cost <= 0 {
 		return
 	}

@@ -24,7 +24,7 @@ func TestOnlyAMeteredRouteUnderAConfigIsMetered(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var x Exchange
-			env := Env{Now: func() int64 { return now }}
+			env := recording(Env{Now: func() int64 { return now }})
 			if c.cfg != "" {
 				env = newRig(t, c.cfg).x.env
 			}

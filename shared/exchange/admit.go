@@ -38,7 +38,7 @@ func (x *Exchange) admit(withTokens bool) {
 	}
 	plan, skipped := budget.Plan(x.rt, x.who, amount)
 	for _, d := range skipped {
-		x.emit(CountSkipped).Name = d
+		x.facts.CountSkipped(d)
 	}
 	x.log.skipped = skipped
 	plan.Spend = sp
@@ -51,7 +51,7 @@ func (x *Exchange) admit(withTokens bool) {
 	}
 	x.plan = plan
 	x.phase = PhaseAdmitting
-	x.emit(Admit).Plan = &x.plan
+	x.fx.Admit(&x.plan, false)
 }
 
 // Admitted is the store's answer to an Admit effect. async says it came
@@ -62,7 +62,7 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 	if x.phase == PhaseDone {
 		if o.Err == nil && o.Admitted() {
 			x.hold = o.Hold
-			x.emit(Release).Hold = &x.hold
+			x.fx.Release(&x.hold)
 		}
 		return
 	}
@@ -70,7 +70,7 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 		return // no admission was asked for: nothing to answer
 	}
 	for _, f := range o.Skipped {
-		x.emit(CountSkipped).Name = f
+		x.facts.CountSkipped(f)
 		x.log.skipped = append(x.log.skipped, f)
 	}
 	switch {
@@ -113,11 +113,10 @@ func (x *Exchange) admitted(o limit.Outcome, async bool) {
 	x.log.fellBack = x.env.Fleet && o.Hold.Backend == limit.BackendLocal
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
-		f := x.emit(CountTokens)
-		f.Entry, f.Name, f.Tokens = e, TokensReserved, e.Amount
+		x.facts.CountTokens(e, TokensReserved, e.Amount)
 	}
 	if async {
-		x.emit(ResumeRequest)
+		x.fx.ResumeRequest()
 	}
 }
 
@@ -127,8 +126,7 @@ func (x *Exchange) refused(o limit.Outcome) {
 	r := &x.refusal
 	x.countRequest("refused")
 	limitType := refusal.LimitType(r.Kind, r.Budget)
-	f := x.emit(CountRefusal)
-	f.Refusal, f.Value = r, limitType
+	x.facts.CountRefusal(r, limitType)
 	x.log.outcome, x.log.limitType, x.log.dimension = "refused", limitType, r.Dimension.String()
 	now := x.env.Now() / 1e9
 	status, body, headers := refusal.Refusal(*r, o.Levels, now)
@@ -157,8 +155,7 @@ func (x *Exchange) headerStyles() refusal.Styles {
 // watches are the ones enforcement would produce.
 func (x *Exchange) shadowRefused(r limit.Refusal, async bool) {
 	limitType := refusal.LimitType(r.Kind, r.Budget)
-	f := x.emit(CountShadowRefusal)
-	f.Value, f.Name = limitType, r.Dimension.String()
+	x.facts.CountShadowRefusal(limitType, r.Dimension.String())
 	x.log.shadow = append(x.log.shadow, shadowRefusal{limitType: limitType, dimension: r.Dimension.String()})
 	x.plan = withoutDimension(x.plan, r.Dimension, r.Kind == limit.KindTokens)
 	if len(x.plan.Requests) == 0 && len(x.plan.Tokens) == 0 {
@@ -166,12 +163,11 @@ func (x *Exchange) shadowRefused(r limit.Refusal, async bool) {
 		x.countRequest(outcomeAdmitted)
 		x.log.outcome = outcomeAdmitted
 		if async {
-			x.emit(ResumeRequest)
+			x.fx.ResumeRequest()
 		}
 		return
 	}
-	f = x.emit(Admit)
-	f.Plan, f.Retry = &x.plan, true
+	x.fx.Admit(&x.plan, true)
 }
 
 // withoutDimension is p less every op of dimension. After a token refusal
@@ -234,7 +230,7 @@ func (x *Exchange) spendPlan() (sp limit.Spend, ok bool) {
 // period_end is the only remedy).
 func (x *Exchange) spendRefused(ex spend.Exceeded) {
 	x.countRequest("refused")
-	x.emit(CountSpendRefusal).Exceeded = ex
+	x.facts.CountSpendRefusal(ex)
 	x.log.outcome, x.log.limitType = "refused", refusal.LimitSpend
 	x.log.spendSlot = ex.Slot
 	x.log.spendRefused = true

@@ -33,7 +33,11 @@ import (
 // config it is admitted under, the key-hash cache, and the clock.
 type Env struct {
 	Config *config.Runtime // nil: no config applied yet, nothing is metered
-	Keys   *identity.KeyCache
+	// Effects carries out what the exchange decides and Facts counts it;
+	// both required.
+	Effects Effects
+	Facts   Facts
+	Keys    *identity.KeyCache
 	// Now is the host's clock, in nanoseconds since the epoch.
 	Now func() int64
 	// AnyClamp says some model clamps its output ceiling, so a body on any
@@ -164,7 +168,11 @@ type Exchange struct {
 	body   []byte // the copy of a non-streamed answer
 
 	log decision
-	fx  effects
+	// logBuf is the decision's JSON, kept for the next exchange: the
+	// adapter copies it into the host.
+	logBuf []byte
+	fx     Effects // env.Effects
+	facts  Facts   // env.Facts
 }
 
 // Start readies x for a new exchange under env: Reset, then Begin.
@@ -176,12 +184,12 @@ func (x *Exchange) Start(env Env) {
 // Reset forgets everything of the last exchange, keeping only buffers, so
 // a parked exchange holds no body or hold alive.
 func (x *Exchange) Reset() {
-	fx, out := x.fx.reset(), x.out[:0]
-	*x = Exchange{fx: fx, out: out}
+	out, logBuf := x.out[:0], x.logBuf[:0]
+	*x = Exchange{out: out, logBuf: logBuf}
 }
 
 // Begin sets the environment of an exchange that is new or Reset.
-func (x *Exchange) Begin(env Env) { x.env = env }
+func (x *Exchange) Begin(env Env) { x.env, x.fx, x.facts = env, env.Effects, env.Facts }
 
 // Phase is where the request side stands.
 func (x *Exchange) Phase() Phase { return x.phase }
@@ -236,10 +244,10 @@ func (x *Exchange) Done() {
 func (x *Exchange) Deleted() { x.phase = PhaseDone }
 
 func (x *Exchange) failOpen(reason string) {
-	x.emit(CountFailOpen).Name = reason
+	x.facts.CountFailOpen(reason)
 	x.log.failOpen = reason
 }
 
 func (x *Exchange) countRequest(outcome string) {
-	x.emit(CountRequest).Name = outcome
+	x.facts.CountRequest(outcome)
 }

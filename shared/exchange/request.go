@@ -47,12 +47,12 @@ func (x *Exchange) RequestHeaders(req Request, endOfStream bool) Action {
 	// The usage block must be readable: ask the backend for an uncompressed
 	// answer (a compressor filter before this one re-compresses for the
 	// client, as in Envoy's usual chain).
-	x.emit(RemoveRequestHeader).Name = "accept-encoding"
+	x.fx.RemoveRequestHeader("accept-encoding")
 	if x.mayRewriteBody() {
 		// Headers are read-only once this callback returns Continue, and the
 		// body is read (and maybe rewritten) later: drop the length now and
 		// let the proxy frame the body, as Envoy filters that rewrite do.
-		x.emit(RemoveRequestHeader).Name = "content-length"
+		x.fx.RemoveRequestHeader("content-length")
 	}
 	if endOfStream {
 		x.failOpen("no_body")
@@ -133,8 +133,7 @@ func (x *Exchange) readBody(req estimate.Request, m estimate.Members, body []byt
 		return false
 	}
 	if out, changed := w.apply(); changed {
-		f := x.emit(SetRequestBody)
-		f.Size, f.Body = size, out
+		x.fx.SetRequestBody(size, out)
 	}
 	return true
 }
@@ -192,8 +191,7 @@ func (x *Exchange) invalid(code, param, msg string) {
 // reply answers the client here; nothing goes upstream.
 func (x *Exchange) reply(status int, body []byte, headers []refusal.Header) {
 	x.phase = PhaseReplied
-	f := x.emit(LocalReply)
-	f.Size, f.Body, f.Headers = status, body, headers
+	x.fx.LocalReply(status, body, headers)
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

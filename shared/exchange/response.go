@@ -28,7 +28,7 @@ func (x *Exchange) ResponseHeaders(resp Response, endOfStream bool, headers []re
 		headers = refusal.AppendCompatHeaders(headers, x.levels, x.headerStyles(), x.env.Now()/1e9)
 	}
 	if len(headers) > 0 {
-		x.emit(SetResponseHeaders).Headers = headers
+		x.fx.SetResponseHeaders(headers)
 	}
 	if x.held != holdOpen {
 		return headers
@@ -94,8 +94,7 @@ func (x *Exchange) ResponseBody(resp Response, size int, endOfStream bool) {
 		}
 		out := x.split.Forward(x.out[:0], chunk, endOfStream, h)
 		if !sameBytes(out, chunk) {
-			f := x.emit(SetResponseBody)
-			f.Size, f.Body = size, out
+			x.fx.SetResponseBody(size, out)
 			// The adapter hands the bytes to the host, which copies them:
 			// the buffer serves the next chunk that changes. It is never
 			// a prefix of chunk, which may be the host's scratch buffer.

@@ -43,7 +43,7 @@ func newRig(t *testing.T, cfg string) *rig {
 	for _, m := range rt.Models {
 		anyClamp = anyClamp || m.Clamp
 	}
-	r.x.Start(Env{Config: rt, Keys: identity.NewKeyCache(16), Now: func() int64 { return now }, AnyClamp: anyClamp})
+	r.x.Start(recording(Env{Config: rt, Keys: identity.NewKeyCache(16), Now: func() int64 { return now }, AnyClamp: anyClamp}))
 	return r
 }
 

@@ -134,15 +134,12 @@ func (x *Exchange) settle(actual int64, k usage.Kinds) {
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
 		if actual < reserved {
-			f := x.emit(CountTokens)
-			f.Entry, f.Name, f.Tokens = e, TokensRefunded, reserved-actual
+			x.facts.CountTokens(e, TokensRefunded, reserved-actual)
 		} else {
-			f := x.emit(CountTokens)
-			f.Entry, f.Name, f.Tokens = e, TokensCharged, actual-reserved
+			x.facts.CountTokens(e, TokensCharged, actual-reserved)
 		}
 	}
-	f := x.emit(Settle)
-	f.Hold, f.Tokens = &x.hold, actual
+	x.fx.Settle(&x.hold, actual)
 }
 
 // release gives the whole hold back.
@@ -152,10 +149,9 @@ func (x *Exchange) release() {
 	x.log.end, x.log.usage = endReleased, 0
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
-		f := x.emit(CountTokens)
-		f.Entry, f.Name, f.Tokens = e, TokensRefunded, e.Amount
+		x.facts.CountTokens(e, TokensRefunded, e.Amount)
 	}
-	x.emit(Release).Hold = &x.hold
+	x.fx.Release(&x.hold)
 }
 
 // chargeSpend prices what the settlement charges and puts the cost on the
@@ -167,8 +163,7 @@ func (x *Exchange) chargeSpend(k usage.Kinds) {
 	cost := pricing.Cost(k, x.price)
 	x.hold.SpendCost, x.hold.SpendUsage = cost, k
 	x.log.spend, x.log.spendCharged = cost, true
-	f := x.emit(CountSpendUSD)
-	f.Policy, f.Tokens = &x.hold.Spend.Policy, int64(cost)
+	x.facts.CountSpendUSD(&x.hold.Spend.Policy, cost)
 }
 
 // kindsOf splits a token figure the filter charges without the backend's

@@ -134,9 +134,18 @@ func (c *Cursor) Skip() {
 func (c *Cursor) Name() string {
 	d, i := c.d, c.i
 	if i < len(d) && d[i] == '"' {
-		// Names are short and rarely escaped: one byte loop finds the
-		// closing quote, or the escape that needs decoding.
+		// Names are short and rarely escaped: a word test, then a byte
+		// loop, finds the closing quote or the escape that needs decoding
+		// (in the VM the byte loop alone was a tenth of a stream chunk's cost).
 		j := i + 1
+		for j+8 <= len(d) && littleEndian {
+			w := load64(d, j)
+			if m := quoteStops(w) | hasZero(w^(lsb*'\\')); m != 0 {
+				j += firstFlag(m)
+				break
+			}
+			j += 8
+		}
 		for j < len(d) && d[j] != '"' && d[j] != '\\' {
 			j++
 		}

@@ -38,6 +38,24 @@ func load64(d []byte, i int) uint64 {
 	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(d)), i))
 }
 
+// loadString64 is load64 for a string: callers loop on `i+8 <= len(s)`.
+func loadString64(s string, i int) uint64 {
+	return *(*uint64)(unsafe.Add(unsafe.Pointer(unsafe.StringData(s)), i))
+}
+
+// plainWord says all eight bytes of x are ASCII written as they are in a
+// JSON string under options o (see plain).
+func plainWord(x uint64, o StringOptions) bool {
+	m := x&msb | stringStops(x)
+	if o&LikeMarshal != 0 {
+		m |= hasZero(x^(lsb*'<')) | hasZero(x^(lsb*'>')) | hasZero(x^(lsb*'&'))
+	}
+	if o&EscapeDEL != 0 {
+		m |= hasZero(x ^ (lsb * 0x7f))
+	}
+	return m == 0
+}
+
 // hasZero is non-zero iff some byte of x is 0.
 func hasZero(x uint64) uint64 { return (x - lsb) &^ x & msb }
 

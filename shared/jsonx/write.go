@@ -46,6 +46,10 @@ func AppendStringWith(dst []byte, s string, o StringOptions) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(loadString64(s, i), o) {
+			i += 8 // eight bytes written as they are: one test, not eight
+			continue
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if safe[c] {

@@ -32,7 +32,8 @@ func TestStringOptionsAddOnlyTheirOwnEscapes(t *testing.T) {
 // LikeMarshal is encoding/json's Marshal spelling, byte for byte, on any
 // input (invalid UTF-8 included).
 func FuzzAppendStringWithOptions(f *testing.F) {
-	for _, s := range []string{"", "<&>", "\b\f\x7f", "\xff\xc3", "\u2028\u2029", "日本\x00"} {
+	for _, s := range []string{"", "<&>", "\b\f\x7f", "\xff\xc3", "\u2028\u2029", "日本\x00",
+		"eight-by&te words<then \x7f a quote\" a backslash\\ and \x01 more", "sk-1234567890abcdef/é/0123456789"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

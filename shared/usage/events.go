@@ -63,17 +63,18 @@ func (s *Stream) openAIEvent(data []byte) {
 		s.completed = true
 		return
 	}
-	root, ok := object(data)
-	if !ok {
-		return
-	}
-	// One walk over the chunk: chunks arrive hundreds of times a second and
-	// are mostly the nested delta, which a lookup per level would rescan.
+	// One walk over the chunk, which also checks its grammar: chunks arrive
+	// hundreds of times a second and are mostly the nested delta, which a
+	// lookup per level would rescan, and a Parse first read every byte
+	// twice. What the walk counts is kept only if the chunk was valid JSON.
 	// The same walk tells the usage-only chunk: the first choices member an
 	// empty array, the first usage member an object.
+	usage, haveUsage, delta := s.usage, s.haveUsage, s.delta
 	var sawUsage, sawChoices, usageObject, noChoices bool
-	c := root.Cursor()
-	c.Enter(jsonx.Object)
+	c := jsonx.Strict(data)
+	if !c.Enter(jsonx.Object) {
+		return
+	}
 	for c.Next() {
 		switch c.Name() {
 		case "usage":
@@ -98,12 +99,16 @@ func (s *Stream) openAIEvent(data []byte) {
 			c.Skip()
 		}
 	}
+	if !c.Valid() {
+		s.usage, s.haveUsage, s.delta = usage, haveUsage, delta // a garbled event counts nothing
+		return
+	}
 	s.usageOnly = usageObject && noChoices
 }
 
 // openAIChoice counts one choice: text for completions, the delta's text,
 // reasoning and tool-call members for chat.
-func (s *Stream) openAIChoice(c *jsonx.Cursor) {
+func (s *Stream) openAIChoice(c *jsonx.StrictCursor) {
 	if !c.Enter(jsonx.Object) {
 		return
 	}
@@ -130,7 +135,7 @@ func (s *Stream) openAIChoice(c *jsonx.Cursor) {
 }
 
 // openAIDeltaMember counts one member of a chat delta and consumes it.
-func (s *Stream) openAIDeltaMember(c *jsonx.Cursor) {
+func (s *Stream) openAIDeltaMember(c *jsonx.StrictCursor) {
 	switch c.Name() {
 	case "content", "refusal", "reasoning_content", "reasoning":
 		s.countString(c.Value())

@@ -1,0 +1,261 @@
+package jsonx
+
+import "unsafe"
+
+// StrictCursor is a Cursor that checks the grammar as it walks, for a caller
+// that reads each document once: Parse validates every byte and the walk then
+// reads them again, which on a stream's events was a third of a chunk's cost.
+// Valid, after the walk, says whether the document was exactly one valid
+// JSON value, walked whole; what the walk read is to be used only then (on
+// other bytes it may be nonsense, but it never panics). Once a step finds an
+// error, Next and Enter report false, so every loop of the walk ends at once.
+//
+// The containers a walk enters are checked here (at most 64 levels; deeper
+// is an error); the values it consumes, with the validator, so a document is
+// Valid exactly when Parse accepts it, MaxDepth included.
+type StrictCursor struct {
+	d []byte
+	i int
+	// stack has bit n set when the n-th entered container is an object;
+	// depth is how many are open.
+	stack uint64
+	depth int
+	// first: no item of the innermost container read yet. slot: the cursor
+	// stands where a value must come (after Next in an array, after a name
+	// in an object). done: the top-level value is consumed.
+	first, slot, done, bad bool
+}
+
+// maxStrictDepth is how many containers a strict walk may enter.
+const maxStrictDepth = 64
+
+// Strict starts a strict cursor before the one value data must hold.
+func Strict(data []byte) StrictCursor { return StrictCursor{d: data} }
+
+// Valid reports that the walk consumed one whole valid value (every
+// container it entered closed) and only whitespace follows.
+func (c *StrictCursor) Valid() bool {
+	return !c.bad && c.done && c.depth == 0 && skipWS(c.d, c.i) == len(c.d)
+}
+
+func (c *StrictCursor) inObject() bool { return c.depth > 0 && c.stack>>(c.depth-1)&1 != 0 }
+
+// value claims the value position the cursor stands at: false (and the walk
+// invalid) when no value may come here.
+func (c *StrictCursor) value() bool {
+	if c.bad {
+		return false
+	}
+	if c.depth == 0 {
+		if c.done {
+			c.bad = true
+		}
+	} else if !c.slot {
+		c.bad = true
+	}
+	c.slot = false
+	return !c.bad
+}
+
+// consumed records the end of a value.
+func (c *StrictCursor) consumed() {
+	if c.depth == 0 {
+		c.done = true
+	}
+}
+
+// Enter consumes the opening bracket of the value at the cursor when it is
+// of kind k (Object or Array); any other value is consumed and Enter
+// reports false.
+func (c *StrictCursor) Enter(k Kind) bool {
+	c.i = skipWS(c.d, c.i)
+	if c.i < len(c.d) && (k == Object || k == Array) && kindOf(c.d[c.i]) == k {
+		return c.push(k == Object)
+	}
+	c.Skip()
+	return false
+}
+
+// EnterItems enters the array or object at the cursor and reports which
+// (object true for an object); any other value is consumed and ok is false.
+func (c *StrictCursor) EnterItems() (object, ok bool) {
+	c.i = skipWS(c.d, c.i)
+	if c.i < len(c.d) {
+		switch c.d[c.i] {
+		case '[':
+			return false, c.push(false)
+		case '{':
+			return true, c.push(true)
+		}
+	}
+	c.Skip()
+	return false, false
+}
+
+func (c *StrictCursor) push(object bool) bool {
+	if !c.value() {
+		return false
+	}
+	if c.depth == maxStrictDepth {
+		c.bad = true
+		return false
+	}
+	if object {
+		c.stack |= 1 << c.depth
+	} else {
+		c.stack &^= 1 << c.depth
+	}
+	c.depth++
+	c.i++
+	c.first = true
+	return true
+}
+
+// Next moves to the next item of the container the cursor is in, or
+// consumes its closing bracket and reports false. In an object the caller
+// reads the name (Name, Key) before the value.
+func (c *StrictCursor) Next() bool {
+	if c.bad {
+		return false
+	}
+	d := c.d
+	c.i = skipWS(d, c.i)
+	if c.depth == 0 || c.slot || c.i >= len(d) {
+		c.bad = true // no container, a value not consumed, or the end
+		return false
+	}
+	object := c.inObject()
+	switch ch := d[c.i]; {
+	case object && ch == '}', !object && ch == ']':
+		c.i++
+		c.depth--
+		c.first = false
+		c.consumed()
+		return false
+	case ch == ',':
+		if c.first {
+			break
+		}
+		c.i = skipWS(d, c.i+1)
+		if c.i < len(d) && d[c.i] != '}' && d[c.i] != ']' {
+			c.slot = !object
+			return true
+		}
+	default:
+		if c.first {
+			c.first, c.slot = false, !object
+			return true
+		}
+	}
+	c.bad = true
+	return false
+}
+
+// NextItem is Next for a container entered with EnterItems; an object
+// member's name is consumed, leaving the cursor at its value.
+func (c *StrictCursor) NextItem(object bool) bool {
+	if !c.Next() {
+		return false
+	}
+	if object {
+		c.Key()
+	}
+	return !c.bad
+}
+
+// Key consumes a member's name and its colon and returns the name's raw
+// bytes (without the quotes, escapes undecoded); nil on an error.
+func (c *StrictCursor) Key() []byte {
+	start, end := c.name()
+	if end < 0 {
+		return nil
+	}
+	return c.d[start+1 : end-1 : end-1]
+}
+
+// Name is Key decoded: a view of the document when nothing is escaped, a
+// new string otherwise; "" on an error.
+func (c *StrictCursor) Name() string {
+	start, end := c.name()
+	if end < 0 {
+		return ""
+	}
+	raw := c.d[start+1 : end-1]
+	if !hasBackslash(raw) {
+		return unsafe.String(unsafe.SliceData(raw), len(raw))
+	}
+	s, _ := Unquote(c.d[start:end])
+	return s
+}
+
+// name checks and consumes `"name" :` and returns the span of the quoted
+// name; end is -1 on an error.
+func (c *StrictCursor) name() (start, end int) {
+	if c.bad || !c.inObject() || c.slot {
+		c.bad = true
+		return 0, -1
+	}
+	start = skipWS(c.d, c.i)
+	if start >= len(c.d) || c.d[start] != '"' {
+		c.bad = true
+		return 0, -1
+	}
+	end, ok := validString(c.d, start)
+	colon := skipWS(c.d, end)
+	if !ok || colon >= len(c.d) || c.d[colon] != ':' {
+		c.bad = true
+		return 0, -1
+	}
+	c.i, c.slot = colon+1, true
+	return start, end
+}
+
+// Value consumes the value at the cursor and returns it; the zero Value on
+// an error.
+func (c *StrictCursor) Value() Value {
+	start, end := c.consume()
+	if end < 0 {
+		return Value{}
+	}
+	return Value{Kind: kindOf(c.d[start]), Raw: c.d[start:end:end]}
+}
+
+// Skip consumes the value at the cursor.
+func (c *StrictCursor) Skip() { c.consume() }
+
+// consume checks the value at the cursor and moves past it; end is -1 on
+// an error. Scalars are checked directly; a container goes to the
+// validator, within what is left of MaxDepth.
+func (c *StrictCursor) consume() (start, end int) {
+	if !c.value() {
+		return 0, -1
+	}
+	d := c.d
+	start = skipWS(d, c.i)
+	ok := false
+	if start < len(d) {
+		switch d[start] {
+		case '"':
+			end, ok = validString(d, start)
+		case 't':
+			end, ok = start+4, hasLiteral(d, start, "true")
+		case 'f':
+			end, ok = start+5, hasLiteral(d, start, "false")
+		case 'n':
+			end, ok = start+4, hasLiteral(d, start, "null")
+		case '{', '[':
+			var depth int
+			end, depth, ok = validate(d, start)
+			ok = ok && c.depth+depth <= MaxDepth
+		default:
+			end, ok = validNumber(d, start)
+		}
+	}
+	if !ok {
+		c.bad = true
+		return 0, -1
+	}
+	c.i = end
+	c.consumed()
+	return start, end
+}

@@ -1,0 +1,103 @@
+package jsonx
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// walker is what a walk needs of a Cursor or a StrictCursor.
+type walker interface {
+	Kind() Kind
+	Enter(Kind) bool
+	Next() bool
+	Name() string
+	Value() Value
+	EnterItems() (object, ok bool)
+	NextItem(object bool) bool
+}
+
+// walk enters containers down to enterDepth and consumes the rest whole
+// (names with Name in objects entered by Enter, Key in those entered by
+// EnterItems), and returns what it read.
+func walk(c walker, enterDepth int) []string {
+	var seen []string
+	var at func(depth int)
+	at = func(depth int) {
+		if depth >= enterDepth {
+			seen = append(seen, string(c.Value().Raw))
+			return
+		}
+		switch k := c.Kind(); {
+		case k == Object && depth%2 == 0:
+			if c.Enter(Object) {
+				for c.Next() {
+					seen = append(seen, "name:"+c.Name())
+					at(depth + 1)
+				}
+			}
+		case k == Object || k == Array:
+			obj, ok := c.EnterItems()
+			for ok && c.NextItem(obj) {
+				at(depth + 1)
+			}
+		default:
+			seen = append(seen, string(c.Value().Raw))
+		}
+	}
+	at(0)
+	return seen
+}
+
+// peeking gives a StrictCursor the Kind a walk peeks with.
+type peeking struct{ *StrictCursor }
+
+func (c peeking) Kind() Kind {
+	i := skipWS(c.d, c.i)
+	if i >= len(c.d) {
+		return Invalid
+	}
+	return kindOf(c.d[i])
+}
+
+// strictWalk is walk with a strict cursor over data, and whether data was
+// Valid.
+func strictWalk(data []byte, enterDepth int) ([]string, bool) {
+	c := Strict(data)
+	seen := walk(peeking{&c}, enterDepth)
+	return seen, c.Valid()
+}
+
+// A strict walk accepts exactly what Parse accepts, whatever it enters, and
+// on a valid document reads what a Cursor over the parsed value reads.
+func TestAStrictWalkIsValidExactlyWhenParseAccepts(t *testing.T) {
+	for _, doc := range []string{
+		`{}`, `[]`, ` {"a":1} `, `{"a":[1,{"b":"c"}],"d":null}`, `"x"`, `12`, `true`,
+		`{"a":1,}`, `{"a":1 "b":2}`, `{"a":}`, `{"a"}`, `{,"a":1}`, `[1,]`, `[,1]`, `[1 2]`, `[1}`, `{"a":1]`,
+		`{"a":1}x`, `{"a":1}{}`, `{"a":"\u00zz"}`, "{\"a\":\"\x01\"}", `{"a":01}`, `{"a":tru}`, `{"a":[1`,
+		`{"a":1`, `{`, ``, ` `, `{"\ud800":1}`, `{"k\"":[[[]]]}`,
+	} {
+		want := Parse([]byte(doc)).Kind != Invalid
+		for depth := 0; depth <= 4; depth++ {
+			_, ok := strictWalk([]byte(doc), depth)
+			require.Equal(t, want, ok, "%q entered %d deep", doc, depth)
+		}
+	}
+}
+
+func FuzzStrictCursorAgreesWithParse(f *testing.F) {
+	addSeeds(f)
+	f.Add([]byte(`{"choices":[{"delta":{"content":"hi"}}],"usage":null}`))
+	f.Add([]byte(`{"a":[1,]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v := Parse(data)
+		for depth := 0; depth <= 4; depth++ {
+			seen, ok := strictWalk(data, depth)
+			require.Equal(t, v.Kind != Invalid, ok, "entered %d deep", depth)
+			if ok && depth == 4 {
+				c := v.Cursor()
+				require.Equal(t, walk(&c, depth), seen)
+			}
+		}
+	})
+}
