@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -444,8 +445,17 @@ func FuzzParseMatchesEncodingJSON(f *testing.F) {
 			require.True(t, reflect.DeepEqual(want, got))
 			return
 		}
-		if wantErr == nil {
-			require.Contains(t, err.Error(), "duplicate", "only repeated names may be refused now and not before")
+		if wantErr == nil && utf8.Valid(raw) {
+			require.Contains(t, err.Error(), "duplicate", "only repeated names and invalid UTF-8 may be refused now and not before")
 		}
 	})
+}
+
+// encoding/json reads an invalid UTF-8 byte as U+FFFD; the config refuses
+// it, so a model or key name cannot mean one thing here and another there.
+func TestAConfigThatIsNotUTF8IsRefused(t *testing.T) {
+	for _, raw := range []string{"{\"pricing\":{\"\x98\":{}}}", "{\"api_keys\":[{\"key\":\"sk-\xff\"}]}"} {
+		_, err := Parse([]byte(raw))
+		require.ErrorContains(t, err, "not valid UTF-8", "%q", raw)
+	}
 }

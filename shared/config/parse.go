@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
@@ -33,6 +34,12 @@ func parse(raw []byte) (*Config, []error, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		raw = []byte("{}")
+	}
+	// JSON text is UTF-8. A name or value with invalid bytes would be read
+	// one way here and another by tools that replace them (encoding/json
+	// reads U+FFFD), so a model or key named so could never match.
+	if !utf8.Valid(raw) {
+		return nil, nil, errs.New("parse plugin config: not valid UTF-8")
 	}
 	doc := jsonx.Parse(raw)
 	switch doc.Kind {
