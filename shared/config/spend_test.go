@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/money"
@@ -219,6 +220,10 @@ func FuzzUSDFieldAcceptsExactlyWhatMoneyParses(f *testing.F) {
 		}
 		raw := `{"api_keys":[{"key":"k","spend_limit_day_usd":` + tok + `}]}`
 		c, err := Parse([]byte(raw))
+		if !utf8.ValidString(tok) {
+			require.ErrorContains(t, err, "not valid UTF-8", "a config with invalid UTF-8 is refused whole")
+			return
+		}
 		want, wantErr := money.ParseJSON([]byte(tok))
 		if wantErr != nil {
 			require.Error(t, err)
