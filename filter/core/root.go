@@ -102,6 +102,9 @@ var vm = struct {
 type vmRemote struct {
 	store *remote.Store
 	owner *Root
+	// dropsSeen are the store's drop counts already added to the metrics
+	// (calls, then inference records among them).
+	dropsSeen [2]uint64
 }
 
 // NewRoot is the factory the ABI binding calls for each root context.
@@ -174,11 +177,9 @@ func (r *Root) OnTick() {
 	kept := vm.remotes[:0]
 	for _, rem := range vm.remotes {
 		rem.store.Tick()
-		r.metrics.countDrops(rem.store)
+		r.metrics.countDrops(&rem)
 		if !rem.owner.deleted || rem.store.Pending() > 0 {
 			kept = append(kept, rem)
-		} else {
-			forgetDrops(rem.store)
 		}
 	}
 	for i := len(kept); i < len(vm.remotes); i++ {
