@@ -10,10 +10,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"github.com/tokenbudget/tokenbudget/sharedstore/admin"
-	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 )
 
 // adminPoolSize bounds the admin API's PostgreSQL connections: operators'
@@ -50,16 +48,11 @@ func openAdmin(tokenFile, database, dataToken string, client redis.UniversalClie
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := pgxpool.ParseConfig(database)
-	if err != nil {
-		return nil, nil, fmt.Errorf("parse --database: %w", err)
-	}
-	cfg.MaxConns = adminPoolSize
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	pool, led, err := openLedger(context.Background(), database, adminPoolSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("admin: %w", err)
 	}
-	h, err := admin.New(admin.Config{Ledger: ledger.New(pool), Redis: client, Token: tok, Logger: log})
+	h, err := admin.New(admin.Config{Ledger: led, Redis: client, Token: tok, Logger: log})
 	if err != nil {
 		pool.Close()
 		return nil, nil, err
