@@ -195,14 +195,13 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 		}
 		o.Spend[s] = money.Amount(u.UsedNanoUSD)
 	}
-	if f := v.Refusal; f != nil {
-		if f.Slot == SlotBalance {
-			o.SpendRefusal = &spend.Exceeded{Balance: true, Used: money.Amount(f.UsedNanoUSD)}
-			if !o.Admitted() {
-				o.Result = limit.ResultSpendRefused
-			}
-			return nil
-		}
+	f := v.Refusal
+	if f == nil {
+		return nil
+	}
+	if f.Slot == SlotBalance {
+		o.SpendRefusal = &spend.Exceeded{Balance: true, Used: money.Amount(f.UsedNanoUSD)}
+	} else {
 		// The service may refuse on a slot the filter does not limit: a
 		// team's limits stored in the fleet ledger apply too.
 		s, ok := SlotNamed(f.Slot)
@@ -210,11 +209,11 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 			return errs.Wrap("sharedstore spend refusal for slot "+strconv.Quote(f.Slot), limit.ErrSpendUnavailable)
 		}
 		o.SpendRefusal = &spend.Exceeded{Slot: s, Limit: money.Amount(f.LimitNanoUSD), Used: money.Amount(f.UsedNanoUSD)}
-		if !o.Admitted() {
-			// A spend refusal is checked before any bucket: it is the
-			// verdict even when a bucket refusal rode along.
-			o.Result = limit.ResultSpendRefused
-		}
+	}
+	if !o.Admitted() {
+		// Spend (balance, then limits) is checked before any bucket: its
+		// refusal is the verdict even when a bucket refusal rode along.
+		o.Result = limit.ResultSpendRefused
 	}
 	return nil
 }
