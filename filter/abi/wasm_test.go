@@ -138,6 +138,7 @@ func TestProbeModuleCrossesTheRealABIAsEnvoyAnswers(t *testing.T) {
 	require.Equal(t, 429, r.Local.Status)
 	require.Equal(t, "probe_limited", r.Local.Details)
 	require.Equal(t, `{"error":"slow down"}`, string(r.Local.Body))
+	require.Equal(t, -1, r.Local.GRPCStatus, "a plain HTTP local response carries grpc status -1")
 	retry, _ := r.Local.Headers.Get("retry-after")
 	require.Equal(t, "3", retry)
 	local.Done()
