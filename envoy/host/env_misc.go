@@ -149,7 +149,8 @@ func hostSendLocalResponse(v *vm, s []uint64) {
 		// Envoy replaces each whitespace character of the details with an underscore
 		// (StringUtil::replaceAllEmptySpace).
 		details = replaceEmptySpace(details)
-		v.actions = append(v.actions, func() { st.localReply(int(status), body, hdrs, details, false) })
+		grpc := int(int32(uint32(s[7])))
+		v.actions = append(v.actions, func() { st.localReply(int(status), body, hdrs, details, grpc, false) })
 	}
 	s[0] = uint64(statusOK)
 }

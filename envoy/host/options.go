@@ -217,6 +217,9 @@ type LocalResponse struct {
 	Headers Headers
 	Body    []byte
 	Details string
+	// GRPCStatus is the grpc_status the filter passed, -1 for none (and on the host's own
+	// replies); Envoy applies it only to a gRPC request.
+	GRPCStatus int
 }
 
 // Action is what the proxy must do after a stream callback.

@@ -75,11 +75,11 @@ func (h *Host) NewStream(info StreamInfo) *Stream {
 			w.vm, w.root = nil, nil
 			if err := w.start(context.Background()); err != nil {
 				h.addLog(w.idx, LevelCritical, "FAIL_RELOAD: "+err.Error())
-				s.localReply(503, nil, nil, "wasm_fail_stream", true)
+				s.localReply(503, nil, nil, "wasm_fail_stream", -1, true)
 				return s
 			}
 		default:
-			s.localReply(503, nil, nil, "wasm_fail_stream", true)
+			s.localReply(503, nil, nil, "wasm_fail_stream", -1, true)
 			return s
 		}
 	}
@@ -261,14 +261,14 @@ func (s *Stream) callBody(d *dir, typ int) {
 // the response headers already went out).
 func (s *Stream) overLimit(typ int) {
 	if typ == 0 {
-		s.localReply(413, []byte("Payload Too Large"), nil, "request_payload_too_large", false)
+		s.localReply(413, []byte("Payload Too Large"), nil, "request_payload_too_large", -1, false)
 		return
 	}
 	if s.resp.headersReleased {
 		s.closeStream()
 		return
 	}
-	s.localReply(500, []byte("Internal Server Error"), nil, "response_payload_too_large", false)
+	s.localReply(500, []byte("Internal Server Error"), nil, "response_payload_too_large", -1, false)
 }
 
 // resume is proxy_continue_stream, applied after the VM call like Envoy's continueDecoding /
@@ -312,7 +312,7 @@ func (s *Stream) closeStream() {
 // localReply is sendLocalReply: the reply replaces the upstream response and, like in Envoy, runs
 // through the encoder path of this same filter (proxy_on_response_headers/body see it) unless it
 // is the failure reply (failure_local_reply_sent_).
-func (s *Stream) localReply(status int, body []byte, extra Headers, details string, failure bool) {
+func (s *Stream) localReply(status int, body []byte, extra Headers, details string, grpc int, failure bool) {
 	if s.ended() {
 		return
 	}
@@ -331,7 +331,7 @@ func (s *Stream) localReply(status int, body []byte, extra Headers, details stri
 		}
 	}
 	hs.set("content-length", strconv.Itoa(len(body)))
-	lr := &LocalResponse{Status: status, Headers: hs, Body: body, Details: details}
+	lr := &LocalResponse{Status: status, Headers: hs, Body: body, Details: details, GRPCStatus: grpc}
 	s.respCode, s.respDetails = status, details
 	if !failure && s.ctx != nil && s.v != nil && !s.v.failed && !s.done {
 		s.phase = 1
@@ -374,7 +374,7 @@ func (s *Stream) onTrap() {
 		s.signal()
 		return
 	}
-	s.localReply(503, nil, nil, "wasm_fail_stream", true)
+	s.localReply(503, nil, nil, "wasm_fail_stream", -1, true)
 }
 
 // releaseAll hands everything held in d to the proxy unchanged.

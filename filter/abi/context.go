@@ -1,10 +1,10 @@
 package abi
 
 // Host is every host call the filter makes, in Go terms. The filter core
-// depends on this interface only, so it can be driven natively (package
-// abitest) and in the wasm build alike. Calls act on the host's current
-// context: the one whose callback is running, or the one chosen with
-// SetEffectiveContext.
+// depends on this interface only, so it runs natively (package
+// filter/sdkhost, under the SDK's proxytest emulator) and in the wasm build
+// alike. Calls act on the host's current context: the one whose callback
+// is running, or the one chosen with SetEffectiveContext.
 //
 // Returned []byte and strings are owned by the caller.
 type Host interface {
@@ -42,7 +42,7 @@ type Host interface {
 	SetSharedData(key string, value []byte, cas uint32) Status
 
 	// HTTPCall starts a callout from the root context; its answer arrives
-	// as RootContext.OnHTTPCallResponse with the returned token.
+	// with the returned token (HTTPCallResponder, or CalloutDelivery).
 	HTTPCall(cluster string, headers [][2]string, body []byte, timeoutMs uint32) (token uint32, st Status)
 	// SetEffectiveContext makes later calls act on another context, e.g. a
 	// paused stream from inside a root callback.
@@ -112,41 +112,4 @@ type Deleter interface {
 // proxywasm calls is one. The VM context says where answers go.
 type CalloutDelivery interface {
 	DeliverCallouts(to func(token uint32, numHeaders, bodySize, numTrailers int))
-}
-
-// RootContext is the binding's first callback surface, kept for modules
-// written against it (the probe and pass-through modules, the filter core's
-// Root until it is re-pointed): SetRootContextFactory adapts it to the SDK's
-// interfaces. It is one plugin configuration's state in one VM: it lives
-// from context create to OnDelete, owns callouts and ticks, and makes the
-// HTTP contexts of its streams.
-type RootContext interface {
-	// OnVMStart gets the VM configuration; false fails the VM start.
-	OnVMStart(vmConfig []byte) bool
-	// OnConfigure gets the plugin configuration; false rejects it.
-	OnConfigure(pluginConfig []byte) bool
-	OnTick()
-	OnHTTPCallResponse(token uint32, numHeaders, bodySize, numTrailers int)
-	// NewHTTPContext makes the context of a new stream; nil lets the stream
-	// through untouched.
-	NewHTTPContext(contextID uint32) HTTPContext
-	// OnDone starts shutdown; return true when done. The binding offers no
-	// proxy_done, so a root should always return true.
-	OnDone() bool
-	OnDelete()
-}
-
-// HTTPContext is one stream's state on the first callback surface (see
-// RootContext). At the end of a stream the host calls OnLog, then OnDone,
-// then OnDelete.
-type HTTPContext interface {
-	OnRequestHeaders(numHeaders int, endOfStream bool) Action
-	OnRequestBody(bodySize int, endOfStream bool) Action
-	OnRequestTrailers(n int) Action
-	OnResponseHeaders(numHeaders int, endOfStream bool) Action
-	OnResponseBody(bodySize int, endOfStream bool) Action
-	OnResponseTrailers(n int) Action
-	OnLog()
-	OnDone()
-	OnDelete()
 }

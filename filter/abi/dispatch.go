@@ -30,16 +30,6 @@ func SetVMContext(ctx types.VMContext) { vm = ctx }
 // wasm build, nil natively until a test installs one.
 func CurrentHost() Host { return host }
 
-// SetRootContextFactory registers a plugin written against RootContext; it
-// is adapted to the SDK's interfaces (legacy.go). nil unregisters.
-func SetRootContextFactory(f func(contextID uint32, h Host) RootContext) {
-	if f == nil {
-		vm = nil
-		return
-	}
-	vm = legacyVM{factory: f}
-}
-
 // passStream stands in for a stream whose root declined it (or that belongs
 // to no known root): it continues everything, without a log line per call.
 type passStream struct{ types.DefaultHttpContext }
@@ -70,7 +60,7 @@ func onContextCreate(id, parent uint32) {
 	defer contain("proxy_on_context_create", id)
 	if parent == 0 {
 		if vm == nil {
-			logf(LogError, "no root context factory or VM context registered", id)
+			logf(LogError, "no VM context registered", id)
 			return
 		}
 		r := vm.NewPluginContext(id)
@@ -113,23 +103,13 @@ type configError struct{ err error }
 func (e configError) Error() string { return "reading configuration buffer: " + e.err.Error() }
 func (e configError) Unwrap() error { return e.err }
 
-// vmStarter is a plugin context that takes proxy_on_vm_start itself (the
-// adapted RootContext); others go to the VM context, as in the SDK.
-type vmStarter interface {
-	onVMStart(size int) bool
-}
-
 // onVMStart and onConfigure report false (reject) on a panic: the named
 // result is only set by a completed return.
 func onVMStart(id uint32, size int) (ok bool) {
 	defer contain("proxy_on_vm_start", id)
-	r, found := roots[id]
-	if !found {
+	if _, found := roots[id]; !found {
 		logf(LogError, "vm start for unknown root context", id)
 		return false
-	}
-	if s, own := r.(vmStarter); own {
-		return s.onVMStart(size)
 	}
 	return vm.OnVMStart(size) == types.OnVMStartStatusOK
 }

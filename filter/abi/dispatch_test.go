@@ -1,15 +1,39 @@
 package abi_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/proxytest"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
-	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
+	"github.com/tokenbudget/tokenbudget/filter/sdkhost"
 )
 
+// testVM hands out one root; the root and its streams record what reached
+// them.
+type testVM struct {
+	t    *testing.T
+	host abi.Host
+	root *testRoot
+}
+
+func (v *testVM) OnVMStart(size int) types.OnVMStartStatus {
+	v.root.maybePanic("vmstart")
+	c, err := abi.Configuration(abi.CurrentHost(), abi.BufferVMConfiguration, size)
+	v.root.vmConfig = string(c)
+	return types.OnVMStartStatus(err == nil)
+}
+
+func (v *testVM) NewPluginContext(uint32) types.PluginContext {
+	require.Same(v.t, v.host, abi.CurrentHost(), "the VM context reaches the binding's host")
+	return v.root
+}
+
 type testRoot struct {
+	types.DefaultPluginContext
 	vmConfig, pluginConfig string
 	events                 []string
 	panicIn                string
@@ -24,23 +48,24 @@ func (r *testRoot) maybePanic(where string) {
 	}
 }
 
-func (r *testRoot) OnVMStart(c []byte) bool {
-	r.maybePanic("vmstart")
-	r.vmConfig = string(c)
-	return true
-}
-
-func (r *testRoot) OnConfigure(c []byte) bool {
+// OnPluginStart reads the configuration as the filter's root does: a
+// buffer it cannot read is logged and rejects it.
+func (r *testRoot) OnPluginStart(size int) types.OnPluginStartStatus {
 	r.maybePanic("configure")
+	c, err := abi.Configuration(abi.CurrentHost(), abi.BufferPluginConfiguration, size)
+	if err != nil {
+		abi.CurrentHost().Log(abi.LogError, err.Error())
+		return false
+	}
 	r.pluginConfig = string(c)
-	return !r.refuse
+	return types.OnPluginStartStatus(!r.refuse)
 }
 func (r *testRoot) OnTick() { r.events = append(r.events, "tick") }
 func (r *testRoot) OnHTTPCallResponse(token uint32, h, b, t int) {
 	r.events = append(r.events, "callout")
 }
 
-func (r *testRoot) NewHTTPContext(id uint32) abi.HTTPContext {
+func (r *testRoot) NewHttpContext(id uint32) types.HttpContext {
 	if r.declineStreams {
 		return nil
 	}
@@ -48,49 +73,70 @@ func (r *testRoot) NewHTTPContext(id uint32) abi.HTTPContext {
 	r.streams[id] = s
 	return s
 }
-func (r *testRoot) OnDone() bool { r.maybePanic("done"); return false }
-func (r *testRoot) OnDelete()    { r.events = append(r.events, "root delete") }
+func (r *testRoot) OnPluginDone() bool { r.maybePanic("done"); return false }
+func (r *testRoot) OnDelete()          { r.events = append(r.events, "root delete") }
 
 type testStream struct {
+	types.DefaultHttpContext
 	root   *testRoot
 	events []string
 }
 
-func (s *testStream) OnRequestHeaders(n int, end bool) abi.Action {
+func (s *testStream) OnHttpRequestHeaders(n int, end bool) types.Action {
 	s.root.maybePanic("headers")
 	s.events = append(s.events, "request headers")
-	return abi.ActionPause
+	return types.ActionPause
 }
-func (s *testStream) OnRequestBody(int, bool) abi.Action { return abi.ActionPause }
-func (s *testStream) OnRequestTrailers(int) abi.Action   { return abi.ActionContinue }
-func (s *testStream) OnResponseHeaders(int, bool) abi.Action {
-	return abi.ActionContinue
-}
-func (s *testStream) OnResponseBody(int, bool) abi.Action { return abi.ActionContinue }
-func (s *testStream) OnResponseTrailers(int) abi.Action   { return abi.ActionContinue }
-func (s *testStream) OnLog()                              { s.events = append(s.events, "log") }
-func (s *testStream) OnDone()                             { s.events = append(s.events, "done") }
-func (s *testStream) OnDelete()                           { s.events = append(s.events, "delete") }
+func (s *testStream) OnHttpRequestBody(int, bool) types.Action { return types.ActionPause }
+func (s *testStream) OnHttpStreamDone()                        { s.events = append(s.events, "log") }
+func (s *testStream) OnDone()                                  { s.events = append(s.events, "done") }
+func (s *testStream) OnDelete()                                { s.events = append(s.events, "delete") }
 
-// setup registers a factory that hands out root and returns the fake host.
-func setup(t *testing.T, root *testRoot) *abitest.Fake {
+// emulator is the SDK's emulator under the binding's host, which holds the VM
+// and plugin configurations.
+type emulator struct{ proxytest.HostEmulator }
+
+// logged reports whether a line at level contains part.
+func (h emulator) logged(level abi.LogLevel, part string) bool {
+	var lines []string
+	switch level {
+	case abi.LogWarn:
+		lines = h.GetWarnLogs()
+	case abi.LogError:
+		lines = h.GetErrorLogs()
+	case abi.LogCritical:
+		lines = h.GetCriticalLogs()
+	}
+	for _, l := range lines {
+		if strings.Contains(l, part) {
+			return true
+		}
+	}
+	return false
+}
+
+func newHost(t *testing.T, vmConfig, pluginConfig string) (emulator, abi.Host) {
 	t.Helper()
-	f := abitest.New(nil)
-	abi.UseHost(f)
+	emu, reset := proxytest.NewHostEmulator(proxytest.NewEmulatorOption().WithVMContext(&types.DefaultVMContext{}).
+		WithVMConfiguration([]byte(vmConfig)).WithPluginConfiguration([]byte(pluginConfig)))
+	h := sdkhost.New(nil)
+	abi.UseHost(h)
+	t.Cleanup(func() { abi.UseHost(nil); reset() })
+	return emulator{emu}, h
+}
+
+// setup registers a VM context that hands out root.
+func setup(t *testing.T, root *testRoot, vmConfig, pluginConfig string) emulator {
+	t.Helper()
+	emu, h := newHost(t, vmConfig, pluginConfig)
 	root.streams = map[uint32]*testStream{}
-	abi.SetRootContextFactory(func(id uint32, h abi.Host) abi.RootContext {
-		require.Same(t, f, h, "the factory gets the binding's host")
-		return root
-	})
-	t.Cleanup(func() { abi.UseHost(nil) })
-	return f
+	abi.SetVMContext(&testVM{t: t, host: h, root: root})
+	return emu
 }
 
 func TestPluginStartReadsBothConfigurationsFromHostBuffers(t *testing.T) {
 	root := &testRoot{}
-	f := setup(t, root)
-	f.SetBufferData(abi.BufferVMConfiguration, []byte("vm-cfg"))
-	f.SetBufferData(abi.BufferPluginConfiguration, []byte(`{"a":1}`))
+	setup(t, root, "vm-cfg", `{"a":1}`)
 	abi.OnContextCreate(1, 0)
 	require.True(t, abi.OnVMStart(1, 6))
 	require.True(t, abi.OnConfigure(1, 7))
@@ -99,22 +145,23 @@ func TestPluginStartReadsBothConfigurationsFromHostBuffers(t *testing.T) {
 }
 
 func TestConfigureRejectsWhenTheRootSaysNoOrTheBufferIsMissing(t *testing.T) {
-	root := &testRoot{refuse: true}
-	f := setup(t, root)
-	f.SetBufferData(abi.BufferPluginConfiguration, []byte("x"))
-	abi.OnContextCreate(1, 0)
-	require.False(t, abi.OnConfigure(1, 1))
-
-	root.refuse = false
-	f.DropBuffer(abi.BufferPluginConfiguration)
-	require.False(t, abi.OnConfigure(1, 1))
-	require.True(t, f.Logged(abi.LogError, "reading configuration buffer"))
-	require.True(t, abi.OnConfigure(1, 0), "no configuration is an empty one")
+	t.Run("the root says no", func(t *testing.T) {
+		setup(t, &testRoot{refuse: true}, "", "x")
+		abi.OnContextCreate(1, 0)
+		require.False(t, abi.OnConfigure(1, 1))
+	})
+	t.Run("the buffer is missing", func(t *testing.T) {
+		f := setup(t, &testRoot{}, "", "")
+		abi.OnContextCreate(1, 0)
+		require.False(t, abi.OnConfigure(1, 1))
+		require.True(t, f.logged(abi.LogError, "reading configuration buffer"))
+		require.True(t, abi.OnConfigure(1, 0), "no configuration is an empty one")
+	})
 }
 
 func TestStreamLifecycleRoutesToTheStreamAndForgetsItOnDelete(t *testing.T) {
 	root := &testRoot{}
-	setup(t, root)
+	setup(t, root, "", "")
 	abi.OnContextCreate(1, 0)
 	abi.OnContextCreate(2, 1)
 	require.Equal(t, abi.ActionPause, abi.OnRequestHeaders(2, 3, false))
@@ -134,7 +181,7 @@ func TestStreamLifecycleRoutesToTheStreamAndForgetsItOnDelete(t *testing.T) {
 
 func TestRootCallbacksReachTheRoot(t *testing.T) {
 	root := &testRoot{}
-	setup(t, root)
+	setup(t, root, "", "")
 	abi.OnContextCreate(1, 0)
 	abi.OnTick(1)
 	abi.OnHTTPCallResponse(1, 9, 0, 0, 0)
@@ -144,7 +191,7 @@ func TestRootCallbacksReachTheRoot(t *testing.T) {
 
 func TestUnknownContextsContinueAndAreLogged(t *testing.T) {
 	root := &testRoot{}
-	f := setup(t, root)
+	f := setup(t, root, "", "")
 	require.Equal(t, abi.ActionContinue, abi.OnRequestHeaders(42, 1, true))
 	require.Equal(t, abi.ActionContinue, abi.OnResponseBody(42, 10, true))
 	require.True(t, abi.OnDone(42))
@@ -153,7 +200,7 @@ func TestUnknownContextsContinueAndAreLogged(t *testing.T) {
 	abi.OnHTTPCallResponse(42, 1, 0, 0, 0)
 	require.False(t, abi.OnVMStart(42, 0), "a root we never created cannot start")
 	require.False(t, abi.OnConfigure(42, 0))
-	require.True(t, f.Logged(abi.LogWarn, "unknown stream context"))
+	require.True(t, f.logged(abi.LogWarn, "unknown stream context"))
 
 	abi.OnContextCreate(43, 41)
 	require.Equal(t, abi.ActionContinue, abi.OnRequestHeaders(43, 1, true), "a stream of an unknown root passes")
@@ -161,11 +208,13 @@ func TestUnknownContextsContinueAndAreLogged(t *testing.T) {
 
 func TestDeclinedStreamsPassThrough(t *testing.T) {
 	root := &testRoot{declineStreams: true}
-	f := setup(t, root)
+	f := setup(t, root, "", "")
 	abi.OnContextCreate(1, 0)
 	abi.OnContextCreate(2, 1)
 	require.Equal(t, abi.ActionContinue, abi.OnRequestHeaders(2, 1, false))
-	require.Empty(t, f.Logs(), "a declined stream is not an error")
+	for _, logs := range [][]string{f.GetTraceLogs(), f.GetDebugLogs(), f.GetInfoLogs(), f.GetWarnLogs(), f.GetErrorLogs(), f.GetCriticalLogs()} {
+		require.Empty(t, logs, "a declined stream is not an error")
+	}
 }
 
 func TestPanicsAreContainedWithSafeDefaults(t *testing.T) {
@@ -182,19 +231,17 @@ func TestPanicsAreContainedWithSafeDefaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.where, func(t *testing.T) {
 			root := &testRoot{panicIn: c.where}
-			f := setup(t, root)
+			f := setup(t, root, "", "")
 			abi.OnContextCreate(1, 0)
 			require.NotPanics(t, func() { require.Equal(t, c.want, c.call()) })
-			require.True(t, f.Logged(abi.LogCritical, "boom in "+c.where))
+			require.True(t, f.logged(abi.LogCritical, "boom in "+c.where))
 		})
 	}
 }
 
-func TestMissingFactoryIsLoggedNotFatal(t *testing.T) {
-	f := abitest.New(nil)
-	abi.UseHost(f)
-	t.Cleanup(func() { abi.UseHost(nil) })
+func TestMissingVMContextIsLoggedNotFatal(t *testing.T) {
+	f, _ := newHost(t, "", "")
 	abi.OnContextCreate(1, 0)
 	require.False(t, abi.OnConfigure(1, 0))
-	require.True(t, f.Logged(abi.LogError, "no root context factory"))
+	require.True(t, f.logged(abi.LogError, "no VM context registered"))
 }

@@ -4,9 +4,8 @@
 // //go:wasmexport: the filter core sees the Host interface and implements
 // the proxy-wasm Go SDK's context interfaces (types.VMContext,
 // PluginContext, HttpContext), to which the callbacks are dispatched, so it
-// runs unchanged against the wasm host, against the native fake in package
-// abitest, under the SDK's proxytest emulator (package filter/sdkhost), or
-// anything else.
+// runs unchanged against the wasm host, under the SDK's proxytest emulator
+// (package filter/sdkhost), or anything else.
 //
 // Imports are limited to Envoy's legacy profile (see filter/imports_test.go).
 // The package never blocks, starts goroutines or imports fmt or os: on older

@@ -94,7 +94,7 @@ func (wasmHost) GetHeaders(m MapType) ([][2]string, Status) {
 	if st != StatusOK {
 		return nil, st
 	}
-	pairs, ok := decodePairs(b, true)
+	pairs, ok := decodePairs(b)
 	if !ok {
 		return nil, StatusSerializationFailure
 	}

@@ -43,16 +43,11 @@ func AppendPairs(dst []byte, pairs [][2]string) []byte {
 	return dst
 }
 
-// DecodePairs parses the pairs encoding; ok is false when b is truncated,
-// sizes overrun it or a terminator is missing. The strings are copies.
-func DecodePairs(b []byte) (pairs [][2]string, ok bool) {
-	return decodePairs(b, false)
-}
-
-// decodePairs parses b; with alias the strings share b's memory, which is
-// only safe when nothing writes to b afterwards (a buffer the host returned
-// and the binding handed over).
-func decodePairs(b []byte, alias bool) ([][2]string, bool) {
+// decodePairs parses the pairs encoding; ok is false when b is truncated,
+// sizes overrun it or a terminator is missing. The strings share b's
+// memory, which is only safe when nothing writes to b afterwards (a buffer
+// the host returned and the binding handed over).
+func decodePairs(b []byte) (pairs [][2]string, ok bool) {
 	if len(b) == 0 {
 		return nil, true
 	}
@@ -64,7 +59,7 @@ func decodePairs(b []byte, alias bool) ([][2]string, bool) {
 	if n > uint64(len(b)-4)/10 {
 		return nil, false
 	}
-	pairs := make([][2]string, n)
+	pairs = make([][2]string, n)
 	sizes := b[4:]
 	at := uint64(4) + 8*n
 	end := uint64(len(b))
@@ -74,12 +69,7 @@ func decodePairs(b []byte, alias bool) ([][2]string, bool) {
 			if size >= end-at || b[at+size] != 0 {
 				return nil, false
 			}
-			s := b[at : at+size]
-			if alias {
-				pairs[i][j] = unsafe.String(unsafe.SliceData(s), len(s))
-			} else {
-				pairs[i][j] = string(s)
-			}
+			pairs[i][j] = unsafe.String(&b[at], size)
 			at += size + 1
 		}
 	}

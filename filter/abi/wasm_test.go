@@ -1,303 +1,158 @@
 package abi_test
 
 import (
-	"bytes"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/tokenbudget/tokenbudget/envoy/host"
 	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
-	"github.com/tokenbudget/tokenbudget/filter/abi"
-	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
 )
 
-// A minimal proxy-wasm host on wazero whose env functions decode the ABI's
-// memory arguments and delegate to an abitest.Fake: the probe module's calls
-// cross the real imports, out-parameters and proxy_on_memory_allocate, and
-// must behave exactly as the same calls on the fake do natively. It is a
-// test rig for the binding, not the Envoy-faithful host (envoy/host).
-type rig struct {
-	t       *testing.T
-	ctx     context.Context
-	fake    *abitest.Fake
-	mod     api.Module
-	grpc    []uint32
-	allocs  int
-	stderr  bytes.Buffer
-	logSeen int
-}
+// The probe module (internal/probe) calls every Host method through the
+// real imports, out-parameters and proxy_on_memory_allocate, and logs what
+// came back; here it runs in the Envoy-faithful wazero host, so each answer
+// is the one Envoy gives.
 
-func (r *rig) read(m api.Module, ptr, size uint64) []byte {
-	b, ok := m.Memory().Read(uint32(ptr), uint32(size))
-	require.True(r.t, ok, "guest passed memory out of range")
-	return append([]byte(nil), b...)
-}
-
-func (r *rig) str(m api.Module, ptr, size uint64) string { return string(r.read(m, ptr, size)) }
-
-// give returns data to the guest through proxy_on_memory_allocate, after a
-// throwaway allocation that keeps the guest's GC busy, as a host that
-// allocates more than it returns would.
-func (r *rig) give(m api.Module, data []byte, ptrPtr, sizePtr uint64) {
-	alloc := m.ExportedFunction("proxy_on_memory_allocate")
-	_, err := alloc.Call(r.ctx, 64<<10)
-	require.NoError(r.t, err)
-	res, err := alloc.Call(r.ctx, uint64(len(data)))
-	require.NoError(r.t, err)
-	r.allocs += 2
-	require.True(r.t, m.Memory().Write(uint32(res[0]), data))
-	require.True(r.t, m.Memory().WriteUint32Le(uint32(ptrPtr), uint32(res[0])))
-	require.True(r.t, m.Memory().WriteUint32Le(uint32(sizePtr), uint32(len(data))))
-}
-
-func (r *rig) pairs(m api.Module, ptr, size uint64) [][2]string {
-	p, ok := abi.DecodePairs(r.read(m, ptr, size))
-	require.True(r.t, ok, "guest sent malformed pairs")
-	return p
-}
-
-type envFn struct {
-	name    string
-	params  int
-	i64At   int // index of an i64 parameter, or -1
-	results int
-	fn      func(m api.Module, s []uint64) abi.Status
-}
-
-func (r *rig) env() []envFn {
-	f := r.fake
-	ret := func(m api.Module, b []byte, st abi.Status, ptrPtr, sizePtr uint64) abi.Status {
-		if st == abi.StatusOK {
-			r.give(m, b, ptrPtr, sizePtr)
-		}
-		return st
-	}
-	return []envFn{
-		{"proxy_log", 3, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			f.Log(abi.LogLevel(s[0]), r.str(m, s[1], s[2]))
-			return abi.StatusOK
-		}},
-		{"proxy_get_status", 3, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			code, msg := f.GetStatus()
-			m.Memory().WriteUint32Le(uint32(s[0]), code)
-			return ret(m, []byte(msg), abi.StatusOK, s[1], s[2])
-		}},
-		{"proxy_get_property", 4, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			v, st := f.GetProperty(strings.Split(r.str(m, s[0], s[1]), "\x00")...)
-			return ret(m, v, st, s[2], s[3])
-		}},
-		{"proxy_send_local_response", 8, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			r.grpc = append(r.grpc, uint32(s[7]))
-			return f.SendLocalResponse(int(s[0]), r.str(m, s[1], s[2]), r.read(m, s[3], s[4]), r.pairs(m, s[5], s[6]))
-		}},
-		{"proxy_get_shared_data", 5, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			v, cas, st := f.GetSharedData(r.str(m, s[0], s[1]))
-			m.Memory().WriteUint32Le(uint32(s[4]), cas)
-			return ret(m, v, st, s[2], s[3])
-		}},
-		{"proxy_set_shared_data", 5, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.SetSharedData(r.str(m, s[0], s[1]), r.read(m, s[2], s[3]), uint32(s[4]))
-		}},
-		{"proxy_get_header_map_value", 5, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			v, st := f.GetHeader(abi.MapType(s[0]), r.str(m, s[1], s[2]))
-			return ret(m, []byte(v), st, s[3], s[4])
-		}},
-		{"proxy_add_header_map_value", 5, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.AddHeader(abi.MapType(s[0]), r.str(m, s[1], s[2]), r.str(m, s[3], s[4]))
-		}},
-		{"proxy_replace_header_map_value", 5, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.ReplaceHeader(abi.MapType(s[0]), r.str(m, s[1], s[2]), r.str(m, s[3], s[4]))
-		}},
-		{"proxy_remove_header_map_value", 3, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.RemoveHeader(abi.MapType(s[0]), r.str(m, s[1], s[2]))
-		}},
-		{"proxy_get_header_map_pairs", 3, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			p, st := f.GetHeaders(abi.MapType(s[0]))
-			return ret(m, abi.AppendPairs(nil, p), st, s[1], s[2])
-		}},
-		{"proxy_get_buffer_bytes", 5, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			b, st := f.GetBuffer(abi.BufferType(s[0]), int(s[1]), int(s[2]))
-			return ret(m, b, st, s[3], s[4])
-		}},
-		{"proxy_set_buffer_bytes", 5, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.SetBuffer(abi.BufferType(s[0]), int(s[1]), int(s[2]), r.read(m, s[3], s[4]))
-		}},
-		{"proxy_http_call", 10, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			require.Empty(r.t, r.pairs(m, s[6], s[7]), "the binding sends no trailers")
-			tok, st := f.HTTPCall(r.str(m, s[0], s[1]), r.pairs(m, s[2], s[3]), r.read(m, s[4], s[5]), uint32(s[8]))
-			m.Memory().WriteUint32Le(uint32(s[9]), tok)
-			return st
-		}},
-		{"proxy_set_tick_period_milliseconds", 1, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.SetTickPeriod(uint32(s[0]))
-		}},
-		{"proxy_get_current_time_nanoseconds", 1, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			m.Memory().WriteUint64Le(uint32(s[0]), uint64(f.NowNanos()))
-			return abi.StatusOK
-		}},
-		{"proxy_define_metric", 4, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			id, st := f.DefineMetric(abi.MetricType(s[0]), r.str(m, s[1], s[2]))
-			m.Memory().WriteUint32Le(uint32(s[3]), id)
-			return st
-		}},
-		{"proxy_increment_metric", 2, 1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.IncrementMetric(uint32(s[0]), int64(s[1]))
-		}},
-		{"proxy_record_metric", 2, 1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.RecordMetric(uint32(s[0]), s[1])
-		}},
-		{"proxy_get_metric", 2, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			v, st := f.GetMetric(uint32(s[0]))
-			m.Memory().WriteUint64Le(uint32(s[1]), v)
-			return st
-		}},
-		{"proxy_set_effective_context", 1, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.SetEffectiveContext(uint32(s[0]))
-		}},
-		{"proxy_continue_stream", 1, -1, 1, func(m api.Module, s []uint64) abi.Status {
-			return f.ContinueStream(abi.StreamType(s[0]))
-		}},
-	}
-}
-
-func newRig(t *testing.T, wasm []byte) *rig {
-	ctx := context.Background()
-	r := &rig{t: t, ctx: ctx, fake: abitest.New(nil)}
-	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
-	t.Cleanup(func() { _ = rt.Close(ctx) })
-	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-	b := rt.NewHostModuleBuilder("env")
-	for _, e := range r.env() {
-		params := make([]api.ValueType, e.params)
-		for i := range params {
-			params[i] = api.ValueTypeI32
-			if i == e.i64At {
-				params[i] = api.ValueTypeI64
-			}
-		}
-		fn := e.fn
-		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(_ context.Context, m api.Module, s []uint64) {
-			s[0] = uint64(fn(m, s))
-		}), params, []api.ValueType{api.ValueTypeI32}).Export(e.name)
-	}
-	_, err := b.Instantiate(ctx)
-	require.NoError(t, err)
-	mod, err := rt.InstantiateWithConfig(ctx, wasm, wazero.NewModuleConfig().
-		WithStartFunctions().WithStderr(&r.stderr).WithStdout(&r.stderr))
-	require.NoError(t, err)
-	r.mod = mod
-	r.call("_initialize")
-	return r
-}
-
-// call runs an export with the fake's current context set, as a host does.
-func (r *rig) call(name string, args ...uint64) uint64 {
-	r.t.Helper()
-	if len(args) > 0 {
-		r.fake.Enter(uint32(args[0]))
-	}
-	fn := r.mod.ExportedFunction(name)
-	require.NotNil(r.t, fn, "missing export %s", name)
-	res, err := fn.Call(r.ctx, args...)
-	require.NoError(r.t, err, "%s trapped; guest stderr: %s", name, r.stderr.String())
-	if len(res) == 0 {
-		return 0
-	}
-	return res[0]
-}
-
-// newLogs returns the messages logged since the last call.
-func (r *rig) newLogs() []string {
-	all := r.fake.Logs()
+// infoLogs returns the guest's info lines since seen, and the new count.
+func infoLogs(h *host.Host, seen int) ([]string, int) {
+	all := h.Logs()
 	var out []string
-	for _, e := range all[r.logSeen:] {
-		out = append(out, e.Msg)
+	for _, e := range all[seen:] {
+		if e.Level == host.LevelInfo {
+			out = append(out, e.Message)
+		}
 	}
-	r.logSeen = len(all)
-	return out
+	return out, len(all)
 }
 
-func TestProbeModuleCrossesTheRealABIAsTheFakeDoes(t *testing.T) {
-	r := newRig(t, wasmbuild.Build(t, "./filter/abi/internal/probe"))
-	f := r.fake
+func TestProbeModuleCrossesTheRealABIAsEnvoyAnswers(t *testing.T) {
+	type call struct{ method, path, authority, body string }
+	// Both clusters answer once the test lets them, so every answer comes
+	// at a known point; the store answers, down resets the connection.
+	calls := make(chan call, 4)
+	release := make(chan struct{})
+	var once sync.Once
+	answer := func() { once.Do(func() { close(release) }) }
+	store := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		calls <- call{r.Method, r.URL.Path, r.Host, string(b)}
+		<-release
+		w.Header().Set("x-answer", "yes")
+		_, _ = w.Write([]byte("pong"))
+	}))
+	t.Cleanup(store.Close)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+	}))
+	t.Cleanup(down.Close)
 
-	f.SetBufferData(abi.BufferVMConfiguration, []byte("vm-cfg"))
-	f.SetBufferData(abi.BufferPluginConfiguration, []byte(`{"x":1}`))
-	r.call("proxy_on_context_create", 1, 0)
-	require.Equal(t, uint64(1), r.call("proxy_on_vm_start", 1, 6))
-	require.Equal(t, uint64(1), r.call("proxy_on_configure", 1, 7))
-	require.Equal(t, []string{"vm_config=vm-cfg", `plugin_config={"x":1}`}, r.newLogs())
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	h, err := host.New(ctx, host.Options{
+		Module: wasmbuild.Build(t, "./filter/abi/internal/probe"), VMID: "probe", RootID: "probe", Workers: 1,
+		VMConfig: []byte("vm-cfg"), PluginConfig: []byte(`{"x":1}`),
+		Clusters: map[string]string{"store": store.URL, "down": down.URL},
+		Now:      func() time.Time { return now },
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = h.Close(ctx) })
+	t.Cleanup(answer) // first: a failed test must not leave the servers holding their calls
+	logs, seen := infoLogs(h, 0)
+	require.Contains(t, logs, "vm_config=vm-cfg")
+	require.Contains(t, logs, `plugin_config={"x":1}`)
 
-	f.SetHeaders(abi.MapRequestHeaders, [][2]string{{":path", "/v1/chat"}, {":method", "POST"}, {"x-replace", "old"}, {"x-remove", "1"}})
-	f.SetBufferData(abi.BufferRequestBody, []byte("abcdefgh"))
-	require.Equal(t, abi.StatusOK, f.Shared().Set("counter", []byte("n"), 0))
-	f.SetProperty([]byte("10.1.2.3:4567"), "source", "address")
-	r.call("proxy_on_context_create", 2, 1)
-	require.Equal(t, uint64(abi.ActionPause), r.call("proxy_on_request_headers", 2, 4, 0))
+	s := h.NewStream(host.StreamInfo{Worker: 0, SourceAddress: "10.1.2.3:4567"})
+	r := s.RequestHeaders(host.Headers{{":path", "/v1/chat"}, {":method", "POST"}, {"x-replace", "old"}, {"x-remove", "1"}}, false)
+	require.Equal(t, host.Pause, r.Action)
+	logs, seen = infoLogs(h, seen)
 	require.Equal(t, []string{
 		"path /v1/chat ok not found 4 false",
 		"add ok ok ok",
 		"headers :path=/v1/chat;:method=POST;x-replace=new;x-probe=yes; ok",
-		"shared n 1 ok ok cas mismatch n+ 2",
+		"shared ok n ok ok cas mismatch n+ true",
 		"property 10.1.2.3:4567 ok not found",
-		"now " + itoa(f.NowNanos()),
+		"now " + strconv.FormatInt(now.UnixNano(), 10),
 		"metric ok ok ok 5 ok",
-		"callout_sent 1 ok bad argument",
-		"body cde ok ok",
+		"callout_sent 4 ok ok bad argument",
 		"tick_period ok",
 		"stress 0",
-	}, r.newLogs())
-	require.Greater(t, r.allocs, 1000, "the stress loop must go through the allocator")
-	body, _ := f.Buffer(abi.BufferRequestBody)
-	require.Equal(t, "abcdefgh!", string(body))
-	require.Equal(t, uint32(1000), f.TickPeriod())
-	require.Equal(t, []abitest.HTTPCall{{Token: 1, Cluster: "store", TimeoutMs: 250, Body: []byte("ping"),
-		Headers: [][2]string{{":method", "POST"}, {":path", "/reserve"}, {":authority", "store"}}}}, f.HTTPCalls())
+	}, logs)
+	calledHost := h.HostCalls()
+	require.GreaterOrEqual(t, calledHost["env.proxy_get_header_map_pairs"]+calledHost["env.proxy_get_header_map_value"], int64(600),
+		"the stress loop must go through the allocator")
+	v, _, ok := h.SharedData("counter")
+	require.True(t, ok)
+	require.Equal(t, "n+", string(v))
+	m, ok := h.Metric("probe_requests")
+	require.True(t, ok)
+	require.Equal(t, int64(5), m)
 
-	require.Equal(t, uint64(abi.ActionPause), r.call("proxy_on_request_body", 2, 8, 1))
-	require.Equal(t, []abitest.LocalResponse{{Status: 429, Details: "probe_limited", Body: []byte(`{"error":"slow down"}`),
-		Headers: [][2]string{{"retry-after", "3"}}}}, f.LocalResponses())
-	require.Equal(t, []uint32{0xFFFFFFFF}, r.grpc, "a plain HTTP local response carries grpc status -1")
-	r.newLogs()
+	// The body waits behind the paused headers; the store's answer resumes
+	// the stream, and the probe appends to the body it then sees.
+	require.Equal(t, host.Pause, s.RequestBody([]byte("abcdefgh"), true).Action)
+	answer()
+	waitCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	r = s.Wait(waitCtx)
+	require.Equal(t, host.Continue, r.Action)
+	require.Equal(t, "abcdefgh!", string(r.Body))
+	require.Equal(t, call{"POST", "/reserve", "store", "ping"}, <-calls)
+	want := []string{"callout true 200 ok yes pong ok 0 ", "continue ok ok", "body 8 cde ok ok", "callout false  not found   ok 11 reset"}
+	var got []string
+	require.Eventually(t, func() bool {
+		var more []string
+		more, seen = infoLogs(h, seen)
+		got = append(got, more...)
+		return len(got) >= len(want)
+	}, 10*time.Second, 10*time.Millisecond)
+	require.ElementsMatch(t, want, got)
 
-	f.SetHeaders(abi.MapHTTPCallResponseHeaders, [][2]string{{":status", "200"}})
-	f.SetBufferData(abi.BufferHTTPCallResponseBody, []byte("pong"))
-	f.SetStatus(11, "reset")
-	r.call("proxy_on_http_call_response", 1, 1, 1, 4, 0)
-	require.Equal(t, []string{"callout 1 1 :status=200; ok pong ok 11 reset", "continue ok ok"}, r.newLogs())
-	require.Equal(t, []abitest.Continue{{ContextID: 2, Stream: abi.StreamRequest}}, f.Continues())
-
-	r.call("proxy_on_tick", 1)
-	require.Equal(t, []string{"tick"}, r.newLogs())
-
-	require.Equal(t, uint64(abi.ActionContinue), r.call("proxy_on_response_trailers", 2, 0))
-	require.True(t, f.Logged(abi.LogCritical, "panic in proxy_on_response_trailers: probe panic"))
-	r.newLogs()
-
-	r.call("proxy_on_log", 2)
-	require.Equal(t, uint64(1), r.call("proxy_on_done", 2))
-	r.call("proxy_on_delete", 2)
-	require.Equal(t, []string{"on_log"}, r.newLogs())
-	require.Equal(t, uint64(abi.ActionContinue), r.call("proxy_on_request_headers", 2, 1, 1), "a deleted stream is unknown")
-	require.Equal(t, uint64(1), r.call("proxy_on_done", 1))
-	r.call("proxy_on_delete", 1)
-
-	f.SetBufferData(abi.BufferPluginConfiguration, []byte("reject"))
-	r.call("proxy_on_context_create", 3, 0)
-	require.Equal(t, uint64(0), r.call("proxy_on_configure", 3, 6), "the root's refusal reaches the host")
-	require.Empty(t, r.stderr.String())
-}
-
-func itoa(n int64) string {
-	b := []byte{}
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
+	require.Equal(t, host.Continue, s.ResponseHeaders(host.Headers{{":status", "200"}}, false).Action)
+	var critical []string
+	for _, e := range h.Logs() {
+		if e.Level == host.LevelCritical {
+			critical = append(critical, e.Message)
+		}
 	}
-	return string(b)
+	require.Len(t, critical, 1)
+	require.Contains(t, critical[0], "panic in proxy_on_response_headers: probe panic")
+	s.Done()
+	logs, seen = infoLogs(h, seen)
+	require.Equal(t, []string{"on_log"}, logs)
+
+	h.Tick()
+	logs, seen = infoLogs(h, seen)
+	require.Equal(t, []string{"tick"}, logs, "the root set a tick period")
+
+	local := h.NewStream(host.StreamInfo{Worker: 0})
+	r = local.RequestHeaders(host.Headers{{":path", "/local"}, {":method", "GET"}}, true)
+	require.Equal(t, host.LocalReply, r.Action)
+	require.Equal(t, 429, r.Local.Status)
+	require.Equal(t, "probe_limited", r.Local.Details)
+	require.Equal(t, `{"error":"slow down"}`, string(r.Local.Body))
+	require.Equal(t, -1, r.Local.GRPCStatus, "a plain HTTP local response carries grpc status -1")
+	retry, _ := r.Local.Headers.Get("retry-after")
+	require.Equal(t, "3", retry)
+	local.Done()
+	logs, seen = infoLogs(h, seen)
+	require.Equal(t, []string{"local_response ok", "on_log"}, logs)
+
+	require.Error(t, h.Reload(ctx, []byte("reject")), "the root's refusal reaches the host")
+	logs, _ = infoLogs(h, seen)
+	require.Contains(t, logs, "plugin_config=reject")
+	require.Empty(t, h.Traps())
+	require.Zero(t, h.PollOneoffCalls())
+	require.False(t, strings.Contains(strings.Join(logs, "\n"), "panic"))
 }

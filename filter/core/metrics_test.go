@@ -5,8 +5,11 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/proxytest"
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 
-	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
+	"github.com/tokenbudget/tokenbudget/filter/abi"
+	"github.com/tokenbudget/tokenbudget/filter/sdkhost"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
@@ -20,11 +23,30 @@ func entry(dim limit.Dimension, budgets ...limit.Period) *sharedstore.HoldEntry 
 	return e
 }
 
+// emulated is the binding's host over the SDK's emulator, which keeps
+// the metrics.
+type emulated struct {
+	abi.Host
+	emu proxytest.HostEmulator
+}
+
+func newEmulated(t *testing.T) emulated {
+	emu, reset := proxytest.NewHostEmulator(proxytest.NewEmulatorOption().WithVMContext(&types.DefaultVMContext{}))
+	t.Cleanup(reset)
+	return emulated{sdkhost.New(nil), emu}
+}
+
+// Metric is a counter's value by name, as the host holds it.
+func (e emulated) Metric(name string) (int64, bool) {
+	v, err := e.emu.GetCounterMetric(name)
+	return int64(v), err == nil
+}
+
 // The remembered series must count exactly what naming each series would:
 // the period series per Limit, the total once per Limit, on known and
 // unknown label values alike, however often they move.
 func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
-	h := abitest.New(nil)
+	h := newEmulated(t)
 	m := newMetricSet(h)
 	for range 3 {
 		m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, 100)
@@ -63,14 +85,14 @@ func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
 }
 
 func TestATotalTooLargeForOneIncrementIsAddedPerPeriod(t *testing.T) {
-	h := abitest.New(nil)
+	h := newEmulated(t)
 	m := newMetricSet(h)
 	big := int64(math.MaxInt64/2 + 1)
 	m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, big)
 	m.flush()
 	got, ok := h.Metric(metrics.Name(metrics.TokenBudgetTokens, metrics.LabelDimension, "api_key", metrics.LabelOutcome, "reserved"))
 	require.True(t, ok)
-	require.Equal(t, big+big, got, "two increments of big, wrapping in the fake as they would one by one")
+	require.Equal(t, big+big, got, "two increments of big, wrapping in the host as they would one by one")
 }
 
 // Increments are summed in the VM and reach the host in one call per
@@ -83,14 +105,14 @@ func TestMetricIncrementsReachTheHostOnTheTickAndWhenTheRootIsDone(t *testing.T)
 		end  func(r *Root)
 	}{
 		{"tick", func(r *Root) { r.OnTick() }},
-		{"done", func(r *Root) { r.OnDone() }},
+		{"done", func(r *Root) { r.OnPluginDone() }},
 		{"delete", func(r *Root) { r.OnDelete() }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			h := abitest.New(nil)
+			h := newEmulated(t)
 			r := NewRoot(1, h)
 			require.True(t, r.OnConfigure([]byte(`{"rate_limiting":{"limits":{"global":{"tokens_per_minute":1000}}}}`)))
-			require.Equal(t, uint32(tickPeriodMs), h.TickPeriod(), "every root ticks")
+			require.Equal(t, uint32(tickPeriodMs), h.emu.GetTickPeriod(), "every root ticks")
 			for range 3 {
 				r.metrics.CountRequest(outcomeAdmitted)
 			}

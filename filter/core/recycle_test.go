@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
-	"github.com/tokenbudget/tokenbudget/filter/abi/abitest"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/exchange"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
@@ -25,16 +24,16 @@ func TestADeletedStreamIsReusedWithNothingOfItsRequestLeft(t *testing.T) {
 	rig := &benchRig{h: h, root: r, next: 2}
 	body := benchBody(1<<10, false)
 	rig.setHeaders(body)
-	s := r.NewHTTPContext(2).(*Stream)
+	s := r.NewHttpContext(2).(*Stream)
 	h.body = body
-	require.Equal(t, abi.ActionContinue, s.OnRequestHeaders(len(h.req), false))
-	require.Equal(t, abi.ActionContinue, s.OnRequestBody(len(body), true))
+	require.Equal(t, abi.ActionContinue, s.OnHttpRequestHeaders(len(h.req), false))
+	require.Equal(t, abi.ActionContinue, s.OnHttpRequestBody(len(body), true))
 	require.NotEmpty(t, s.x.Identity().APIKeyHash, "the request was identified and admitted")
-	s.OnLog()
+	s.OnHttpStreamDone()
 	s.OnDone()
 	s.OnDelete()
 
-	next := r.NewHTTPContext(3).(*Stream)
+	next := r.NewHttpContext(3).(*Stream)
 	require.Same(t, s, next, "a stream of the shared-data store is reused")
 	require.Equal(t, uint32(3), next.id)
 	require.Same(t, r, next.root)
@@ -47,12 +46,12 @@ func TestADeletedStreamIsReusedWithNothingOfItsRequestLeft(t *testing.T) {
 }
 
 func TestAStreamAFleetStoreMayStillAnswerIsNeverReused(t *testing.T) {
-	r := NewRoot(1, abitest.New(nil))
+	r := NewRoot(1, newGuestHost())
 	require.True(t, r.OnConfigure([]byte(benchTwoDimensions)))
-	s := r.NewHTTPContext(2).(*Stream)
+	s := r.NewHttpContext(2).(*Stream)
 	s.store = fleetStore{r.store}
 	s.OnDelete()
-	require.NotSame(t, s, r.NewHTTPContext(3).(*Stream))
+	require.NotSame(t, s, r.NewHttpContext(3).(*Stream))
 	require.Equal(t, exchange.PhaseDone, s.x.Phase(), "a late answer finds the stream done and releases what it reserved")
 }
 
@@ -60,15 +59,15 @@ func TestTheBoundAdmissionCallbackReachesTheReusedStream(t *testing.T) {
 	h := newGuestHost()
 	r := NewRoot(1, h)
 	require.True(t, r.OnConfigure([]byte(benchTwoDimensions)))
-	s := r.NewHTTPContext(2).(*Stream)
+	s := r.NewHttpContext(2).(*Stream)
 	s.OnDelete()
-	next := r.NewHTTPContext(3).(*Stream)
+	next := r.NewHttpContext(3).(*Stream)
 	body := benchBody(1<<10, false)
 	(&benchRig{h: h, root: r}).setHeaders(body)
 	h.body = body
-	next.OnRequestHeaders(len(h.req), false)
+	next.OnHttpRequestHeaders(len(h.req), false)
 	next.store = fleetStore{r.store} // answers only when told
-	next.OnRequestBody(len(body), true)
+	next.OnHttpRequestBody(len(body), true)
 	require.Equal(t, exchange.PhaseAdmitting, next.x.Phase())
 	next.onAdmitted(sharedstore.Outcome{Result: sharedstore.ResultAdmitted})
 	require.Equal(t, exchange.PhaseForwarded, next.x.Phase())

@@ -7,6 +7,8 @@
 package core
 
 import (
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/config"
@@ -107,7 +109,7 @@ type vmRemote struct {
 	dropsSeen [2]uint64
 }
 
-// NewRoot is the factory the ABI binding calls for each root context.
+// NewRoot makes the root of one plugin context (VM.NewPluginContext).
 func NewRoot(id uint32, h abi.Host) *Root {
 	sr, _ := h.(abi.ScratchReader)
 	return &Root{
@@ -121,8 +123,6 @@ func NewRoot(id uint32, h abi.Host) *Root {
 		keys:    identity.NewKeyCache(maxCachedKeys),
 	}
 }
-
-func (r *Root) OnVMStart(vmConfig []byte) bool { return true }
 
 // OnConfigure applies a plugin config. A config that fails validation is
 // refused (false) and the previous one keeps running: the canary VM makes
@@ -216,7 +216,7 @@ func (r *Root) OnHTTPCallResponse(token uint32, numHeaders, bodySize, numTrailer
 	cb(status, body, nil)
 }
 
-func (r *Root) NewHTTPContext(contextID uint32) abi.HTTPContext {
+func (r *Root) NewHttpContext(contextID uint32) types.HttpContext {
 	var s *Stream
 	if n := len(r.free); n > 0 {
 		s, r.free[n-1] = r.free[n-1], nil
@@ -230,15 +230,16 @@ func (r *Root) NewHTTPContext(contextID uint32) abi.HTTPContext {
 	return s
 }
 
-// OnDone hands the pending metric increments to the host: no tick follows.
-func (r *Root) OnDone() bool {
+// OnPluginDone hands the pending metric increments to the host: no tick
+// follows.
+func (r *Root) OnPluginDone() bool {
 	r.metrics.flush()
 	return true
 }
 
 // OnDelete marks the root gone: its streams are all done, so its fleet
 // store receives no new holds and is dropped once its calls are delivered.
-// Increments counted since OnDone (a late callout answer) are flushed too.
+// Increments counted since OnPluginDone (a late callout answer) are flushed too.
 func (r *Root) OnDelete() {
 	r.metrics.flush()
 	r.deleted = true

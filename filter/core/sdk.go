@@ -8,9 +8,8 @@ import (
 
 // The filter's contexts as the proxy-wasm Go SDK's interfaces describe
 // them: VM is a types.VMContext, Root a types.PluginContext and Stream a
-// types.HttpContext. Each method forwards one callback to the filter's own,
-// so the ABI binding (in the module) and the SDK's proxytest emulator
-// (natively) drive the same code.
+// types.HttpContext, so the ABI binding (in the module) and the SDK's
+// proxytest emulator (natively) drive the same code.
 
 // VM is the filter's VM context: it makes a Root for every plugin context
 // and owns what those roots share, the callout table and the fleet stores
@@ -64,44 +63,11 @@ func (r *Root) OnPluginStart(pluginConfigurationSize int) types.OnPluginStartSta
 	return types.OnPluginStartStatus(r.OnConfigure(cfg))
 }
 
-func (r *Root) OnPluginDone() bool { return r.OnDone() }
-
 // OnQueueReady is never called: the filter registers no shared queue.
 func (r *Root) OnQueueReady(uint32) {}
 
 // NewTcpContext declines TCP streams: the filter is an HTTP filter.
 func (r *Root) NewTcpContext(uint32) types.TcpContext { return nil }
-
-func (r *Root) NewHttpContext(contextID uint32) types.HttpContext {
-	return r.NewHTTPContext(contextID).(*Stream)
-}
-
-func (s *Stream) OnHttpRequestHeaders(numHeaders int, endOfStream bool) types.Action {
-	return s.OnRequestHeaders(numHeaders, endOfStream)
-}
-
-func (s *Stream) OnHttpRequestBody(bodySize int, endOfStream bool) types.Action {
-	return s.OnRequestBody(bodySize, endOfStream)
-}
-
-func (s *Stream) OnHttpRequestTrailers(numTrailers int) types.Action {
-	return s.OnRequestTrailers(numTrailers)
-}
-
-func (s *Stream) OnHttpResponseHeaders(numHeaders int, endOfStream bool) types.Action {
-	return s.OnResponseHeaders(numHeaders, endOfStream)
-}
-
-func (s *Stream) OnHttpResponseBody(bodySize int, endOfStream bool) types.Action {
-	return s.OnResponseBody(bodySize, endOfStream)
-}
-
-func (s *Stream) OnHttpResponseTrailers(numTrailers int) types.Action {
-	return s.OnResponseTrailers(numTrailers)
-}
-
-// OnHttpStreamDone is proxy_on_log.
-func (s *Stream) OnHttpStreamDone() { s.OnLog() }
 
 var (
 	_ types.VMContext       = (*VM)(nil)

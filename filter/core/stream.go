@@ -45,7 +45,7 @@ func (s *Stream) env() exchange.Env {
 		Fleet: r.remote != nil}
 }
 
-func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
+func (s *Stream) OnHttpRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 	s.x.Begin(s.env()) // a stream is new, or was Reset when recycled
 	a := s.x.RequestHeaders(requestView{s}, endOfStream)
 	s.listed = nil
@@ -55,30 +55,31 @@ func (s *Stream) OnRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 	return s.act(a)
 }
 
-func (s *Stream) OnRequestBody(bodySize int, endOfStream bool) abi.Action {
+func (s *Stream) OnHttpRequestBody(bodySize int, endOfStream bool) abi.Action {
 	return s.act(s.x.RequestBody(requestView{s}, bodySize, endOfStream))
 }
 
-func (s *Stream) OnRequestTrailers(numTrailers int) abi.Action { return abi.ActionContinue }
+func (s *Stream) OnHttpRequestTrailers(numTrailers int) abi.Action { return abi.ActionContinue }
 
-func (s *Stream) OnResponseHeaders(numHeaders int, endOfStream bool) abi.Action {
+func (s *Stream) OnHttpResponseHeaders(numHeaders int, endOfStream bool) abi.Action {
 	s.root.headers = s.x.ResponseHeaders(responseView{s}, endOfStream, s.root.headers)
 	s.listed = nil
 	return abi.ActionContinue
 }
 
-func (s *Stream) OnResponseBody(bodySize int, endOfStream bool) abi.Action {
+func (s *Stream) OnHttpResponseBody(bodySize int, endOfStream bool) abi.Action {
 	s.x.ResponseBody(responseView{s}, bodySize, endOfStream)
 	return abi.ActionContinue
 }
 
-func (s *Stream) OnResponseTrailers(numTrailers int) abi.Action {
+func (s *Stream) OnHttpResponseTrailers(numTrailers int) abi.Action {
 	s.x.ResponseTrailers()
 	return abi.ActionContinue
 }
 
-// OnLog comes before OnDone: see exchange.Exchange.Log.
-func (s *Stream) OnLog() {
+// OnHttpStreamDone is proxy_on_log, which comes before OnDone: see
+// exchange.Exchange.Log.
+func (s *Stream) OnHttpStreamDone() {
 	s.x.Log()
 }
 

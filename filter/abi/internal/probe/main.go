@@ -1,52 +1,82 @@
 // Command probe is a test module that calls every Host method through the
 // real wasm binding and logs what came back, so filter/abi's tests can check
 // the imports, out-parameters, memory hand-over and pair encoding end to end
-// against a known host. It is not shipped.
+// in the wazero host (envoy/host). It is not shipped.
 package main
 
 import (
 	"strconv"
 	"strings"
 
+	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 )
 
-func init() {
-	abi.SetRootContextFactory(func(id uint32, h abi.Host) abi.RootContext { return &root{h: h} })
-}
+func init() { abi.SetVMContext(&vm{}) }
 
 func main() {}
 
-type root struct{ h abi.Host }
-
-func (r *root) log(parts ...string) { r.h.Log(abi.LogInfo, strings.Join(parts, " ")) }
+func log(parts ...string) { abi.CurrentHost().Log(abi.LogInfo, strings.Join(parts, " ")) }
 
 func st(s abi.Status) string { return s.String() }
 
 func u(n uint64) string { return strconv.FormatUint(n, 10) }
 
-func (r *root) OnVMStart(c []byte) bool { r.log("vm_config=" + string(c)); return true }
-
-func (r *root) OnConfigure(c []byte) bool {
-	r.log("plugin_config=" + string(c))
-	return string(c) != "reject"
+// config reads a configuration buffer, or says why it could not.
+func config(b abi.BufferType, size int) string {
+	c, err := abi.Configuration(abi.CurrentHost(), b, size)
+	if err != nil {
+		return err.Error()
+	}
+	return string(c)
 }
 
-func (r *root) OnTick() { r.log("tick") }
+type vm struct{ types.DefaultVMContext }
+
+func (*vm) OnVMStart(size int) types.OnVMStartStatus {
+	log("vm_config=" + config(abi.BufferVMConfiguration, size))
+	return types.OnVMStartStatusOK
+}
+
+func (*vm) NewPluginContext(uint32) types.PluginContext { return &root{h: abi.CurrentHost()} }
+
+// root refuses the plugin configuration "reject"; a callout's answer
+// resumes the stream that made it.
+type root struct {
+	types.DefaultPluginContext
+	h      abi.Host
+	store  uint32 // token of the callout to cluster store
+	paused uint32 // the stream that waits for it
+}
+
+func (r *root) OnPluginStart(size int) types.OnPluginStartStatus {
+	c := config(abi.BufferPluginConfiguration, size)
+	log("plugin_config=" + c)
+	return c != "reject"
+}
+
+func (r *root) OnTick() { log("tick") }
 
 func (r *root) OnHTTPCallResponse(token uint32, nh, bs, nt int) {
-	hs, s1 := r.h.GetHeaders(abi.MapHTTPCallResponseHeaders)
+	status, s1 := r.h.GetHeader(abi.MapHTTPCallResponseHeaders, ":status")
+	answer, _ := r.h.GetHeader(abi.MapHTTPCallResponseHeaders, "x-answer")
 	b, s2 := r.h.GetBuffer(abi.BufferHTTPCallResponseBody, 0, bs)
 	code, msg := r.h.GetStatus()
-	r.log("callout", u(uint64(token)), u(uint64(nh)), joinPairs(hs), st(s1), string(b), st(s2), u(uint64(code)), msg)
-	r.log("continue", st(r.h.SetEffectiveContext(2)), st(r.h.ContinueStream(abi.StreamRequest)))
+	log("callout", strconv.FormatBool(token == r.store), status, st(s1), answer, string(b), st(s2), u(uint64(code)), msg)
+	if token == r.store {
+		log("continue", st(r.h.SetEffectiveContext(r.paused)), st(r.h.ContinueStream(abi.StreamRequest)))
+	}
 }
 
-func (r *root) NewHTTPContext(id uint32) abi.HTTPContext { return &stream{root: r} }
-func (r *root) OnDone() bool                             { return true }
-func (r *root) OnDelete()                                {}
+func (r *root) NewHttpContext(id uint32) types.HttpContext { return &stream{root: r, id: id} }
 
-type stream struct{ root *root }
+type stream struct {
+	types.DefaultHttpContext
+	root  *root
+	id    uint32
+	local bool // answered by the proxy
+}
 
 func joinPairs(ps [][2]string) string {
 	var b strings.Builder
@@ -56,9 +86,18 @@ func joinPairs(ps [][2]string) string {
 	return b.String()
 }
 
-func (s *stream) OnRequestHeaders(n int, end bool) abi.Action {
-	h, log := s.root.h, s.root.log
+// sink keeps the stress loop's garbage reachable until the next round.
+var sink []byte
+
+func (s *stream) OnHttpRequestHeaders(n int, end bool) types.Action {
+	h := s.root.h
 	path, s1 := h.GetHeader(abi.MapRequestHeaders, ":path")
+	if path == "/local" {
+		s.local = true
+		log("local_response", st(h.SendLocalResponse(429, "probe_limited", []byte(`{"error":"slow down"}`),
+			[][2]string{{"retry-after", "3"}})))
+		return types.ActionPause
+	}
 	_, s2 := h.GetHeader(abi.MapRequestHeaders, "absent")
 	log("path", path, st(s1), st(s2), u(uint64(n)), strconv.FormatBool(end))
 	log("add", st(h.AddHeader(abi.MapRequestHeaders, "x-probe", "yes")),
@@ -67,11 +106,12 @@ func (s *stream) OnRequestHeaders(n int, end bool) abi.Action {
 	hs, s3 := h.GetHeaders(abi.MapRequestHeaders)
 	log("headers", joinPairs(hs), st(s3))
 
+	seed := h.SetSharedData("counter", []byte("n"), 0)
 	v, cas, s4 := h.GetSharedData("counter")
 	set := h.SetSharedData("counter", append(v, '+'), cas)
 	stale := h.SetSharedData("counter", []byte("stale"), cas)
 	v2, cas2, _ := h.GetSharedData("counter")
-	log("shared", string(v), u(uint64(cas)), st(s4), st(set), st(stale), string(v2), u(uint64(cas2)))
+	log("shared", st(seed), string(v), st(s4), st(set), st(stale), string(v2), strconv.FormatBool(cas2 != cas))
 
 	p, s5 := h.GetProperty("source", "address")
 	_, s6 := h.GetProperty("missing")
@@ -84,18 +124,20 @@ func (s *stream) OnRequestHeaders(n int, end bool) abi.Action {
 	mv, s8 := h.GetMetric(id)
 	log("metric", st(s7), st(inc), st(rec), u(mv), st(s8))
 
-	tok, s9 := h.HTTPCall("store", [][2]string{{":method", "POST"}, {":path", "/reserve"}, {":authority", "store"}}, []byte("ping"), 250)
-	_, s10 := h.HTTPCall("store", nil, nil, 0)
-	log("callout_sent", u(uint64(tok)), st(s9), st(s10))
-
-	b, s11 := h.GetBuffer(abi.BufferRequestBody, 2, 3)
-	log("body", string(b), st(s11), st(h.SetBuffer(abi.BufferRequestBody, 100, 0, []byte("!"))))
+	req := [][2]string{{":method", "POST"}, {":path", "/reserve"}, {":authority", "store"}}
+	tok, s9 := h.HTTPCall("store", req, []byte("ping"), 5000)
+	_, s10 := h.HTTPCall("down", req, nil, 5000)
+	_, s11 := h.HTTPCall("store", nil, nil, 0)
+	s.root.store, s.root.paused = tok, s.id
+	log("callout_sent", u(uint64(tok)), st(s9), st(s10), st(s11))
 	log("tick_period", st(h.SetTickPeriod(1000)))
 
-	// Many host-returned values in a row, each checked, so a buffer the GC
-	// reclaimed or a mixed-up hand-over shows up as a mismatch.
+	// Many host-returned values in a row, each checked, with garbage in
+	// between, so a buffer the GC reclaimed or a mixed-up hand-over shows
+	// up as a mismatch.
 	bad := 0
 	for i := 0; i < 300; i++ {
+		sink = make([]byte, 64<<10)
 		got, _ := h.GetHeaders(abi.MapRequestHeaders)
 		if joinPairs(got) != joinPairs(hs) {
 			bad++
@@ -105,18 +147,21 @@ func (s *stream) OnRequestHeaders(n int, end bool) abi.Action {
 		}
 	}
 	log("stress", u(uint64(bad)))
-	return abi.ActionPause
+	return types.ActionPause
 }
 
-func (s *stream) OnRequestBody(size int, end bool) abi.Action {
-	s.root.log("local_response", st(s.root.h.SendLocalResponse(429, "probe_limited", []byte(`{"error":"slow down"}`),
-		[][2]string{{"retry-after", "3"}})))
-	return abi.ActionPause
+func (s *stream) OnHttpRequestBody(size int, end bool) types.Action {
+	h := s.root.h
+	b, s1 := h.GetBuffer(abi.BufferRequestBody, 2, 3)
+	log("body", u(uint64(size)), string(b), st(s1), st(h.SetBuffer(abi.BufferRequestBody, 100, 0, []byte("!"))))
+	return types.ActionContinue
 }
-func (s *stream) OnRequestTrailers(int) abi.Action       { return abi.ActionContinue }
-func (s *stream) OnResponseHeaders(int, bool) abi.Action { return abi.ActionContinue }
-func (s *stream) OnResponseBody(int, bool) abi.Action    { return abi.ActionContinue }
-func (s *stream) OnResponseTrailers(int) abi.Action      { panic("probe panic") }
-func (s *stream) OnLog()                                 { s.root.log("on_log") }
-func (s *stream) OnDone()                                {}
-func (s *stream) OnDelete()                              {}
+
+func (s *stream) OnHttpResponseHeaders(int, bool) types.Action {
+	if !s.local {
+		panic("probe panic")
+	}
+	return types.ActionContinue
+}
+
+func (s *stream) OnHttpStreamDone() { log("on_log") }
