@@ -40,6 +40,9 @@ var plain = func() (t [4][utf8.RuneSelf]bool) {
 // is also safe inside JavaScript.
 func AppendString(dst []byte, s string) []byte { return AppendStringWith(dst, s, 0) }
 
+// Quote is s as a JSON string, for names shown in errors.
+func Quote(s string) string { return string(AppendString(nil, s)) }
+
 // AppendStringWith is AppendString with the extra escapes of o.
 func AppendStringWith(dst []byte, s string, o StringOptions) []byte {
 	safe := &plain[o&3]
