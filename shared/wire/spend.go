@@ -162,21 +162,6 @@ func (a *SpendAdmit) Spend() (limit.Spend, error) {
 	return sp, nil
 }
 
-// VerdictOf is the verdict for an outcome of a plan whose spend part the
-// service checked (used is the usage it read).
-func VerdictOf(o limit.Outcome, p *spend.Policy) *SpendVerdict {
-	v := &SpendVerdict{Checked: true}
-	for s := spend.Slot(0); s < spend.NumSlots; s++ {
-		if p.Limits[s].Set {
-			v.Usage = append(v.Usage, SpendUsage{Slot: s.String(), UsedNanoUSD: int64(o.Spend[s])})
-		}
-	}
-	if ex := o.SpendRefusal; ex != nil {
-		v.Refusal = &SpendExceeded{Slot: ex.Slot.String(), LimitNanoUSD: int64(ex.Limit), UsedNanoUSD: int64(ex.Used)}
-	}
-	return v
-}
-
 // applySpend reads the verdict on a plan with a spend part into o. An
 // absent, unchecked or unavailable verdict, or one that names a slot the
 // plan does not limit, is ErrSpendUnavailable: nothing may pass a spend
