@@ -84,14 +84,12 @@ func Take(states []State, limits []limit.Limit, amount int64, now int64) int {
 	return -1
 }
 
-// Admits is the admission rule of one period: the level covers amount and
+// admits is the admission rule of one period: the level covers amount and
 // is above zero. The second half only matters for a zero amount: a request
 // whose size is unknown is charged its usage afterwards, so letting it in on
 // an empty or indebted bucket would make that bucket's refusal optional.
 // Request-count and concurrency ops take one unit, for which the rule is
 // the plain "level covers amount".
-func Admits(level float64, amount int64) bool { return admits(level, float64(max(amount, 0))) }
-
 func admits(level, amount float64) bool { return level >= amount && level > 0 }
 
 // Give returns amount to every Limit (a refusal undoing an earlier

@@ -96,7 +96,7 @@ func TestAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
 				want -= float64(c.amount)
 			}
 			require.InDelta(t, want, s[0].Level, 1e-9, "a refusal takes nothing")
-			require.Equal(t, c.refused < 0, Admits(c.level, c.amount))
+			require.Equal(t, c.refused < 0, admits(c.level, float64(max(c.amount, 0))))
 		})
 	}
 }

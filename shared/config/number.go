@@ -149,15 +149,6 @@ func decimalShape(s string) (ok, integral bool) {
 	return true, integral
 }
 
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
-}
-
 // intVal is the value of an optional Int, 0 when absent.
 func intVal(p *Int) int64 {
 	if p == nil {

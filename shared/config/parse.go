@@ -142,7 +142,7 @@ func JSONName(f reflect.StructField) string {
 	if !f.IsExported() {
 		return ""
 	}
-	tag := f.Tag.Get("json")
+	tag := jsonTag(f.Tag)
 	if tag == "-" {
 		return ""
 	}
@@ -153,6 +153,19 @@ func JSONName(f reflect.StructField) string {
 		return f.Name
 	}
 	return tag
+}
+
+// jsonTag is the value of a field's json:"…" tag. The config's tags hold no
+// escapes, so it is read up to the next quote; reflect's Tag.Get would
+// unquote it with strconv, whose escape tables would then be linked into the
+// module for this one read (at init, once per field).
+func jsonTag(tag reflect.StructTag) string {
+	_, v, ok := strings.Cut(" "+string(tag), ` json:"`)
+	if !ok {
+		return ""
+	}
+	v, _, _ = strings.Cut(v, `"`)
+	return v
 }
 
 func joinPath(path, field string) string {

@@ -1,8 +1,7 @@
 package config
 
 import (
-	"net/netip"
-
+	"github.com/tokenbudget/tokenbudget/shared/ipaddr"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
@@ -132,7 +131,7 @@ type Runtime struct {
 
 	keys        map[string]KeyInfo
 	keyRules    map[string]Rules // keys whose rules differ from APIKeyDefault
-	whitelist   []netip.Prefix
+	whitelist   []ipaddr.Prefix
 	bypass      map[string]struct{}
 	hasTokens   bool
 	hasRequests bool
@@ -177,7 +176,7 @@ func (r *Runtime) Model(name string) (ModelRules, bool) {
 
 // Exempt reports whether a request skips every limiter dimension: its client
 // address is whitelisted or its key hash is a bypass key.
-func (r *Runtime) Exempt(client netip.Addr, keyHash string) bool {
+func (r *Runtime) Exempt(client ipaddr.Addr, keyHash string) bool {
 	if keyHash != "" {
 		if _, ok := r.bypass[keyHash]; ok {
 			return true

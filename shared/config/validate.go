@@ -2,10 +2,10 @@ package config
 
 import (
 	"errors"
-	"net/netip"
 	"sort"
 
 	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/shared/ipaddr"
 )
 
 // Validate reports every value that cannot work, each with its JSON path,
@@ -285,22 +285,19 @@ func isTokenChar(c byte) bool {
 
 // parseCIDR reads a prefix, or a bare address as a one-host prefix, and
 // stores IPv4-mapped IPv6 prefixes as IPv4 so they match unmapped clients.
-func parseCIDR(s string) (netip.Prefix, error) {
-	p, err := netip.ParsePrefix(s)
-	if err != nil {
-		a, aerr := netip.ParseAddr(s)
-		if aerr != nil {
-			return netip.Prefix{}, err
+func parseCIDR(s string) (ipaddr.Prefix, error) {
+	p, ok := ipaddr.ParsePrefix(s)
+	if !ok {
+		a, ok := ipaddr.ParseAddr(s)
+		if !ok {
+			return ipaddr.Prefix{}, errBadCIDR
 		}
-		p = netip.PrefixFrom(a, a.BitLen())
+		p = ipaddr.PrefixFrom(a, 128) // its whole length, the zone dropped
 	}
-	if p.Addr().Is4In6() && p.Bits() >= 96 {
-		p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+	if a := p.Addr(); a.Unmap() != a && p.Bits() >= 96 {
+		p = ipaddr.PrefixFrom(a.Unmap(), p.Bits()-96)
 	}
-	if !p.IsValid() || p.Addr().Zone() != "" {
-		return netip.Prefix{}, errBadCIDR
-	}
-	return p.Masked(), nil
+	return p, nil
 }
 
 var errBadCIDR = errors.New("not a CIDR")

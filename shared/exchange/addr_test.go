@@ -1,7 +1,7 @@
 package exchange
 
 import (
-	"net/netip"
+	"github.com/tokenbudget/tokenbudget/shared/ipaddr"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -9,7 +9,7 @@ import (
 
 // clientAddrOf reads the peer as an exchange does, from a request whose
 // source.address is peer.
-func clientAddrOf(peer string) (netip.Addr, string) {
+func clientAddrOf(peer string) (ipaddr.Addr, string) {
 	return clientAddr(&request{props: map[string]string{"source/address": peer}})
 }
 

@@ -16,12 +16,11 @@
 package exchange
 
 import (
-	"net/netip"
-
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/shared/ipaddr"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
@@ -141,7 +140,7 @@ type Exchange struct {
 	api   usage.API
 
 	who  budget.Identity
-	addr netip.Addr // the peer, as the host reports it
+	addr ipaddr.Addr // the peer, as the host reports it
 	req  estimate.Request
 	// injected: the filter added include_usage; the client did not ask.
 	injected bool

@@ -1,10 +1,10 @@
 package exchange
 
 import (
-	"net/netip"
 	"unsafe"
 
 	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/shared/ipaddr"
 )
 
 // identify resolves who the request is for. User and team come from the
@@ -90,21 +90,19 @@ func trustedProperty(req Request, path []string) (string, bool) {
 
 // clientAddr is the peer address the host reports, without its port, and
 // its text form (empty when the address is not valid).
-func clientAddr(req Request) (netip.Addr, string) {
+func clientAddr(req Request) (ipaddr.Addr, string) {
 	v, ok := req.Property("source", "address")
 	if !ok {
-		return netip.Addr{}, ""
+		return ipaddr.Addr{}, ""
 	}
 	// The host handed v over for good and nothing writes it again, so its
 	// text can be read, and kept, without a copy.
 	text := unsafe.String(unsafe.SliceData(v), len(v))
-	var a netip.Addr
-	if ap, err := netip.ParseAddrPort(text); err == nil {
-		a = ap.Addr().Unmap()
-	} else {
-		a, _ = netip.ParseAddr(text)
-		a = a.Unmap()
+	a, ok := ipaddr.ParseAddrPort(text)
+	if !ok {
+		a, _ = ipaddr.ParseAddr(text)
 	}
+	a = a.Unmap()
 	if !a.IsValid() {
 		return a, ""
 	}
@@ -115,7 +113,7 @@ func clientAddr(req Request) (netip.Addr, string) {
 // already spells the address that way (an IPv4 peer always does: the
 // parser takes only the canonical dotted quad), so the common peer costs no
 // string.
-func addrText(a netip.Addr, text string) string {
+func addrText(a ipaddr.Addr, text string) string {
 	var buf [64]byte
 	canon := a.AppendTo(buf[:0])
 	if len(text) > 0 && text[0] == '[' {

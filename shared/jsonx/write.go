@@ -1,7 +1,6 @@
 package jsonx
 
 import (
-	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -39,6 +38,9 @@ var plain = func() (t [4][utf8.RuneSelf]bool) {
 // body the upstream would reject. U+2028/U+2029 are escaped too so the output
 // is also safe inside JavaScript.
 func AppendString(dst []byte, s string) []byte { return AppendStringWith(dst, s, 0) }
+
+// Quote is s as a JSON string, for names shown in errors.
+func Quote(s string) string { return string(AppendString(nil, s)) }
 
 // AppendStringWith is AppendString with the extra escapes of o.
 func AppendStringWith(dst []byte, s string, o StringOptions) []byte {
@@ -102,30 +104,4 @@ func AppendStringWith(dst []byte, s string, o StringOptions) []byte {
 // package to write JSON.
 func AppendInt(dst []byte, n int64) []byte {
 	return strconv.AppendInt(dst, n, 10)
-}
-
-// AppendFloat appends the shortest representation of f that parses back to
-// the same float64, in encoding/json's style (plain decimal for 1e-6 <= |f| <
-// 1e21, exponent form otherwise). JSON has no NaN or Infinity, so those write
-// 0 rather than an invalid document.
-func AppendFloat(dst []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(dst, '0')
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, format, -1, 64)
-	if format == 'e' {
-		// Turn e-09 into e-9 like encoding/json.
-		n := len(dst) - start
-		if n >= 4 && dst[len(dst)-4] == 'e' && dst[len(dst)-3] == '-' && dst[len(dst)-2] == '0' {
-			dst[len(dst)-2] = dst[len(dst)-1]
-			dst = dst[:len(dst)-1]
-		}
-	}
-	return dst
 }

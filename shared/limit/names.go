@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // enumNames is the edge form of a small enum: the name of each value by
@@ -55,5 +56,5 @@ func quote(b []byte) string {
 	if len(b) > 32 {
 		b = b[:32]
 	}
-	return strconv.Quote(string(b))
+	return jsonx.Quote(string(b))
 }

@@ -121,13 +121,9 @@ func Refusal(r limit.Refusal, levels []limit.OpLevel, nowUnix int64) (status int
 	return 429, body, headers
 }
 
-// SuccessHeaders are the x-ratelimit-* headers of an admitted request: the
-// caller's own request-count and token buckets after its reservation.
-func SuccessHeaders(levels []limit.OpLevel) []Header {
-	return AppendSuccessHeaders(nil, levels)
-}
-
-// AppendSuccessHeaders appends SuccessHeaders(levels) to dst, so a caller
+// AppendSuccessHeaders appends the x-ratelimit-* headers of an admitted
+// request (the caller's own request-count and token buckets after its
+// reservation) to dst, so a caller
 // that reuses dst pays one allocation for all the values (every admitted
 // request carries them: one string per value cost the VM fifteen).
 func AppendSuccessHeaders(dst []Header, levels []limit.OpLevel) []Header {

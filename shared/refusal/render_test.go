@@ -162,8 +162,8 @@ func TestSuccessHeadersReportTheCallersOwnBuckets(t *testing.T) {
 		"x-ratelimit-requests-day-limit": "1000", "x-ratelimit-requests-day-remaining": "500", "x-ratelimit-requests-day-reset": "1700043200",
 		"x-ratelimit-tokens-limit": "6000", "x-ratelimit-tokens-remaining": "5000", "x-ratelimit-tokens-reset": "1700000010",
 		"x-ratelimit-tokens-day-limit": "86400", "x-ratelimit-tokens-day-remaining": "80000", "x-ratelimit-tokens-day-reset": "1700006400",
-	}, headerMap(t, SuccessHeaders(levels)))
-	require.Empty(t, SuccessHeaders(nil))
+	}, headerMap(t, AppendSuccessHeaders(nil, levels)))
+	require.Empty(t, AppendSuccessHeaders(nil, nil))
 }
 
 func TestUnavailableFailsClosedWithRetryAfter(t *testing.T) {
@@ -243,7 +243,7 @@ func TestAppendSuccessHeadersReusesTheCallersSliceAndMatchesSuccessHeaders(t *te
 	levels := append(append([]limit.OpLevel{}, ownRequests...), ownTokens...)
 	levels = append(levels, limit.OpLevel{Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute,
 		Level: limit.Level{Capacity: 7, Remaining: -3, ResetUnix: -5}})
-	want := SuccessHeaders(levels)
+	want := AppendSuccessHeaders(nil, levels)
 	dst := make([]Header, 1, 32)
 	dst[0] = Header{"keep", "me"}
 	got := AppendSuccessHeaders(dst, levels)

@@ -95,17 +95,6 @@ func (s Slot) String() string {
 	return s.Scope().String() + "_" + s.Period().String()
 }
 
-// SlotOf is the slot of a scope and period; ok is false for a team day,
-// which cannot carry a limit.
-func SlotOf(scope Scope, period calendar.Period) (Slot, bool) {
-	for s := Slot(0); s < NumSlots; s++ {
-		if slotScopes[s] == scope && slotPeriods[s] == period {
-			return s, true
-		}
-	}
-	return 0, false
-}
-
 // Limit is one slot's configured limit. Set false is "no limit" (the slot
 // is neither checked nor counted); Set with Amount 0 blocks every request.
 type Limit struct {

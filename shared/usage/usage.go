@@ -1,8 +1,6 @@
 package usage
 
 import (
-	"unsafe"
-
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
@@ -177,14 +175,4 @@ func (a *anthropicUsage) usage() (Usage, bool) {
 	// that total adds nothing.
 	return Usage{Input: in, Output: a.output, CacheRead: a.cacheRead, CacheWrite: a.cacheWrite,
 		CacheWrite1h: min(a.cacheWrite1h, a.cacheWrite)}, true
-}
-
-// bytesString views b as a string without copying, so strconv reads counter
-// bytes in place. The result must not outlive b or see b modified; every use
-// here ends before the function that made it returns.
-func bytesString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
 }

@@ -2,19 +2,6 @@ package wire
 
 import "github.com/tokenbudget/tokenbudget/shared/limit"
 
-// FromPlan converts a plan to its wire form.
-func FromPlan(p limit.Plan) AdmitRequest {
-	return AdmitRequest{Requests: fromOps(p.Requests), Tokens: fromOps(p.Tokens), Overage: overageName(p.Overage), Spend: FromSpend(p.Spend)}
-}
-
-// overageName is a rule's wire value: debt, the default, travels as absence.
-func overageName(o limit.Overage) string {
-	if o == limit.OverageSkip {
-		return OverageSkip
-	}
-	return ""
-}
-
 // OverageRule reads a wire value; anything but "skip" is the default, debt
 // (Validate refuses values that are neither).
 func OverageRule(s string) limit.Overage {
@@ -22,21 +9,6 @@ func OverageRule(s string) limit.Overage {
 		return limit.OverageSkip
 	}
 	return limit.OverageDebt
-}
-
-func fromOps(ops []limit.Op) []Op {
-	if len(ops) == 0 {
-		return nil
-	}
-	out := make([]Op, len(ops))
-	for i, o := range ops {
-		ls := make([]Limit, len(o.Limits))
-		for j, l := range o.Limits {
-			ls[j] = Limit{Budget: l.Budget, Capacity: l.Capacity, RefillPerSec: l.RefillPerSec}
-		}
-		out[i] = Op{Key: o.Key, Kind: o.Kind, Dimension: o.Dimension, Limits: ls, Amount: o.Amount, Private: o.Private}
-	}
-	return out
 }
 
 // Plan converts the wire form back to a plan.

@@ -15,8 +15,8 @@ func AppendAdmit(dst []byte, p limit.Plan) []byte { return AppendAdmitHold(dst, 
 // AppendAdmitHold appends the JSON body of POST /v1/admit for a plan whose
 // hold the caller names (empty: the server names it). It writes straight
 // from the plan, without the reflection and intermediate copies of
-// encoding/json, because the filter encodes one on every request. The bytes
-// decode with encoding/json into exactly FromPlan(p) with HoldID set.
+// encoding/json, because the filter encodes one on every request; the tests
+// hold the bytes to what encoding/json makes of the same request.
 func AppendAdmitHold(dst []byte, p limit.Plan, holdID string) []byte {
 	dst = append(dst, '{')
 	comma := false

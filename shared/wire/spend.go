@@ -155,26 +155,11 @@ func (a *SpendAdmit) Spend() (limit.Spend, error) {
 	for _, l := range a.Limits {
 		s, ok := SlotNamed(l.Slot)
 		if !ok || l.LimitNanoUSD < 0 {
-			return limit.Spend{}, errs.New("spend: bad limit for slot " + strconv.Quote(l.Slot))
+			return limit.Spend{}, errs.New("spend: bad limit for slot " + jsonx.Quote(l.Slot))
 		}
 		sp.Policy.Limits[s] = spend.Limit{Amount: money.Amount(l.LimitNanoUSD), Set: true}
 	}
 	return sp, nil
-}
-
-// VerdictOf is the verdict for an outcome of a plan whose spend part the
-// service checked (used is the usage it read).
-func VerdictOf(o limit.Outcome, p *spend.Policy) *SpendVerdict {
-	v := &SpendVerdict{Checked: true}
-	for s := spend.Slot(0); s < spend.NumSlots; s++ {
-		if p.Limits[s].Set {
-			v.Usage = append(v.Usage, SpendUsage{Slot: s.String(), UsedNanoUSD: int64(o.Spend[s])})
-		}
-	}
-	if ex := o.SpendRefusal; ex != nil {
-		v.Refusal = &SpendExceeded{Slot: ex.Slot.String(), LimitNanoUSD: int64(ex.Limit), UsedNanoUSD: int64(ex.Used)}
-	}
-	return v
 }
 
 // applySpend reads the verdict on a plan with a spend part into o. An
@@ -191,7 +176,7 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 	for _, u := range v.Usage {
 		s, ok := SlotNamed(u.Slot)
 		if !ok || !p.Limits[s].Set || u.UsedNanoUSD < 0 {
-			return errs.Wrap("sharedstore spend usage for slot "+strconv.Quote(u.Slot), limit.ErrSpendUnavailable)
+			return errs.Wrap("sharedstore spend usage for slot "+jsonx.Quote(u.Slot), limit.ErrSpendUnavailable)
 		}
 		o.Spend[s] = money.Amount(u.UsedNanoUSD)
 	}
@@ -206,7 +191,7 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 		// team's limits stored in the fleet ledger apply too.
 		s, ok := SlotNamed(f.Slot)
 		if !ok || (p.ID(s) == "" && s.Scope() != spend.Team) {
-			return errs.Wrap("sharedstore spend refusal for slot "+strconv.Quote(f.Slot), limit.ErrSpendUnavailable)
+			return errs.Wrap("sharedstore spend refusal for slot "+jsonx.Quote(f.Slot), limit.ErrSpendUnavailable)
 		}
 		o.SpendRefusal = &spend.Exceeded{Slot: s, Limit: money.Amount(f.LimitNanoUSD), Used: money.Amount(f.UsedNanoUSD)}
 	}
