@@ -111,7 +111,9 @@ bench: build
 
 # Instructions per 1 KiB request, filter vs pass-through, counted by
 # valgrind's callgrind in one process: bench's instruction-count test marks
-# N steady-state requests per module with callgrind client requests
+# N steady-state requests per module with callgrind client requests, and N
+# streamed answers with and without 200 content chunks (the difference is
+# the per-chunk figure)
 # (e2e/bench/internal/callgrind), so the figure does not depend on the machine's load.
 # A native run first fills wazero's compilation cache, so valgrind does not
 # spend its time compiling the modules. Async preemption is off because
@@ -131,11 +133,15 @@ bench-instructions: build
 		TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
 		TOKENBUDGET_INSTRUCTION_REQUESTS=$(INSTR_REQUESTS) valgrind --tool=callgrind -q \
 		--callgrind-out-file=$(CURDIR)/$(CGDIR)/callgrind.out \
-		../../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
+		../../build/bench.test -test.run '^TestInstructionCountPhases(AdmitEveryRequest|StreamEveryChunk)$$' -test.count 1
 	@awk -v n=$(INSTR_REQUESTS) '/^desc: Trigger: Client Request: / { m = $$NF } \
 		/^totals: / && m != "" { ir[m] = $$2; m = "" } \
 		END { if (!ir["filter"] || !ir["passthrough"]) { print "no callgrind dumps found"; exit 1 } \
 			printf "instructions per 1 KiB request: passthrough %d, filter %d\n", ir["passthrough"]/n, ir["filter"]/n; \
+			if (ir["filter-stream"] && ir["passthrough-stream"]) { \
+				f = (ir["filter-stream"] - ir["filter-stream0"]) / n / 200; \
+				p = (ir["passthrough-stream"] - ir["passthrough-stream0"]) / n / 200; \
+				printf "instructions per streamed chunk: passthrough %d, filter %d, ratio %.1f\n", p, f, f / p } \
 			if (ir["estimator-native"] && ir["estimator-vm"]) \
 				printf "estimator instructions per byte (64 KiB body): native %.1f, vm %.1f\n", \
 					ir["estimator-native"]/n/65536, ir["estimator-vm"]/n/65536; \
