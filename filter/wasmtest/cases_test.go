@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host"
-	"github.com/tokenbudget/tokenbudget/filter/hostcases"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 )
@@ -21,18 +20,18 @@ import (
 // emulator runs too (filter/sdkhost), on the compiled module: plugin
 // context i is worker VM i, the fleet store is reached over real HTTP.
 func TestTheSharedCasesHoldInTheWazeroHost(t *testing.T) {
-	hostcases.Run(t, func(t *testing.T, c hostcases.Case) hostcases.Host {
+	Run(t, func(t *testing.T, c Case) Host {
 		var opts []hopt
 		g := &gate{}
 		switch c.Store {
-		case hostcases.FleetStore:
+		case FleetStore:
 			rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
 			t.Cleanup(func() { _ = rdb.Close() })
-			g.next = server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: hostcases.StoreToken})
+			g.next = server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: StoreToken})
 			srv := httptest.NewServer(g)
 			t.Cleanup(srv.Close)
 			opts = append(opts, withClusters(map[string]string{"sharedstore": srv.URL}))
-		case hostcases.StoreDown:
+		case StoreDown:
 			opts = append(opts, withClusters(map[string]string{"sharedstore": closedPort(t)}))
 		}
 		return wazeroCases{newHarness(t, c.Config, opts...), g}
@@ -52,7 +51,7 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.next.ServeHTTP(w, r)
 }
 
-// wazeroCases is the harness as a hostcases.Host.
+// wazeroCases is the harness as a Host.
 type wazeroCases struct {
 	x    *harness
 	gate *gate
@@ -62,7 +61,7 @@ func (w wazeroCases) Name() string              { return "wazero" }
 func (w wazeroCases) Advance(d time.Duration)   { w.x.clock.Advance(d) }
 func (w wazeroCases) Counter(name string) int64 { w.x.h.Tick(); v, _ := w.x.h.Metric(name); return v }
 
-func (w wazeroCases) Do(e hostcases.Exchange) hostcases.Reply {
+func (w wazeroCases) Do(e Exchange) Reply {
 	x := w.x
 	x.t.Helper()
 	c := call{path: e.Path, key: e.Key, headers: host.Headers(e.Headers), body: e.Body, source: e.Source,
@@ -86,7 +85,7 @@ func (w wazeroCases) Do(e hostcases.Exchange) hostcases.Reply {
 		out = x.play(s, c)
 		s.Done()
 	}
-	r := hostcases.Reply{Status: out.status, Headers: out.headers, Body: out.body, Local: out.local,
+	r := Reply{Status: out.status, Headers: out.headers, Body: out.body, Local: out.local,
 		UpstreamBody: out.upstreamBody, UpstreamHeaders: out.upstreamHdrs}
 	if v, ok := s.FilterState("tokenbudget"); ok {
 		require.NoError(x.t, json.Unmarshal(v, &r.Decision), string(v))

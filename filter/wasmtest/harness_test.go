@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
 	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
-	"github.com/tokenbudget/tokenbudget/filter/hostcases"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 )
 
@@ -223,6 +222,6 @@ func (x *harness) metric(family string, pairs ...string) int64 {
 
 // The request and answer bodies are the shared case table's.
 var (
-	chatBody     = hostcases.ChatBody
-	chatResponse = hostcases.ChatResponse
+	chatBody     = ChatBody
+	chatResponse = ChatResponse
 )

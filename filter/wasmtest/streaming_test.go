@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
-	"github.com/tokenbudget/tokenbudget/filter/hostcases"
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 )
@@ -34,12 +33,12 @@ func streamCfg(inject, chargeCut bool) string {
 }
 
 var (
-	streamBody       = hostcases.StreamBody
-	openAIChunk      = hostcases.OpenAIChunk
-	openAIUsageChunk = hostcases.OpenAIUsageChunk
+	streamBody       = StreamBody
+	openAIChunk      = OpenAIChunk
+	openAIUsageChunk = OpenAIUsageChunk
 )
 
-const done = hostcases.Done
+const done = Done
 
 // level reads the key's minute level through a probe request of a known
 // reservation, settled at zero so it does not move the level itself.

@@ -1,4 +1,4 @@
-package sdkhost_test
+package wasmtest
 
 import (
 	"bytes"
@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,28 +17,19 @@ import (
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 
 	"github.com/tokenbudget/tokenbudget/filter/core"
-	"github.com/tokenbudget/tokenbudget/filter/hostcases"
 	"github.com/tokenbudget/tokenbudget/filter/sdkhost"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 )
 
 // TestTheSharedCasesHoldInTheSDKEmulator runs the table the compiled
-// module runs in the wazero host (filter/wasmtest), natively: the filter's
+// module runs in the wazero host (cases_test.go), natively: the filter's
 // VM context under proxytest.NewHostEmulator, its host calls through the
 // SDK's proxywasm functions (sdkhost), callouts answered through the
 // emulator's HTTP-call emulation by a real sharedstore over real HTTP.
 func TestTheSharedCasesHoldInTheSDKEmulator(t *testing.T) {
-	hostcases.Run(t, func(t *testing.T, c hostcases.Case) hostcases.Host { return newEmulated(t, c) })
+	Run(t, func(t *testing.T, c Case) Host { return newEmulated(t, c) })
 }
-
-// clock is the injected wall clock both plugin contexts read.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 // secondRootID is the context id of the second root: proxytest makes only
 // its PluginContextID, and numbers streams upward from it.
@@ -81,7 +71,7 @@ func (p *twoRoots) NewHttpContext(id uint32) types.HttpContext {
 	return p.roots[p.next].NewHttpContext(id)
 }
 
-// emulated is the SDK's emulator as a hostcases.Host.
+// emulated is the SDK's emulator as a Host.
 type emulated struct {
 	t     *testing.T
 	emu   proxytest.HostEmulator
@@ -97,12 +87,12 @@ type emulated struct {
 // properties per host, not per stream, and cannot delete one.
 const noDecision = "-"
 
-func newEmulated(t *testing.T, c hostcases.Case) *emulated {
+func newEmulated(t *testing.T, c Case) *emulated {
 	e := &emulated{t: t, clock: &clock{t: time.Unix(1_800_000_000, 0)}, answered: map[uint32]int{}}
-	if c.Store == hostcases.FleetStore {
+	if c.Store == FleetStore {
 		rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
 		t.Cleanup(func() { _ = rdb.Close() })
-		srv := httptest.NewServer(server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: hostcases.StoreToken}))
+		srv := httptest.NewServer(server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: StoreToken}))
 		t.Cleanup(srv.Close)
 		e.store = srv.URL
 	}
@@ -119,11 +109,7 @@ func newEmulated(t *testing.T, c hostcases.Case) *emulated {
 
 func (e *emulated) Name() string { return "proxytest" }
 
-func (e *emulated) Advance(d time.Duration) {
-	e.clock.mu.Lock()
-	e.clock.t = e.clock.t.Add(d)
-	e.clock.mu.Unlock()
-}
+func (e *emulated) Advance(d time.Duration) { e.clock.Advance(d) }
 
 func (e *emulated) Counter(name string) int64 {
 	e.emu.Tick()
@@ -135,7 +121,7 @@ func (e *emulated) Counter(name string) int64 {
 	return int64(v)
 }
 
-func (e *emulated) Do(x hostcases.Exchange) hostcases.Reply {
+func (e *emulated) Do(x Exchange) Reply {
 	t, emu := e.t, e.emu
 	t.Helper()
 	path, source, status, ct := x.Path, x.Source, x.Status, x.ContentType
@@ -162,8 +148,8 @@ func (e *emulated) Do(x hostcases.Exchange) hostcases.Reply {
 		hs = append(hs, [2]string{"authorization", "Bearer " + x.Key})
 	}
 	hs = append(hs, x.Headers...)
-	var out hostcases.Reply
-	finish := func() hostcases.Reply {
+	var out Reply
+	finish := func() Reply {
 		emu.CompleteHttpContext(id)
 		e.serveCallouts(id)
 		if v, err := emu.GetProperty([]string{core.FilterStateName}); err == nil && string(v) != noDecision {
@@ -245,7 +231,7 @@ func (e *emulated) serveFrom(id uint32) int {
 // forward sends one callout to the fleet store as the proxy would.
 func (e *emulated) forward(c proxytest.HttpCalloutAttribute) (int, [][2]string, []byte) {
 	t := e.t
-	method, path := hostcases.Get(c.Headers, ":method"), hostcases.Get(c.Headers, ":path")
+	method, path := Get(c.Headers, ":method"), Get(c.Headers, ":path")
 	req, err := http.NewRequest(method, e.store+path, bytes.NewReader(c.Body))
 	require.NoError(t, err)
 	for _, h := range c.Headers {

@@ -1,4 +1,4 @@
-package hostcases
+package wasmtest
 
 import (
 	"encoding/json"

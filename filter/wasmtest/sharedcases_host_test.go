@@ -1,11 +1,13 @@
-// Package hostcases is the table of cases every proxy-wasm host that runs
-// the filter must agree on: the SDK's proxytest emulator natively (package
-// filter/sdkhost's tests) and the compiled module in the Envoy-faithful
-// wazero host (package filter/wasmtest). Each host's test implements Host
-// and calls Run; a case says what a client and an operator see, never how
-// the host delivers it. Where the two hosts differ, docs/sdk-emulator.md
-// says which is right and the case says which one it pins.
-package hostcases
+package wasmtest
+
+// The shared cases (sharedcases_test.go) are the table every proxy-wasm
+// host that runs the filter must agree on: the SDK's proxytest emulator
+// natively (sharedcases_emulator_test.go) and the compiled module in the
+// Envoy-faithful wazero host (cases_test.go). Each host's test implements
+// Host and calls Run; a case says what a client and an operator see, never
+// how the host delivers it. Where the two hosts differ,
+// docs/sdk-emulator.md says which is right and the case says which one it
+// pins.
 
 import (
 	"encoding/json"
