@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -100,9 +101,21 @@ func (g *guestHost) GetHeaders(m abi.MapType) ([][2]string, abi.Status) {
 	default:
 		return nil, abi.StatusOK
 	}
+	// As the binding: the host writes the encoded pairs into one guest
+	// allocation and the strings view it, so a listing costs the guest that
+	// buffer and the slice, not a string per name and value.
+	size := 0
+	for _, h := range hs {
+		size += len(h[0]) + len(h[1])
+	}
+	buf := make([]byte, 0, size)
 	out := make([][2]string, len(hs))
 	for i, h := range hs {
-		out[i] = [2]string{strings.Clone(h[0]), strings.Clone(h[1])}
+		k := len(buf)
+		buf = append(buf, h[0]...)
+		v := len(buf)
+		buf = append(buf, h[1]...)
+		out[i] = [2]string{unsafe.String(unsafe.SliceData(buf[k:]), len(h[0])), unsafe.String(unsafe.SliceData(buf[v:]), len(h[1]))}
 	}
 	return out, abi.StatusOK
 }
