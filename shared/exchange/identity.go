@@ -88,10 +88,15 @@ func trustedProperty(req Request, path []string) (string, bool) {
 	return string(v), true
 }
 
+// sourceAddress is the peer's property path, one slice for every request:
+// a path written at the call would be a new slice per request, since it
+// goes through an interface.
+var sourceAddress = []string{"source", "address"}
+
 // clientAddr is the peer address the host reports, without its port, and
 // its text form (empty when the address is not valid).
 func clientAddr(req Request) (ipaddr.Addr, string) {
-	v, ok := req.Property("source", "address")
+	v, ok := req.Property(sourceAddress...)
 	if !ok {
 		return ipaddr.Addr{}, ""
 	}
