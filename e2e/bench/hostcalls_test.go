@@ -17,7 +17,7 @@ var hostCallCases = []struct {
 	config string
 	max    int64 // host calls one steady-state request may make
 }{
-	{"2 dimensions", budgetConfig, 27},
+	{"2 dimensions", budgetConfig, 26},
 	{"6 dimensions", sixDimensionConfig(tokenLimits), 43},
 	{"6 dimensions + request counts", sixDimensionConfig(tokenLimits + ", " + requestLimits), 64},
 }

@@ -174,6 +174,13 @@ func (r *Runtime) Model(name string) (ModelRules, bool) {
 	return m, ok
 }
 
+// UsesClientAddress reports whether the peer's address matters to any rule:
+// a per-client limit or a whitelist. When it does not, the filter does not
+// ask the host for it (a host call and a parse per request).
+func (r *Runtime) UsesClientAddress() bool {
+	return r.Client.Tokens.Any() || r.Client.Requests.Any() || len(r.whitelist) > 0
+}
+
 // Exempt reports whether a request skips every limiter dimension: its client
 // address is whitelisted or its key hash is a bypass key.
 func (r *Runtime) Exempt(client ipaddr.Addr, keyHash string) bool {

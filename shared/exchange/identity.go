@@ -35,7 +35,9 @@ func (x *Exchange) identify(req Request) (conflict bool) {
 	if v, ok := trustedProperty(req, rt.TrustedTeamMetadata); ok {
 		x.who.Team = v
 	}
-	x.addr, x.who.Client = clientAddr(req)
+	if rt.UsesClientAddress() {
+		x.addr, x.who.Client = clientAddr(req)
+	}
 	if v, ok := firstValue(pairs, rt.ModelHeader); ok {
 		x.who.Model = v
 	}

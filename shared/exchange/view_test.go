@@ -55,3 +55,14 @@ func (r *response) Header(name string) (string, bool) {
 func (r *response) Chunk(size int, scratch bool) ([]byte, bool) {
 	return append([]byte(nil), r.chunk[:min(size, len(r.chunk))]...), true
 }
+
+// countingRequest is a request that counts its property reads by path.
+type countingRequest struct {
+	*request
+	reads map[string]int
+}
+
+func (c *countingRequest) Property(path ...string) ([]byte, bool) {
+	c.reads[strings.Join(path, "/")]++
+	return c.request.Property(path...)
+}
