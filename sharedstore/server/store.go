@@ -181,10 +181,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 		}
 		return o, vd, err
 	}
-	keys := make([]string, 0, len(ops)+2+spendcache.NumKeys)
-	for _, op := range ops {
-		keys = append(keys, bucketKey(op.Key))
-	}
+	keys := bucketKeys(make([]string, 0, len(ops)+2+spendcache.NumKeys), ops)
 	var record []byte
 	if len(entries) > 0 {
 		keys = append(keys, holdKey(id), releasedKey(id))
