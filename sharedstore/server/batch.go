@@ -151,23 +151,21 @@ func (b *batcher) exec(batch []*batchCall) {
 		}
 		live = append(live, c)
 	}
+	cmds := make([]*redis.Cmd, 0, len(live))
 	switch len(live) {
 	case 0:
 		return
 	case 1:
-		c := live[0]
-		c.v, c.err = c.sc.run(c.ctx, b.c, c.keys, c.args)
-		close(c.done)
-		return
+		cmds = append(cmds, b.c.Do(live[0].ctx, evalArgs(live[0])...))
+	default:
+		ctx, cancel := batchContext(live)
+		defer cancel()
+		pipe := b.c.Pipeline()
+		for _, c := range live {
+			cmds = append(cmds, pipe.Do(ctx, evalArgs(c)...))
+		}
+		_, _ = pipe.Exec(ctx) // each command carries its own error
 	}
-	ctx, cancel := batchContext(live)
-	defer cancel()
-	pipe := b.c.Pipeline()
-	cmds := make([]*redis.Cmd, 0, len(live))
-	for _, c := range live {
-		cmds = append(cmds, pipe.EvalSha(ctx, c.sc.sha.Hash(), c.keys, c.args...))
-	}
-	_, _ = pipe.Exec(ctx) // each command carries its own error
 	for i, c := range live {
 		v, err := cmds[i].Result()
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
@@ -178,6 +176,17 @@ func (b *batcher) exec(batch []*batchCall) {
 		c.v, c.err = v, err
 		close(c.done)
 	}
+}
+
+// evalArgs is the call's EVALSHA with its keys by reference: go-redis
+// writes a *string as the string, where each string boxed in an interface
+// (as EvalSha boxes its keys) is an allocation.
+func evalArgs(c *batchCall) []any {
+	a := append(make([]any, 0, 3+len(c.keys)+len(c.args)), "evalsha", c.sc.sha.Hash(), len(c.keys))
+	for i := range c.keys {
+		a = append(a, &c.keys[i])
+	}
+	return append(a, c.args...)
 }
 
 func batchContext(batch []*batchCall) (context.Context, context.CancelFunc) {
