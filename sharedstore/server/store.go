@@ -313,8 +313,11 @@ func (r admitReply) stands(i int, op sharedstore.Op) bool {
 	return false
 }
 
+// errBadAdmitReply is made once: parseAdmitReply runs on every admission.
+var errBadAdmitReply = errs.New("admit script: malformed reply")
+
 func parseAdmitReply(v any, ops []sharedstore.Op, nreq int) (admitReply, error) {
-	bad := errs.New("admit script: malformed reply")
+	bad := errBadAdmitReply
 	a, ok := v.([]any)
 	if !ok || len(a) < 2 {
 		return admitReply{}, bad
@@ -375,6 +378,13 @@ type opView struct {
 func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLevel float64, refNow int64) sharedstore.Outcome {
 	var o sharedstore.Outcome
 	o.Result = sharedstore.ResultAdmitted
+	n := 0
+	for i, op := range ops {
+		n += min(len(views[i].levels), len(op.Limits))
+	}
+	if n > 0 {
+		o.Levels = make([]sharedstore.OpLevel, 0, n)
+	}
 	for i, op := range ops {
 		for j, lv := range views[i].levels {
 			if j >= len(op.Limits) {
