@@ -64,6 +64,16 @@ func (c *StrictCursor) consumed() {
 	}
 }
 
+// Kind is the kind of the value at the cursor, read from its first byte
+// without consuming it (Invalid at the end or after an error).
+func (c *StrictCursor) Kind() Kind {
+	c.i = skipWS(c.d, c.i)
+	if c.bad || c.i >= len(c.d) {
+		return Invalid
+	}
+	return kindOf(c.d[c.i])
+}
+
 // Enter consumes the opening bracket of the value at the cursor when it is
 // of kind k (Object or Array); any other value is consumed and Enter
 // reports false.

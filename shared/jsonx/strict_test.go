@@ -49,22 +49,11 @@ func walk(c walker, enterDepth int) []string {
 	return seen
 }
 
-// peeking gives a StrictCursor the Kind a walk peeks with.
-type peeking struct{ *StrictCursor }
-
-func (c peeking) Kind() Kind {
-	i := skipWS(c.d, c.i)
-	if i >= len(c.d) {
-		return Invalid
-	}
-	return kindOf(c.d[i])
-}
-
 // strictWalk is walk with a strict cursor over data, and whether data was
 // Valid.
 func strictWalk(data []byte, enterDepth int) ([]string, bool) {
 	c := Strict(data)
-	seen := walk(peeking{&c}, enterDepth)
+	seen := walk(&c, enterDepth)
 	return seen, c.Valid()
 }
 

@@ -191,7 +191,18 @@ type HoldEntry struct {
 // never returned. The remote store and sharedstore both derive a hold from
 // its plan with this, so the two sides always agree on what a hold owns.
 func (p Plan) HoldEntries() []HoldEntry {
-	var out []HoldEntry
+	n := 0
+	for _, group := range [2][]Op{p.Requests, p.Tokens} {
+		for _, op := range group {
+			if op.Kind != KindRequests {
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]HoldEntry, 0, n)
 	for _, group := range [2][]Op{p.Requests, p.Tokens} {
 		for _, op := range group {
 			if op.Kind == KindRequests {

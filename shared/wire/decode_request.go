@@ -19,13 +19,9 @@ import (
 // of this protocol writes them, not case-insensitively. Documents nested
 // deeper than jsonx.MaxDepth are refused.
 func DecodeAdmitRequest(b []byte) (AdmitRequest, error) {
-	v := jsonx.Parse(b)
-	if !v.Exists() {
-		return AdmitRequest{}, errs.New("decode admit request: not a single valid JSON document")
-	}
 	var r AdmitRequest
-	c := v.Cursor()
-	err := walkObject(&c, "request", func(key []byte, c *jsonx.Cursor) error {
+	c := jsonx.Strict(b)
+	err := walkObject(&c, "request", func(key []byte, c *jsonx.StrictCursor) error {
 		switch string(key) {
 		case "hold_id":
 			return decodeString(c.Value(), "hold_id", &r.HoldID)
@@ -41,6 +37,11 @@ func DecodeAdmitRequest(b []byte) (AdmitRequest, error) {
 		c.Skip()
 		return nil
 	})
+	// An invalid document is reported as such, even where the walk met a
+	// type error before the bytes that make it invalid.
+	if !c.Valid() && (err == nil || !jsonx.Parse(b).Exists()) {
+		return AdmitRequest{}, errs.New("decode admit request: not a single valid JSON document")
+	}
 	if err != nil {
 		return AdmitRequest{}, errs.Wrap("decode admit request", err)
 	}

@@ -276,3 +276,21 @@ func BenchmarkDecodeAdmitResponse(b *testing.B) {
 		}
 	})
 }
+
+// parseInt64 reads what strconv.ParseInt reads from every JSON number, short
+// plain ones by the direct path and the rest through jsonx, and refuses
+// what it refuses.
+func TestParseInt64ReadsWhatParseIntReads(t *testing.T) {
+	for _, s := range []string{
+		"0", "-0", "7", "-7", "42", "100", "123456789012345678", "-123456789012345678",
+		"1234567890123456789", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+		"-9223372036854775809", "1.0", "1e3", "-", "", "1.5e2", "99999999999999999999",
+	} {
+		want, err := strconv.ParseInt(s, 10, 64)
+		got, ok := parseInt64([]byte(s))
+		require.Equal(t, err == nil, ok, s)
+		if ok {
+			require.Equal(t, want, got, s)
+		}
+	}
+}

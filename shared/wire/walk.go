@@ -6,17 +6,18 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
-// The admission's plan is decoded by walking it with a jsonx.Cursor: ForEach
-// finds the end of each value before handing it over, so descending through
-// request, ops and limits with it rescanned a limit's bytes once per level
-// (five passes over most of the body, a sixth of the service's CPU per
-// admission). The walk reads each byte once after Parse validated the
-// document, and agrees with the ForEach decoders it replaces on every input
-// (the encoding/json agreement tests and fuzz targets pin both).
+// The admission's plan is decoded by walking it with a jsonx.StrictCursor:
+// ForEach finds the end of each value before handing it over, so descending
+// through request, ops and limits with it rescanned a limit's bytes once per
+// level (five passes over most of the body, a sixth of the service's CPU per
+// admission), and a Parse before the walk read every byte once more. The
+// strict walk reads each byte once, checking the grammar as it goes, and
+// agrees with the ForEach decoders it replaces on every input (the
+// encoding/json agreement tests and fuzz targets pin both).
 
 // walkObject calls field for each member of the object at the cursor, as
 // decodeObject does for a Value; field must consume the member's value.
-func walkObject(c *jsonx.Cursor, what string, field func(key []byte, c *jsonx.Cursor) error) error {
+func walkObject(c *jsonx.StrictCursor, what string, field func(key []byte, c *jsonx.StrictCursor) error) error {
 	if ok, err := enterObject(c, what); !ok {
 		return err
 	}
@@ -35,7 +36,7 @@ func walkObject(c *jsonx.Cursor, what string, field func(key []byte, c *jsonx.Cu
 // enterObject enters the object at the cursor. It reports false, having
 // consumed the value, for null (nothing to decode, as decodeObject) and for
 // any other kind (with decodeObject's type error).
-func enterObject(c *jsonx.Cursor, what string) (bool, error) {
+func enterObject(c *jsonx.StrictCursor, what string) (bool, error) {
 	switch c.Kind() {
 	case jsonx.Null:
 		c.Skip()
@@ -47,7 +48,7 @@ func enterObject(c *jsonx.Cursor, what string) (bool, error) {
 }
 
 // memberName consumes a member's name and colon, escapes decoded.
-func memberName(c *jsonx.Cursor, what string) ([]byte, error) {
+func memberName(c *jsonx.StrictCursor, what string) ([]byte, error) {
 	key := c.Key()
 	if hasBackslash(key) {
 		// Escaped names are rare; only they pay for decoding.
@@ -64,7 +65,7 @@ func memberName(c *jsonx.Cursor, what string) ([]byte, error) {
 // elements with walk when the slice is new (every encoder's case) and
 // hands anything else (null, a repeated member, a type error) to
 // decodeSlice with elem, the Value decoder of the same element.
-func walkFreshSlice[T any](c *jsonx.Cursor, what string, p *[]T, walk func(*jsonx.Cursor, *T) error, elem func(jsonx.Value, *T) error, hint int) error {
+func walkFreshSlice[T any](c *jsonx.StrictCursor, what string, p *[]T, walk func(*jsonx.StrictCursor, *T) error, elem func(jsonx.Value, *T) error, hint int) error {
 	if cap(*p) > 0 || c.Kind() != jsonx.Array {
 		return decodeSlice(c.Value(), what, p, elem)
 	}
@@ -90,7 +91,7 @@ func walkFreshSlice[T any](c *jsonx.Cursor, what string, p *[]T, walk func(*json
 // walkOp and walkLimit loop over the members themselves rather than
 // through walkObject: a closure capturing the element would be one heap
 // allocation per op and per limit.
-func walkOp(c *jsonx.Cursor, o *Op) error {
+func walkOp(c *jsonx.StrictCursor, o *Op) error {
 	if ok, err := enterObject(c, "op"); !ok {
 		return err
 	}
@@ -122,7 +123,7 @@ func walkOp(c *jsonx.Cursor, o *Op) error {
 	return nil
 }
 
-func walkLimit(c *jsonx.Cursor, l *Limit) error {
+func walkLimit(c *jsonx.StrictCursor, l *Limit) error {
 	if ok, err := enterObject(c, "limit"); !ok {
 		return err
 	}

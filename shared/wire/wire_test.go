@@ -243,3 +243,30 @@ func FuzzDecodeAdmitResponseNeverPanics(f *testing.F) {
 		}
 	})
 }
+
+// A converted plan's ops share one array of limits, yet each op's limits are
+// its own: appending to one never changes another's.
+func TestAPlanOpsLimitsAreEachTheirOwn(t *testing.T) {
+	p := samplePlan("k")
+	tests := []struct {
+		name string
+		ops  func(*limit.Plan) []limit.Op
+	}{
+		{"requests", func(p *limit.Plan) []limit.Op { return p.Requests }},
+		{"tokens", func(p *limit.Plan) []limit.Op { return p.Tokens }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := FromPlan(p).Plan()
+			for i := range tt.ops(&got) {
+				op := &tt.ops(&got)[i]
+				op.Limits = append(op.Limits, limit.Limit{Budget: limit.PeriodDay, Capacity: -1})
+			}
+			for _, group := range [][2][]limit.Op{{p.Requests, got.Requests}, {p.Tokens, got.Tokens}} {
+				for i, op := range group[0] {
+					require.Equal(t, op.Limits, group[1][i].Limits[:len(op.Limits)])
+				}
+			}
+		})
+	}
+}

@@ -35,7 +35,13 @@ type batchCall struct {
 	args []any
 	v    any
 	err  error
+	// done receives once when the call is made the sender of lead, and is
+	// closed when the call is answered.
 	done chan struct{}
+	// lead is the batch this waiting call is to send; gone marks a caller
+	// that stopped waiting, never made a sender. Both are under b.mu.
+	lead []*batchCall
+	gone bool
 }
 
 const (
@@ -53,26 +59,40 @@ func newBatcher(c redis.UniversalClient) *batcher { return &batcher{c: c} }
 // run is script.run through the batch. A call that finds a sender free
 // sends itself (with whatever queued before it) on its own goroutine, so
 // an idle service pays nothing but a lock; otherwise it queues, and the
-// sender that finishes next takes the queue along.
+// sender that finishes next either answers it or makes it the sender of
+// the queue, so no goroutine is started and woken per batch.
 func (b *batcher) run(ctx context.Context, sc *script, keys []string, args []any) (any, error) {
-	call := &batchCall{ctx: ctx, sc: sc, keys: keys, args: args, done: make(chan struct{})}
+	call := &batchCall{ctx: ctx, sc: sc, keys: keys, args: args, done: make(chan struct{}, 1)}
 	b.mu.Lock()
 	if b.senders < maxSenders {
 		b.senders++
 		batch := append(b.take(), call)
 		b.mu.Unlock()
-		b.exec(batch)
-		b.next()
+		b.send(batch)
 		return call.v, call.err
 	}
 	b.pending = append(b.pending, call)
 	b.mu.Unlock()
 	select {
 	case <-call.done:
-		return call.v, call.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		b.mu.Lock()
+		call.gone = call.lead == nil
+		b.mu.Unlock()
+		if call.gone {
+			return nil, ctx.Err()
+		}
 	}
+	if call.lead != nil {
+		b.send(call.lead) // answers this call too, as any sender's
+	}
+	return call.v, call.err
+}
+
+// send sends a batch and hands the sender slot on.
+func (b *batcher) send(batch []*batchCall) {
+	b.exec(batch)
+	b.next()
 }
 
 // take removes up to maxBatch queued calls; b.mu is held.
@@ -87,22 +107,30 @@ func (b *batcher) take() []*batchCall {
 	return batch
 }
 
-// next is called by a sender whose batch is answered: calls queued
-// meanwhile leave on a new goroutine (the sender's own caller is not kept
-// waiting for them), or the sender slot is freed.
+// next is called by a sender whose batch is answered: the first caller
+// still waiting among the calls queued meanwhile becomes their sender (the
+// sender's own caller is not kept waiting for them), or the sender slot is
+// freed. A batch whose callers all gave up is dropped here.
 func (b *batcher) next() {
-	b.mu.Lock()
-	if len(b.pending) == 0 {
-		b.senders--
+	for {
+		b.mu.Lock()
+		if len(b.pending) == 0 {
+			b.senders--
+			b.mu.Unlock()
+			return
+		}
+		batch := b.take()
+		for _, c := range batch {
+			if !c.gone {
+				c.lead = batch
+				b.mu.Unlock()
+				c.done <- struct{}{}
+				return
+			}
+		}
 		b.mu.Unlock()
-		return
-	}
-	batch := b.take()
-	b.mu.Unlock()
-	go func() {
 		b.exec(batch)
-		b.next()
-	}()
+	}
 }
 
 // exec runs one batch as a pipeline under the latest deadline among its
@@ -123,23 +151,21 @@ func (b *batcher) exec(batch []*batchCall) {
 		}
 		live = append(live, c)
 	}
+	cmds := make([]*redis.Cmd, 0, len(live))
 	switch len(live) {
 	case 0:
 		return
 	case 1:
-		c := live[0]
-		c.v, c.err = c.sc.run(c.ctx, b.c, c.keys, c.args)
-		close(c.done)
-		return
+		cmds = append(cmds, b.c.Do(live[0].ctx, evalArgs(live[0])...))
+	default:
+		ctx, cancel := batchContext(live)
+		defer cancel()
+		pipe := b.c.Pipeline()
+		for _, c := range live {
+			cmds = append(cmds, pipe.Do(ctx, evalArgs(c)...))
+		}
+		_, _ = pipe.Exec(ctx) // each command carries its own error
 	}
-	ctx, cancel := batchContext(live)
-	defer cancel()
-	pipe := b.c.Pipeline()
-	cmds := make([]*redis.Cmd, 0, len(live))
-	for _, c := range live {
-		cmds = append(cmds, pipe.EvalSha(ctx, c.sc.sha.Hash(), c.keys, c.args...))
-	}
-	_, _ = pipe.Exec(ctx) // each command carries its own error
 	for i, c := range live {
 		v, err := cmds[i].Result()
 		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
@@ -150,6 +176,17 @@ func (b *batcher) exec(batch []*batchCall) {
 		c.v, c.err = v, err
 		close(c.done)
 	}
+}
+
+// evalArgs is the call's EVALSHA with its keys by reference: go-redis
+// writes a *string as the string, where each string boxed in an interface
+// (as EvalSha boxes its keys) is an allocation.
+func evalArgs(c *batchCall) []any {
+	a := append(make([]any, 0, 3+len(c.keys)+len(c.args)), "evalsha", c.sc.sha.Hash(), len(c.keys))
+	for i := range c.keys {
+		a = append(a, &c.keys[i])
+	}
+	return append(a, c.args...)
 }
 
 func batchContext(batch []*batchCall) (context.Context, context.CancelFunc) {

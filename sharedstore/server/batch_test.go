@@ -111,3 +111,60 @@ func TestAQueuedCallerThatGaveUpIsNeverSent(t *testing.T) {
 	require.NoError(t, <-kept)
 	require.InDelta(t, 990, level(t, e, tk, l), 0.5, "only the call still waited for was run: a filter that gave up may release or retry")
 }
+
+// The sender that finishes makes the first queued caller still waiting the
+// sender of the queue; callers that gave up are skipped, never sent, and a
+// queue of only such callers frees the sender slot.
+func TestTheFirstQueuedCallerStillWaitingSendsTheQueue(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		gaveUp []bool
+	}{
+		{"all wait", []bool{false, false, false}},
+		{"the first gave up", []bool{true, false, false}},
+		{"only the last waits", []bool{true, true, false}},
+		{"all gave up", []bool{true, true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, false)
+			b := e.store.batch
+			tk := uniq("tk")
+			l := minute(1000)
+			p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
+			b.mu.Lock()
+			b.senders = maxSenders
+			b.mu.Unlock()
+			errc := make([]chan error, len(tt.gaveUp))
+			cancels := make([]context.CancelFunc, len(tt.gaveUp))
+			kept := 0
+			for i, gaveUp := range tt.gaveUp {
+				ctx, cancel := context.WithCancel(context.Background())
+				cancels[i] = cancel
+				errc[i] = make(chan error, 1)
+				go func() {
+					_, err := e.store.Admit(ctx, p)
+					errc[i] <- err
+				}()
+				require.Eventually(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return len(b.pending) == i+1 }, 5*time.Second, time.Millisecond)
+				if !gaveUp {
+					kept++
+				}
+			}
+			for i, gaveUp := range tt.gaveUp {
+				if gaveUp {
+					cancels[i]()
+					require.ErrorIs(t, <-errc[i], context.Canceled)
+				}
+			}
+			b.next()
+			for i, gaveUp := range tt.gaveUp {
+				if !gaveUp {
+					require.NoError(t, <-errc[i])
+				}
+				cancels[i]()
+			}
+			require.InDelta(t, 1000-10*kept, level(t, e, tk, l), 0.5, "only the callers still waiting were sent")
+			require.Eventually(t, func() bool { b.mu.Lock(); defer b.mu.Unlock(); return b.senders == 0 && len(b.pending) == 0 }, 5*time.Second, time.Millisecond)
+		})
+	}
+}

@@ -181,10 +181,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 		}
 		return o, vd, err
 	}
-	keys := make([]string, 0, len(ops)+2+spendcache.NumKeys)
-	for _, op := range ops {
-		keys = append(keys, bucketKey(op.Key))
-	}
+	keys := bucketKeys(make([]string, 0, len(ops)+2+spendcache.NumKeys), ops)
 	var record []byte
 	if len(entries) > 0 {
 		keys = append(keys, holdKey(id), releasedKey(id))
@@ -316,8 +313,11 @@ func (r admitReply) stands(i int, op sharedstore.Op) bool {
 	return false
 }
 
+// errBadAdmitReply is made once: parseAdmitReply runs on every admission.
+var errBadAdmitReply = errs.New("admit script: malformed reply")
+
 func parseAdmitReply(v any, ops []sharedstore.Op, nreq int) (admitReply, error) {
-	bad := errs.New("admit script: malformed reply")
+	bad := errBadAdmitReply
 	a, ok := v.([]any)
 	if !ok || len(a) < 2 {
 		return admitReply{}, bad
@@ -378,6 +378,13 @@ type opView struct {
 func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLevel float64, refNow int64) sharedstore.Outcome {
 	var o sharedstore.Outcome
 	o.Result = sharedstore.ResultAdmitted
+	n := 0
+	for i, op := range ops {
+		n += min(len(views[i].levels), len(op.Limits))
+	}
+	if n > 0 {
+		o.Levels = make([]sharedstore.OpLevel, 0, n)
+	}
 	for i, op := range ops {
 		for j, lv := range views[i].levels {
 			if j >= len(op.Limits) {
