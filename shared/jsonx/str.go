@@ -1,7 +1,6 @@
 package jsonx
 
 import (
-	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -148,22 +147,44 @@ func AppendUnescaped(dst, c []byte, o UnescapeOptions) []byte {
 }
 
 // appendEscapesDecoded decodes the escapes of c and copies every other byte.
-// Escapes are rare in what it reads (prompt text), so it jumps from one
-// backslash to the next with bytes.IndexByte.
+// It finds each backslash eight bytes at a time and decodes the one-letter
+// escapes (all of them but \u) on the spot, without a call: in code and
+// formatted text they come every few bytes.
 func appendEscapesDecoded(dst, c []byte) []byte {
 	for i := 0; i < len(c); {
-		j := bytes.IndexByte(c[i:], '\\')
-		if j < 0 {
-			return append(dst, c[i:]...)
+		j := i
+		for j+8 <= len(c) && littleEndian {
+			if m := hasZero(load64(c, j) ^ (lsb * '\\')); m != 0 {
+				j += firstFlag(m)
+				break
+			}
+			j += 8
 		}
-		dst = append(dst, c[i:i+j]...)
-		i += j
-		r, n := decodeRune(c, i)
+		for j < len(c) && c[j] != '\\' {
+			j++
+		}
+		dst = append(dst, c[i:j]...)
+		if j+1 >= len(c) {
+			if j < len(c) { // a lone backslash at the end
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			}
+			return dst
+		}
+		if b := shortEscapes[c[j+1]]; b != 0 {
+			dst = append(dst, b)
+			i = j + 2
+			continue
+		}
+		r, n := decodeRune(c, j)
 		dst = utf8.AppendRune(dst, r)
-		i += n
+		i = j + n
 	}
 	return dst
 }
+
+// shortEscapes maps the letter after a backslash to what the escape
+// stands for, for every escape but \u (0: not one of them).
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // appendDecoded appends the decoding of string content c to dst.
 func appendDecoded(dst, c []byte) []byte {
