@@ -21,30 +21,52 @@ import (
 func words(s []byte, i int, u int64) (int, int64) {
 	n := len(s)
 	for {
-		for i+17 <= n {
-			// An optional capital then lower-case letters, fewer than
-			// consonantRunLen so that the word is never a blob: the rest
-			// take the general path below.
-			k := bits.TrailingZeros64(notLower(load64(s, i+1))) &^ 7
-			l := 1 + k>>3
-			j := i + l
-			y := load64(s, j)
-			if l >= consonantRunLen || byteClass[byte(y)] <= clsDigit {
-				break
-			}
-			u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
+		// The loop starts at what follows a word (y, the bytes at j),
+		// so that words short and long share it; entering, the word at
+		// i reads as one after a space.
+		j, y := i-1, uint64(' ')|'a'<<8
+		for {
 			// What follows the word, as scan charges it: a space before
-			// a letter is free, a lone punctuation character one token.
-			f := follow[(followClass[byte(y)]<<4|followClass[byte(y>>8)]<<2|followClass[byte(y>>16)])&63]
-			if f == 0 {
+			// a letter is free, a lone punctuation character is a token,
+			// and a space after it is free again before a letter. Each
+			// test is a 0 or 1 from a sign bit, so the path has no branch.
+			b1 := byte(y >> 8)
+			p0 := is(byteClass[byte(y)], clsPunct)
+			next := isLetter(b1)&(is(byte(y), ' ')|p0) | p0&is(b1, ' ')&isLetter(byte(y>>16))<<1
+			if next == 0 {
 				return j, u
 			}
-			u += int64(f>>2) * unit
-			i = j + int(f&3)
+			u += int64(p0) * unit
+			i = j + next
+			if i+25 > n {
+				break
+			}
+			// An optional capital then lower-case letters.
+			l := 1 + bits.TrailingZeros64(notLower(load64(s, i+1)))>>3
+			if l < consonantRunLen {
+				j = i + l
+				y = load64(s, j)
+				if byteClass[byte(y)] <= clsDigit {
+					break // capitals or digits follow: a word of several pieces
+				}
+				u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
+			} else {
+				// A long word, out of line so that only such words pay
+				// for counting vowels: up to 16 letters here.
+				if l > 8 {
+					l = 9 + bits.TrailingZeros64(notLower(load64(s, i+9)))>>3
+				}
+				j = i + l
+				y = load64(s, j)
+				if l > 16 || byteClass[byte(y)] <= clsDigit {
+					break
+				}
+				u += longPieceCost(s, i, l)
+			}
 		}
 		// An optional capital then lower-case letters: if the word ends
 		// there it is one piece, never a blob.
-		j := i + 1
+		j = i + 1
 		var next byte // s[j] when j < n
 		for {
 			if j+8 > n {
@@ -93,42 +115,37 @@ func load64(s []byte, i int) uint64 {
 	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), i))[:])
 }
 
-// Classes of the bytes after a word for follow: a letter, a space, a
-// punctuation character, anything else.
-const (
-	fLetter = iota
-	fSpace
-	fPunct
-	fOther
-)
-
-var followClass = func() (t [256]uint8) {
-	for c := range t {
-		switch {
-		case byteClass[c] <= clsUpper:
-			t[c] = fLetter
-		case c == ' ':
-			t[c] = fSpace
-		case byteClass[c] == clsPunct:
-			t[c] = fPunct
-		default:
-			t[c] = fOther
-		}
+// longPieceCost is pieceCost(s[i:i+l], 0, false) for a piece of 8 to 16
+// letters, sixteen bytes of which can be read from s[i]: its vowels are
+// counted eight at a time.
+func longPieceCost(s []byte, i, l int) int64 {
+	v := bits.OnesCount64(vowelBytes(load64(s, i))) +
+		bits.OnesCount64(vowelBytes(load64(s, i+8))&(1<<(8*(l-8))-1))
+	if v*6 < l {
+		return unit + int64(l-1)*blobExtra
 	}
-	return t
-}()
+	return unit + int64(l-wordFreeLen)*wordExtra
+}
 
-// follow is, for the classes of the three bytes after a word, where the
-// next word starts (the low two bits; 0: no word follows on the fast path)
-// and the tokens charged on the way (the bits above).
-var follow = func() (t [64]uint8) {
-	for b := range 4 {
-		t[fSpace<<4|fLetter<<2|b] = 1        // " w": free
-		t[fPunct<<4|fLetter<<2|b] = 1<<2 | 1 // ",w": the punctuation
-	}
-	t[fPunct<<4|fSpace<<2|fLetter] = 1<<2 | 2 // ", w"
-	return t
-}()
+// vowelBytes sets the top bit of each byte of x that is a vowel (y
+// included) in either case. A byte is tested exactly when it and the
+// bytes below it are ASCII: the sums below never carry out of such a byte.
+func vowelBytes(x uint64) uint64 {
+	y := x | lsb*0x20
+	const k = msb - lsb
+	return ^((y ^ lsb*'a' + k) & (y ^ lsb*'e' + k) & (y ^ lsb*'i' + k) &
+		(y ^ lsb*'o' + k) & (y ^ lsb*'u' + k) & (y ^ lsb*'y' + k)) & msb
+}
+
+// isLetter is 1 for an ASCII letter, else 0.
+func isLetter(c byte) int { return int((uint64(uint8(c|0x20-'a')) - 26) >> 63) }
+
+// is is 1 when c == b, else 0.
+func is(c, b byte) int { return int((uint64(c^b) - 1) >> 63) }
+
+// hasZero is non-zero iff some byte of x is 0; its lowest set bit is in
+// the first such byte.
+func hasZero(x uint64) uint64 { return (x - lsb) &^ x & msb }
 
 const (
 	lsb = 0x0101010101010101
