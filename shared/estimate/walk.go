@@ -1,7 +1,7 @@
 package estimate
 
 import (
-	"math/bits"
+	"bytes"
 
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
@@ -62,36 +62,13 @@ func (w *walker) str(v jsonx.Value) []byte {
 	if len(c) > 0 && len(v.Raw) == len(w.plain) && &v.Raw[0] == &w.plain[0] {
 		return c // known to hold no escape: not searched again
 	}
-	i := backslash(c)
+	i := bytes.IndexByte(c, '\\')
 	if i < 0 {
 		return c
 	}
 	// Invalid UTF-8 is kept: it costs a token per byte, escaped or not.
 	w.buf = jsonx.AppendUnescaped(append(grow(w.buf, len(c)), c[:i]...), c[i:], jsonx.KeepInvalidUTF8)
 	return w.buf
-}
-
-// backslash is bytes.IndexByte(c, '\\'), 32 bytes a step: in the wasm VM
-// each turn of a Go loop costs tens of instructions, more than the test.
-func backslash(c []byte) int {
-	i := 0
-	for ; i+32 <= len(c); i += 32 {
-		if hasZero(load64(c, i)^lsb*'\\')|hasZero(load64(c, i+8)^lsb*'\\')|
-			hasZero(load64(c, i+16)^lsb*'\\')|hasZero(load64(c, i+24)^lsb*'\\') != 0 {
-			break
-		}
-	}
-	for ; i+8 <= len(c); i += 8 {
-		if m := hasZero(load64(c, i) ^ lsb*'\\'); m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
-		}
-	}
-	for ; i < len(c); i++ {
-		if c[i] == '\\' {
-			return i
-		}
-	}
-	return -1
 }
 
 // grow empties buf and makes room for n bytes (a string's content never
@@ -107,7 +84,7 @@ func grow(buf []byte, n int) []byte {
 // key returns a member name from ForEach decoded, aliasing the body or
 // w.kbuf; valid only until the next call.
 func (w *walker) key(raw []byte) []byte {
-	i := backslash(raw)
+	i := bytes.IndexByte(raw, '\\')
 	if i < 0 {
 		return raw
 	}

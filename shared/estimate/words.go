@@ -143,10 +143,6 @@ func isLetter(c byte) int { return int((uint64(uint8(c|0x20-'a')) - 26) >> 63) }
 // is is 1 when c == b, else 0.
 func is(c, b byte) int { return int((uint64(c^b) - 1) >> 63) }
 
-// hasZero is non-zero iff some byte of x is 0; its lowest set bit is in
-// the first such byte.
-func hasZero(x uint64) uint64 { return (x - lsb) &^ x & msb }
-
 const (
 	lsb = 0x0101010101010101
 	msb = 0x8080808080808080
