@@ -78,7 +78,7 @@ func words(s []byte, i int, u int64) (int, int64) {
 				}
 				break
 			}
-			x := binary.LittleEndian.Uint64(s[j:])
+			x := load64(s, j)
 			if m := notLower(x); m != 0 {
 				k := bits.TrailingZeros64(m) &^ 7
 				j += k >> 3

@@ -1,6 +1,9 @@
 package jsonx
 
 import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -147,39 +150,60 @@ func AppendUnescaped(dst, c []byte, o UnescapeOptions) []byte {
 }
 
 // appendEscapesDecoded decodes the escapes of c and copies every other byte.
-// It finds each backslash eight bytes at a time and decodes the one-letter
-// escapes (all of them but \u) on the spot, without a call: in code and
-// formatted text they come every few bytes.
+// While dst has room beyond its length that is not c, it goes eight bytes a
+// turn: each word is stored whole and kept up to its first backslash, and
+// the escape there is decoded on the spot, a one-letter one from a table
+// (in code and formatted text escapes come every few bytes, and in the wasm
+// VM a call per piece cost more than the copy). The rest, and a dst with no
+// such room, take one search and one copy per escape.
 func appendEscapesDecoded(dst, c []byte) []byte {
-	for i := 0; i < len(c); {
-		j := i
-		for j+8 <= len(c) && littleEndian {
-			if m := hasZero(load64(c, j) ^ (lsb * '\\')); m != 0 {
-				j += firstFlag(m)
-				break
+	i := 0
+	if room := dst[len(dst):cap(dst)]; len(room) >= 8 && !overlap(room, c) {
+		d, n := dst[:cap(dst)], len(dst)
+		for i+8 <= len(c) && n+8 <= len(d) {
+			x := binary.LittleEndian.Uint64(c[i:])
+			binary.LittleEndian.PutUint64(d[n:], x)
+			m := hasZero(x ^ (lsb * '\\'))
+			if m == 0 {
+				i, n = i+8, n+8
+				continue
 			}
-			j += 8
-		}
-		for j < len(c) && c[j] != '\\' {
-			j++
-		}
-		dst = append(dst, c[i:j]...)
-		if j+1 >= len(c) {
-			if j < len(c) { // a lone backslash at the end
-				dst = utf8.AppendRune(dst, utf8.RuneError)
+			k := bits.TrailingZeros64(m) >> 3
+			i, n = i+k, n+k
+			if i+1 >= len(c) || n+utf8.UTFMax > len(d) {
+				break // the loop below ends it
 			}
-			return dst
+			if b := shortEscapes[c[i+1]]; b != 0 {
+				d[n] = b
+				i, n = i+2, n+1
+				continue
+			}
+			r, size := decodeRune(c, i)
+			i, n = i+size, n+utf8.EncodeRune(d[n:], r)
 		}
-		if b := shortEscapes[c[j+1]]; b != 0 {
-			dst = append(dst, b)
-			i = j + 2
-			continue
+		dst = d[:n]
+	}
+	for i < len(c) {
+		j := bytes.IndexByte(c[i:], '\\')
+		if j < 0 {
+			return append(dst, c[i:]...)
 		}
-		r, n := decodeRune(c, j)
+		dst = append(dst, c[i:i+j]...)
+		i += j
+		r, n := decodeRune(c, i)
 		dst = utf8.AppendRune(dst, r)
-		i = j + n
+		i += n
 	}
 	return dst
+}
+
+// overlap reports whether a (not empty) and b share memory.
+func overlap(a, b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
 }
 
 // shortEscapes maps the letter after a backslash to what the escape
