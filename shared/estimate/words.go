@@ -31,13 +31,17 @@ func words(s []byte, i int, u int64) (int, int64) {
 			// and a space after it is free again before a letter. Each
 			// test is a 0 or 1 from a sign bit, so the path has no branch.
 			b1 := byte(y >> 8)
-			p0 := is(byteClass[byte(y)], clsPunct)
-			next := isLetter(b1)&(is(byte(y), ' ')|p0) | p0&is(b1, ' ')&isLetter(byte(y>>16))<<1
-			if next == 0 {
-				return j, u
+			if byte(y) == ' ' && isLetter(b1) != 0 {
+				i = j + 1
+			} else {
+				p0 := is(byteClass[byte(y)], clsPunct)
+				next := isLetter(b1)&p0 | p0&is(b1, ' ')&isLetter(byte(y>>16))<<1
+				if next == 0 {
+					return j, u
+				}
+				u += int64(p0) * unit
+				i = j + next
 			}
-			u += int64(p0) * unit
-			i = j + next
 			if i+25 > n {
 				break
 			}
