@@ -50,7 +50,7 @@ func words(s []byte, i int, u int64) (int, int64) {
 			if l < consonantRunLen {
 				j = i + l
 				y = load64(s, j)
-				if byteClass[byte(y)] <= clsDigit {
+				if uint8(byte(y)-'A') < 26 || uint8(byte(y)-'0') < 10 {
 					break // capitals or digits follow: a word of several pieces
 				}
 				u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
