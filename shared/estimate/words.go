@@ -28,8 +28,9 @@ func words(s []byte, i int, u int64) (int, int64) {
 		for {
 			// What follows the word, as scan charges it: a space before
 			// a letter is free, a lone punctuation character is a token,
-			// and a space after it is free again before a letter. Each
-			// test is a 0 or 1 from a sign bit, so the path has no branch.
+			// and a space after it is free again before a letter. The
+			// common space is one predictable branch; the other tests are
+			// each a 0 or 1 from a sign bit.
 			b1 := byte(y >> 8)
 			if byte(y) == ' ' && isLetter(b1) != 0 {
 				i = j + 1
