@@ -1,7 +1,6 @@
 package estimate
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 
@@ -110,10 +109,11 @@ func (r Request) Hold() int64 {
 // that hold no positive number); it is clamped to [0, MaxOutput]. Distinct
 // ceiling fields may each be stated: Output is the largest.
 //
-// The body is validated once by jsonx.Parse (so a body nested deeper than
-// jsonx.MaxDepth is ErrNotJSON) and is only read, never kept: Model is a
-// copy. A repeated decisive member is a DuplicateFieldError, found in the
-// same pass; members nested below the top level are not compared.
+// The body is validated in the same pass, exactly as jsonx.Parse validates
+// it (so a body nested deeper than jsonx.MaxDepth is ErrNotJSON), and is
+// only read, never kept: Model is a copy. A repeated decisive member of a
+// valid body is a DuplicateFieldError; members nested below the top level
+// are not compared.
 //
 // Input is estimated for the model's encoding (EncodingOf): o200k_base's
 // alone for the models known to use it, else one never below cl100k_base
@@ -165,40 +165,40 @@ func ParseMembers(body []byte, defaultOutput int64) (Request, Members, error) {
 // that fits every encoding.
 func parseCounts(body []byte, defaultOutput int64) (Request, Members, counts, error) {
 	var m Members
-	doc := jsonx.Parse(body)
-	if doc.Kind != jsonx.Object {
+	// The body is validated as it is walked (a jsonx.StrictCursor), so
+	// each string is read once for the grammar and once for its text, and
+	// the messages array is walked as it is read instead of skipped first.
+	c := jsonx.Strict(body)
+	if c.Kind() != jsonx.Object {
 		return Request{}, m, counts{}, ErrNotJSON
 	}
-	base := len(body) - len(bytes.TrimLeft(body, " \t\r\n")) // where doc.Raw starts in body
-	m.Empty, m.Append = true, base+1
+	c.Enter(jsonx.Object)
+	m.Empty, m.Append = true, c.Offset()
 	var r Request
 	var w walker
 	var seen uint8 // bit i: DecisiveMembers[i] was read
+	var dup error  // the first repeated decisive member, reported once the body is known valid
 	choices := int64(0)
 	w.add(requestBase)
-	// The members are read with a jsonx.Cursor so the messages array is
-	// walked as it is read instead of skipped first.
-	c := doc.Cursor()
-	c.Enter(jsonx.Object)
 	for c.Next() {
 		key := w.key(c.Key())
 		m.Empty = false
 		if string(key) == "messages" && c.Kind() == jsonx.Array {
 			w.messagesAt(&c)
-			m.Append = base + c.Offset()
+			m.Append = c.Offset()
 			continue
 		}
 		member := "" // the decisive member key spells, whatever its case
 		i := decisive(key)
 		if i >= 0 {
-			if seen&(1<<i) != 0 {
-				return Request{}, Members{}, counts{}, DuplicateFieldError{Field: DecisiveMembers[i]}
+			if seen&(1<<i) != 0 && dup == nil {
+				dup = DuplicateFieldError{Field: DecisiveMembers[i]}
 			}
 			seen |= 1 << i
 			member = DecisiveMembers[i]
 		}
-		v := c.Value()
-		m.Append = base + c.Offset()
+		v := w.value(&c)
+		m.Append = c.Offset()
 		if i >= 0 && string(key) == member {
 			m.spans[i] = Span{Start: m.Append - len(v.Raw), End: m.Append}
 			m.exact |= 1 << i
@@ -230,6 +230,12 @@ func parseCounts(body []byte, defaultOutput int64) (Request, Members, counts, er
 		default:
 			w.field(key, v)
 		}
+	}
+	switch {
+	case !c.Valid():
+		return Request{}, Members{}, counts{}, ErrNotJSON
+	case dup != nil:
+		return Request{}, Members{}, counts{}, dup
 	}
 	if !r.OutputStated {
 		r.Output = min(max(defaultOutput, 0), MaxOutput)

@@ -33,6 +33,7 @@ type walker struct {
 	images int64  // image parts seen
 	buf    []byte // decoded string values
 	kbuf   []byte // decoded member names
+	plain  []byte // the Raw of the last String the strict walk read, when it holds no escape
 }
 
 // add charges n tokens whatever the encoding (framing, images, roles).
@@ -58,6 +59,9 @@ func saturatingAdd(total, n int64) int64 {
 // w.buf, so it is valid only until the next call.
 func (w *walker) str(v jsonx.Value) []byte {
 	c := v.Content()
+	if len(c) > 0 && len(v.Raw) == len(w.plain) && &v.Raw[0] == &w.plain[0] {
+		return c // known to hold no escape: not searched again
+	}
 	i := bytes.IndexByte(c, '\\')
 	if i < 0 {
 		return c
@@ -167,7 +171,7 @@ func (w *walker) message(m jsonx.Value) {
 // messagesAt is messages for the array at c, read in one pass: ForEach
 // would find the end of every message before handing it over, and the walk
 // of each message's fields would read its bytes again. It consumes the array.
-func (w *walker) messagesAt(c *jsonx.Cursor) {
+func (w *walker) messagesAt(c *jsonx.StrictCursor) {
 	c.Enter(jsonx.Array)
 	for c.Next() {
 		if c.Kind() == jsonx.Object {
@@ -179,13 +183,22 @@ func (w *walker) messagesAt(c *jsonx.Cursor) {
 }
 
 // messageAt is message for the object at c; it consumes the object.
-func (w *walker) messageAt(c *jsonx.Cursor) {
+func (w *walker) messageAt(c *jsonx.StrictCursor) {
 	w.add(messageFloor)
 	c.Enter(jsonx.Object)
 	for c.Next() {
 		k := w.key(c.Key())
-		w.member(k, c.Value())
+		w.member(k, w.value(c))
 	}
+}
+
+// value consumes the value at c, noting a string without escapes for str.
+func (w *walker) value(c *jsonx.StrictCursor) jsonx.Value {
+	v := c.Value()
+	if !c.Escaped() {
+		w.plain = v.Raw
+	}
+	return v
 }
 
 // member charges one field k (decoded) of a message.

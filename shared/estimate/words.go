@@ -3,6 +3,7 @@ package estimate
 import (
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // words charges the run of words that starts with the letter at s[i],
@@ -10,17 +11,67 @@ import (
 // ends and u plus its cost.
 //
 // Prose is mostly lower-case words one space apart, so this is the loop the
-// estimator spends its time in, and it is shaped for Go's wasm backend: one
-// call per run of words rather than per word (a call costs tens of
-// instructions there), and each word's lower-case letters found eight at a
-// time with one load and a few exact per-byte operations instead of a table
-// lookup and two branches per letter.
+// estimator spends its time in, and it is shaped for Go's wasm backend,
+// where every taken branch goes back through the function's dispatch loop
+// and a call costs tens of instructions: one call per run of words rather
+// than per word, each word's lower-case letters found eight at a time with
+// one load and a few exact per-byte operations, and while the text has room
+// for the loads, a word followed by one space or punctuation character and
+// a letter charged on one straight path, ending in the next word.
 func words(s []byte, i int, u int64) (int, int64) {
 	n := len(s)
 	for {
+		// The loop starts at what follows a word (y, the bytes at j),
+		// so that words short and long share it; entering, the word at
+		// i reads as one after a space.
+		j, y := i-1, uint64(' ')|'a'<<8
+		for {
+			// What follows the word, as scan charges it: a space before
+			// a letter is free, a lone punctuation character is a token,
+			// and a space after it is free again before a letter. The
+			// common space is one predictable branch; the other tests are
+			// each a 0 or 1 from a sign bit.
+			b1 := byte(y >> 8)
+			if byte(y) == ' ' && isLetter(b1) != 0 {
+				i = j + 1
+			} else {
+				p0 := is(byteClass[byte(y)], clsPunct)
+				next := isLetter(b1)&p0 | p0&is(b1, ' ')&isLetter(byte(y>>16))<<1
+				if next == 0 {
+					return j, u
+				}
+				u += int64(p0) * unit
+				i = j + next
+			}
+			if i+25 > n {
+				break
+			}
+			// An optional capital then lower-case letters.
+			l := 1 + bits.TrailingZeros64(notLower(load64(s, i+1)))>>3
+			if l < consonantRunLen {
+				j = i + l
+				y = load64(s, j)
+				if uint8(byte(y)-'A') < 26 || uint8(byte(y)-'0') < 10 {
+					break // capitals or digits follow: a word of several pieces
+				}
+				u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
+			} else {
+				// A long word, out of line so that only such words pay
+				// for counting vowels: up to 16 letters here.
+				if l > 8 {
+					l = 9 + bits.TrailingZeros64(notLower(load64(s, i+9)))>>3
+				}
+				j = i + l
+				y = load64(s, j)
+				if l > 16 || byteClass[byte(y)] <= clsDigit {
+					break
+				}
+				u += longPieceCost(s, i, l)
+			}
+		}
 		// An optional capital then lower-case letters: if the word ends
 		// there it is one piece, never a blob.
-		j := i + 1
+		j = i + 1
 		var next byte // s[j] when j < n
 		for {
 			if j+8 > n {
@@ -32,7 +83,7 @@ func words(s []byte, i int, u int64) (int, int64) {
 				}
 				break
 			}
-			x := binary.LittleEndian.Uint64(s[j:])
+			x := load64(s, j)
 			if m := notLower(x); m != 0 {
 				k := bits.TrailingZeros64(m) &^ 7
 				j += k >> 3
@@ -62,6 +113,40 @@ func words(s []byte, i int, u int64) (int, int64) {
 		return j, u
 	}
 }
+
+// load64 reads s[i:i+8] little-endian, without the bounds checks that
+// cost the wasm VM more than the load: callers have checked i+8 <= len(s).
+func load64(s []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), i))[:])
+}
+
+// longPieceCost is pieceCost(s[i:i+l], 0, false) for a piece of 8 to 16
+// letters, sixteen bytes of which can be read from s[i]: its vowels are
+// counted eight at a time.
+func longPieceCost(s []byte, i, l int) int64 {
+	v := bits.OnesCount64(vowelBytes(load64(s, i))) +
+		bits.OnesCount64(vowelBytes(load64(s, i+8))&(1<<(8*(l-8))-1))
+	if v*6 < l {
+		return unit + int64(l-1)*blobExtra
+	}
+	return unit + int64(l-wordFreeLen)*wordExtra
+}
+
+// vowelBytes sets the top bit of each byte of x that is a vowel (y
+// included) in either case. A byte is tested exactly when it and the
+// bytes below it are ASCII: the sums below never carry out of such a byte.
+func vowelBytes(x uint64) uint64 {
+	y := x | lsb*0x20
+	const k = msb - lsb
+	return ^((y ^ lsb*'a' + k) & (y ^ lsb*'e' + k) & (y ^ lsb*'i' + k) &
+		(y ^ lsb*'o' + k) & (y ^ lsb*'u' + k) & (y ^ lsb*'y' + k)) & msb
+}
+
+// isLetter is 1 for an ASCII letter, else 0.
+func isLetter(c byte) int { return int((uint64(uint8(c|0x20-'a')) - 26) >> 63) }
+
+// is is 1 when c == b, else 0.
+func is(c, b byte) int { return int((uint64(c^b) - 1) >> 63) }
 
 const (
 	lsb = 0x0101010101010101

@@ -2,6 +2,8 @@ package jsonx
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -148,10 +150,40 @@ func AppendUnescaped(dst, c []byte, o UnescapeOptions) []byte {
 }
 
 // appendEscapesDecoded decodes the escapes of c and copies every other byte.
-// Escapes are rare in what it reads (prompt text), so it jumps from one
-// backslash to the next with bytes.IndexByte.
+// While dst has room beyond its length that is not c, it goes eight bytes a
+// turn: each word is stored whole and kept up to its first backslash, and
+// the escape there is decoded on the spot, a one-letter one from a table
+// (in code and formatted text escapes come every few bytes, and in the wasm
+// VM a call per piece cost more than the copy). The rest, and a dst with no
+// such room, take one search and one copy per escape.
 func appendEscapesDecoded(dst, c []byte) []byte {
-	for i := 0; i < len(c); {
+	i := 0
+	if room := dst[len(dst):cap(dst)]; len(room) >= 8 && !overlap(room, c) {
+		d, n := dst[:cap(dst)], len(dst)
+		for i+8 <= len(c) && n+8 <= len(d) {
+			x := binary.LittleEndian.Uint64(c[i:])
+			binary.LittleEndian.PutUint64(d[n:], x)
+			m := hasZero(x ^ (lsb * '\\'))
+			if m == 0 {
+				i, n = i+8, n+8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			i, n = i+k, n+k
+			if i+1 >= len(c) || n+utf8.UTFMax > len(d) {
+				break // the loop below ends it
+			}
+			if b := shortEscapes[c[i+1]]; b != 0 {
+				d[n] = b
+				i, n = i+2, n+1
+				continue
+			}
+			r, size := decodeRune(c, i)
+			i, n = i+size, n+utf8.EncodeRune(d[n:], r)
+		}
+		dst = d[:n]
+	}
+	for i < len(c) {
 		j := bytes.IndexByte(c[i:], '\\')
 		if j < 0 {
 			return append(dst, c[i:]...)
@@ -164,6 +196,19 @@ func appendEscapesDecoded(dst, c []byte) []byte {
 	}
 	return dst
 }
+
+// overlap reports whether a (not empty) and b share memory.
+func overlap(a, b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b)) && b0 < a0+uintptr(len(a))
+}
+
+// shortEscapes maps the letter after a backslash to what the escape
+// stands for, for every escape but \u (0: not one of them).
+var shortEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // appendDecoded appends the decoding of string content c to dst.
 func appendDecoded(dst, c []byte) []byte {

@@ -24,6 +24,7 @@ type StrictCursor struct {
 	// stands where a value must come (after Next in an array, after a name
 	// in an object). done: the top-level value is consumed.
 	first, slot, done, bad bool
+	escaped                bool // the last value consumed is a string with an escape
 }
 
 // maxStrictDepth is how many containers a strict walk may enter.
@@ -64,6 +65,11 @@ func (c *StrictCursor) consumed() {
 	}
 }
 
+// Escaped reports that the last value consumed (Value, Skip) is a string
+// holding an escape, so that a caller reading its text knows, without
+// searching it again, whether it must be decoded.
+func (c *StrictCursor) Escaped() bool { return c.escaped }
+
 // Kind is the kind of the value at the cursor, read from its first byte
 // without consuming it (Invalid at the end or after an error).
 func (c *StrictCursor) Kind() Kind {
@@ -73,6 +79,10 @@ func (c *StrictCursor) Kind() Kind {
 	}
 	return kindOf(c.d[c.i])
 }
+
+// Offset is the index in the document of the next byte the cursor reads,
+// as Cursor.Offset.
+func (c *StrictCursor) Offset() int { return c.i }
 
 // Enter consumes the opening bracket of the value at the cursor when it is
 // of kind k (Object or Array); any other value is consumed and Enter
@@ -243,10 +253,11 @@ func (c *StrictCursor) consume() (start, end int) {
 	d := c.d
 	start = skipWS(d, c.i)
 	ok := false
+	c.escaped = false
 	if start < len(d) {
 		switch d[start] {
 		case '"':
-			end, ok = validString(d, start)
+			end, c.escaped, ok = scanString(d, start)
 		case 't':
 			end, ok = start+4, hasLiteral(d, start, "true")
 		case 'f':

@@ -63,9 +63,11 @@ func hasZero(x uint64) uint64 { return (x - lsb) &^ x & msb }
 func hasLess(x uint64, n uint64) uint64 { return (x - lsb*n) &^ x & msb }
 
 // stringStops flags '"', '\\' and control bytes: where a validating string
-// scan must look closer.
+// scan must look closer. It is hasZero(x^'"') | hasZero(x^'\\') |
+// hasLess(x, 0x20) with the common "&^ x & msb" taken once: xor with a
+// byte below 0x80 keeps each top bit, so every term masks the same bits.
 func stringStops(x uint64) uint64 {
-	return hasZero(x^(lsb*'"')) | hasZero(x^(lsb*'\\')) | hasLess(x, 0x20)
+	return ((x ^ (lsb * '"') - lsb) | (x ^ (lsb * '\\') - lsb) | (x - lsb*0x20)) &^ x & msb
 }
 
 // quoteStops flags '"'.
@@ -73,9 +75,10 @@ func quoteStops(x uint64) uint64 { return hasZero(x ^ (lsb * '"')) }
 
 // containerStops flags '"', '[', ']', '{' and '}' ('[' and '{' differ only in
 // bit 5, as do ']' and '}', so OR-ing 0x20 folds four tests into two).
+// The top bits are masked once, as in stringStops (y keeps x's top bits).
 func containerStops(x uint64) uint64 {
 	y := x | lsb*0x20
-	return hasZero(x^(lsb*'"')) | hasZero(y^(lsb*'{')) | hasZero(y^(lsb*'}'))
+	return ((x ^ (lsb * '"') - lsb) | (y ^ (lsb * '{') - lsb) | (y ^ (lsb * '}') - lsb)) &^ x & msb
 }
 
 // plainTextWord: only ASCII and no '\\', so decoded length equals raw length.

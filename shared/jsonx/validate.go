@@ -135,6 +135,13 @@ func hasLiteral(d []byte, i int, lit string) bool {
 // returns the index after its closing quote. Like encoding/json it accepts
 // invalid UTF-8 (decoding replaces it with U+FFFD) but not control bytes.
 func validString(d []byte, i int) (int, bool) {
+	end, _, ok := scanString(d, i)
+	return end, ok
+}
+
+// scanString is validString, also reporting whether the literal holds an
+// escape.
+func scanString(d []byte, i int) (end int, escaped, ok bool) {
 	i++
 	for {
 		for i+8 <= len(d) {
@@ -145,29 +152,30 @@ func validString(d []byte, i int) (int, bool) {
 			i += 8
 		}
 		if i >= len(d) {
-			return i, false
+			return i, escaped, false
 		}
 		c := d[i]
 		switch {
 		case c == '"':
-			return i + 1, true
+			return i + 1, escaped, true
 		case c == '\\':
+			escaped = true
 			if i+1 >= len(d) {
-				return i, false
+				return i, escaped, false
 			}
 			switch d[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
 				if _, ok := hex4(d, i+2); !ok {
-					return i, false
+					return i, escaped, false
 				}
 				i += 6
 			default:
-				return i, false
+				return i, escaped, false
 			}
 		case c < 0x20:
-			return i, false
+			return i, escaped, false
 		default:
 			i++
 		}
