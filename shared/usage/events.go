@@ -138,7 +138,12 @@ func (s *Stream) openAIChoice(c *jsonx.StrictCursor) {
 func (s *Stream) openAIDeltaMember(c *jsonx.StrictCursor) {
 	switch c.Name() {
 	case "content", "refusal", "reasoning_content", "reasoning":
-		s.countString(c.Value())
+		v := c.Value()
+		if v.Kind == jsonx.String && !c.Escaped() {
+			s.countText(v.Raw[1 : len(v.Raw)-1]) // the walk found no escape: the text as it stands
+		} else {
+			s.countString(v)
+		}
 	case "tool_calls":
 		obj, ok := c.EnterItems()
 		for ok && c.NextItem(obj) {
