@@ -1,9 +1,7 @@
 package bench
 
 import (
-	"os"
 	"runtime"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,12 +18,7 @@ import (
 // chunk's instructions, host and guest, whatever the request costs.
 // Outside valgrind it checks that every stream was admitted.
 func TestInstructionCountPhasesStreamEveryChunk(t *testing.T) {
-	n := 50
-	if v := os.Getenv(envInstructionRequests); v != "" {
-		var err error
-		n, err = strconv.Atoi(v)
-		require.NoError(t, err)
-	}
+	n := instructionPhaseCount(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for _, module := range []string{passthrough, filter} {

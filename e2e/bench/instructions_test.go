@@ -26,12 +26,7 @@ const envInstructionRequests = "TOKENBUDGET_INSTRUCTION_REQUESTS"
 // to callgrind do nothing and the test checks that every measured request
 // went the filter's whole way (admitted with its x-ratelimit-* headers).
 func TestInstructionCountPhasesAdmitEveryRequest(t *testing.T) {
-	n := 50
-	if v := os.Getenv(envInstructionRequests); v != "" {
-		var err error
-		n, err = strconv.Atoi(v)
-		require.NoError(t, err)
-	}
+	n := instructionPhaseCount(t)
 	// Callgrind pairs the dump with this thread's instructions in order.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -80,4 +75,16 @@ func TestInstructionCountPhasesAdmitEveryRequest(t *testing.T) {
 	for _, g := range got {
 		require.Equal(t, want.Input, g)
 	}
+}
+
+// instructionPhaseCount is how many requests (or streams) each measured
+// phase runs: envInstructionRequests, default 50.
+func instructionPhaseCount(t *testing.T) int {
+	n := 50
+	if v := os.Getenv(envInstructionRequests); v != "" {
+		var err error
+		n, err = strconv.Atoi(v)
+		require.NoError(t, err)
+	}
+	return n
 }
