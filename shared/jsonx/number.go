@@ -97,6 +97,9 @@ type Integer struct {
 // which a caller that wants JSON's grammar refuses first. False for
 // anything else (hex, "Inf", underscores, spaces, empty).
 func ParseInteger(s []byte) (Integer, bool) {
+	if n, ok := plainDigits(s); ok {
+		return n, true
+	}
 	i := 0
 	neg := false
 	if i < len(s) && (s[i] == '-' || s[i] == '+') {
@@ -195,4 +198,29 @@ func ParseInteger(s []byte) (Integer, bool) {
 		out.Value = int64(u)
 	}
 	return out, true
+}
+
+// plainDigits reads an optional minus and up to 18 digits at once, which
+// always fit an int64: every capacity, amount and count a decoder meets
+// takes this path instead of ParseInteger's exact general one.
+func plainDigits(s []byte) (Integer, bool) {
+	d := s
+	neg := len(d) > 0 && d[0] == '-'
+	if neg {
+		d = d[1:]
+	}
+	if len(d) == 0 || len(d) > 18 {
+		return Integer{}, false
+	}
+	n := int64(0)
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return Integer{}, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return Integer{Value: n, Negative: n < 0}, true
 }

@@ -267,28 +267,6 @@ func decodeKind(v jsonx.Value, what string, p *limit.Kind) error {
 // integer is spelled without a point or an exponent (1.0 and 1e3 are type
 // errors there); jsonx reads the digits.
 func parseInt64(b []byte) (int64, bool) {
-	// Up to 18 digits always fit: read them at once (every capacity and
-	// amount the service decodes), and leave the rest to jsonx.
-	if d := b; len(d) <= 18 {
-		neg := len(d) > 0 && d[0] == '-'
-		if neg {
-			d = d[1:]
-		}
-		n := int64(0)
-		for _, c := range d {
-			if c < '0' || c > '9' {
-				n = -1
-				break
-			}
-			n = n*10 + int64(c-'0')
-		}
-		if n >= 0 && len(d) > 0 {
-			if neg {
-				n = -n
-			}
-			return n, true
-		}
-	}
 	for _, c := range b {
 		if c == '.' || c == 'e' || c == 'E' {
 			return 0, false
