@@ -174,6 +174,12 @@ func TestCalloutAnswerAfterStreamIsGoneReachesRootAndCannotResumeIt(t *testing.T
 func TestSharedDataCASIsAtomicAcrossWorkerVMs(t *testing.T) {
 	h := newTestHost(t, nil)
 	const perWorker = 50
+	// The counter exists before the workers race: Envoy checks no cas on a
+	// missing key, so two first writes would both land (the guest's naive
+	// loop, unlike the filter's store, has no sentinel for that).
+	first := h.NewStream(StreamInfo{Worker: 0})
+	first.RequestHeaders(reqHeaders("cas"), true)
+	first.Done()
 	var wg sync.WaitGroup
 	for w := 0; w < 2; w++ {
 		wg.Add(1)
@@ -189,8 +195,9 @@ func TestSharedDataCASIsAtomicAcrossWorkerVMs(t *testing.T) {
 	wg.Wait()
 	v, cas, ok := h.SharedData("counter")
 	require.True(t, ok)
-	require.Equal(t, "100", string(v))
+	require.Equal(t, "101", string(v))
 	require.NotZero(t, cas)
+	require.Empty(t, h.Traps())
 }
 
 func TestSharedDataCASRules(t *testing.T) {
