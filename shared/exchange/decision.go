@@ -82,14 +82,7 @@ func (d *decision) appendJSON(b []byte) []byte {
 		b = append(b, ']')
 	}
 	if len(d.skipped) > 0 {
-		b = append(b, `,"skipped":[`...)
-		for i, s := range d.skipped {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonx.AppendString(b, s)
-		}
-		b = append(b, ']')
+		b = jsonx.AppendStrings(append(b, `,"skipped":`...), d.skipped)
 	}
 	if d.fellBack {
 		b = append(b, `,"fallback":true`...)

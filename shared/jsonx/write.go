@@ -39,6 +39,18 @@ var plain = func() (t [4][utf8.RuneSelf]bool) {
 // is also safe inside JavaScript.
 func AppendString(dst []byte, s string) []byte { return AppendStringWith(dst, s, 0) }
 
+// AppendStrings appends ss as a JSON array of strings.
+func AppendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
 // Quote is s as a JSON string, for names shown in errors.
 func Quote(s string) string { return string(AppendString(nil, s)) }
 

@@ -55,3 +55,12 @@ func FuzzAppendStringWithOptions(f *testing.F) {
 		}
 	})
 }
+
+// A string array is written as encoding/json writes it, empty included.
+func TestAppendStringsWritesWhatEncodingJSONWrites(t *testing.T) {
+	for _, ss := range [][]string{{}, {"a"}, {"a", "b\"c", "ü\n"}} {
+		want, err := json.Marshal(ss)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(AppendStrings(nil, ss)))
+	}
+}

@@ -131,14 +131,7 @@ func appendKeys(dst []byte, keys []string) []byte {
 	if len(keys) == 0 {
 		return dst
 	}
-	dst = append(dst, `,"keys":[`...)
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jsonx.AppendString(dst, k)
-	}
-	return append(dst, ']')
+	return jsonx.AppendStrings(append(dst, `,"keys":`...), keys)
 }
 
 // AppendAdmitResponse appends the JSON answer to POST /v1/admit: the
@@ -195,14 +188,7 @@ func AppendAdmitResponse(dst []byte, r AdmitResponse) []byte {
 		dst = jsonx.AppendString(dst, r.Hold)
 	}
 	if len(r.Skipped) > 0 {
-		dst = append(dst, `,"skipped":[`...)
-		for i, s := range r.Skipped {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonx.AppendString(dst, s)
-		}
-		dst = append(dst, ']')
+		dst = jsonx.AppendStrings(append(dst, `,"skipped":`...), r.Skipped)
 	}
 	if r.Spend != nil {
 		dst = append(dst, `,"spend":`...)

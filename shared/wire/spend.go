@@ -316,14 +316,7 @@ func appendSpendRecord(dst []byte, r *SpendRecord) []byte {
 	if r.Slots == nil {
 		dst = append(dst, "null"...)
 	} else {
-		dst = append(dst, '[')
-		for i, s := range r.Slots {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonx.AppendString(dst, s)
-		}
-		dst = append(dst, ']')
+		dst = jsonx.AppendStrings(dst, r.Slots)
 	}
 	u := r.Usage
 	dst = append(dst, `,"usage":{"input":`...)
