@@ -77,6 +77,9 @@ type ScratchReader interface {
 	GetSharedDataScratch(key string) (value []byte, cas uint32, st Status)
 	// GetBufferScratch is GetBuffer into the scratch buffer.
 	GetBufferScratch(b BufferType, start, maxSize int) ([]byte, Status)
+	// GetHeaderScratch is GetHeader into the scratch buffer: the string
+	// changes with the next scratch read.
+	GetHeaderScratch(m MapType, name string) (string, Status)
 }
 
 // The binding dispatches every callback to the SDK's context interfaces

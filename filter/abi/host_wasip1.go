@@ -77,6 +77,12 @@ func (wasmHost) GetHeader(m MapType, name string) (string, Status) {
 	return bytesString(b), st
 }
 
+// GetHeaderScratch implements ScratchReader.
+func (h wasmHost) GetHeaderScratch(m MapType, name string) (string, Status) {
+	mem.reuse = true // returned() ends the scratch read
+	return h.GetHeader(m, name)
+}
+
 func (wasmHost) AddHeader(m MapType, name, value string) Status {
 	return Status(proxyAddHeaderMapValue(uint32(m), name, value))
 }

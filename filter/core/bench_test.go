@@ -178,6 +178,20 @@ func (g *guestHost) GetBufferScratch(b abi.BufferType, start, maxSize int) ([]by
 	return g.scratch, abi.StatusOK
 }
 
+func (g *guestHost) GetHeaderScratch(m abi.MapType, name string) (string, abi.Status) {
+	hs := g.req
+	if m == abi.MapResponseHeaders {
+		hs = g.resp
+	}
+	for _, h := range hs {
+		if h[0] == name {
+			g.scratch = append(g.scratch[:0], h[1]...)
+			return unsafe.String(unsafe.SliceData(g.scratch), len(g.scratch)), abi.StatusOK
+		}
+	}
+	return "", abi.StatusNotFound
+}
+
 func (g *guestHost) SetSharedData(key string, value []byte, cas uint32) abi.Status {
 	e, ok := g.shared[key]
 	if ok && cas != 0 && cas != e.cas {

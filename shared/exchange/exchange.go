@@ -115,6 +115,10 @@ type Request interface {
 
 // Response is the read-only view of the response an exchange reads.
 type Response interface {
+	// Header is the first value of the named header. It is valid only until
+	// the next call on the view (it may be the host's scratch buffer): the
+	// exchange decides on each header before it reads another, and keeps
+	// none.
 	Header(name string) (string, bool)
 	// Chunk is the body chunk the callback announced. scratch allows the
 	// host's scratch buffer: the exchange keeps nothing of it.

@@ -194,3 +194,41 @@ func TestAUsageCounterIsTheFirstMemberOfItsName(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, Usage{Input: 6, Output: 2, CacheRead: 1, CacheWrite: 2}, a)
 }
+
+// The one walk FromJSON makes finds what Parse and then Get("usage") found:
+// the same verdict on the body and the same first usage member, whatever the
+// body (not an object, a repeated or escaped "usage", garbage after it).
+func TestTheUsageWalkFindsWhatParseAndGetFind(t *testing.T) {
+	for _, body := range []string{
+		`{"usage":{"prompt_tokens":1}}`,
+		`{"id":"x","choices":[{"message":{"content":"usage"}}],"usage":{"a":1},"usage":{"b":2}}`,
+		`{"us\u0061ge":{"a":1},"usage":2}`,
+		`{"usage":{"a":1}} x`,
+		`{"usage":{"a":1},}`,
+		`{"usage":{"a":1}`,
+		`[{"usage":{"a":1}}]`,
+		`"usage"`,
+		` {"x":[1,2,{"usage":3}]} `,
+		``,
+	} {
+		t.Run(body, func(t *testing.T) { requireTheUsageWalkReadsAsParseAndGet(t, []byte(body)) })
+	}
+}
+
+func FuzzTheUsageWalkFindsWhatParseAndGetFind(f *testing.F) {
+	f.Add([]byte(`{"id":"chatcmpl-1","choices":[{"index":0}],"usage":{"prompt_tokens":5,"completion_tokens":7}}`))
+	f.Add([]byte(`{"usage":1,"usage":{"input_tokens":2}}`))
+	f.Fuzz(func(t *testing.T, body []byte) { requireTheUsageWalkReadsAsParseAndGet(t, body) })
+}
+
+func requireTheUsageWalkReadsAsParseAndGet(t *testing.T, body []byte) {
+	t.Helper()
+	got, ok := usageMember(body)
+	root := jsonx.Parse(body)
+	require.Equal(t, root.Exists(), ok, "the walk and Parse must agree on the body")
+	if ok {
+		want := root.Get("usage")
+		require.Equal(t, want.Kind, got.Kind)
+		require.Equal(t, string(want.Raw), string(got.Raw))
+	}
+}
