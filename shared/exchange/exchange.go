@@ -121,7 +121,8 @@ type Response interface {
 	// none.
 	Header(name string) (string, bool)
 	// Chunk is the body chunk the callback announced. scratch allows the
-	// host's scratch buffer: the exchange keeps nothing of it.
+	// host's scratch buffer: the exchange keeps nothing of it past the
+	// callback.
 	Chunk(size int, scratch bool) ([]byte, bool)
 }
 
