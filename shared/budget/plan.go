@@ -56,6 +56,22 @@ var (
 //
 // Allocations: one for both op lists, one for all Limits, one for all keys.
 func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipped []string) {
+	var b Buffers
+	return b.Plan(rt, id, amount)
+}
+
+// Buffers is the storage of one plan, lent again to the next: a plan's op
+// lists, Limits and keys are views of it. Whoever reuses it must know that
+// nothing holds the last plan any more (its hold ended, no store keeps it).
+// The zero Buffers allocates as Plan does.
+type Buffers struct {
+	limits []limit.Limit
+	ops    []limit.Op
+	keys   []byte
+}
+
+// Plan is budget.Plan into b's storage, which grows as needed.
+func (b *Buffers) Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipped []string) {
 	if rt == nil {
 		return plan, nil
 	}
@@ -124,10 +140,10 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipp
 		plan.Overage = limit.OverageSkip
 	}
 
-	limits := make([]limit.Limit, 0, nLimits)
+	limits := reuse(b.limits, nLimits)
 	// Both op lists share one array; each is capped at its own length, so
 	// an append to one can never write into the other.
-	ops := make([]limit.Op, 0, nReq+nTok)
+	ops := reuse(b.ops, nReq+nTok)
 	if nReq > 0 {
 		plan.Requests = ops[:0:nReq]
 	}
@@ -136,7 +152,8 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipp
 	}
 	// Keys are written into one buffer and sliced out once it is complete,
 	// so the plan's keys share a single allocation.
-	keys := make([]byte, 0, keyLen)
+	keys := reuse(b.keys, keyLen)
+	b.limits, b.ops, b.keys = limits, ops, keys
 	type keyAt struct {
 		req          bool
 		op, from, to int
@@ -188,4 +205,14 @@ func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipp
 		}
 	}
 	return plan, skipped
+}
+
+// reuse is buf emptied when it can hold n, else a new slice of capacity n.
+// What the last plan left past the new one's length is only views of these
+// same buffers, so nothing outside them stays reachable through it.
+func reuse[T any](buf []T, n int) []T {
+	if cap(buf) < n {
+		return make([]T, 0, n)
+	}
+	return buf[:0]
 }

@@ -211,6 +211,24 @@ func TestPlanAllocatesOnlyWhatThePlanHolds(t *testing.T) {
 	require.LessOrEqual(t, allocs, 4.0, "two op slices, one limits array, one key string")
 }
 
+// A plan made in lent buffers is the plan Plan makes, whatever the plans
+// the buffers held before (larger, smaller, other keys), and once they are
+// large enough it allocates nothing.
+func TestAPlanInReusedBuffersIsThePlanAndAllocatesNothing(t *testing.T) {
+	rt := load(t, everything)
+	full := fullIdentity(rt)
+	keyOnly := budget.Identity{APIKeyHash: full.APIKeyHash, Key: full.Key}
+	other := budget.Identity{APIKeyHash: identity.HashKey("sk-other"), User: "bob", Team: "ops", Client: "10.9.9.9", Model: "gpt-4o"}
+	var b budget.Buffers
+	for _, id := range []budget.Identity{keyOnly, full, keyOnly, other, full} {
+		want, wantSkipped := budget.Plan(rt, id, 300)
+		got, skipped := b.Plan(rt, id, 300)
+		require.Equal(t, want, got)
+		require.Equal(t, wantSkipped, skipped)
+	}
+	require.Zero(t, testing.AllocsPerRun(100, func() { b.Plan(rt, full, 100) }))
+}
+
 func admitOnce(t *testing.T, plan limit.Plan) limit.Outcome {
 	t.Helper()
 	var out limit.Outcome

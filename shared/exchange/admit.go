@@ -3,7 +3,6 @@ package exchange
 import (
 	"errors"
 
-	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
@@ -36,7 +35,7 @@ func (x *Exchange) admit(withTokens bool) {
 	if !ok {
 		return
 	}
-	plan, skipped := budget.Plan(x.rt, x.who, amount)
+	plan, skipped := x.planBuf.Plan(x.rt, x.who, amount)
 	for _, d := range skipped {
 		x.facts.CountSkipped(d)
 	}

@@ -121,7 +121,8 @@ type Response interface {
 	// none.
 	Header(name string) (string, bool)
 	// Chunk is the body chunk the callback announced. scratch allows the
-	// host's scratch buffer: the exchange keeps nothing of it.
+	// host's scratch buffer: the exchange keeps nothing of it past the
+	// callback.
 	Chunk(size int, scratch bool) ([]byte, bool)
 }
 
@@ -174,6 +175,10 @@ type Exchange struct {
 	// logBuf is the decision's JSON, kept for the next exchange: the
 	// adapter copies it into the host.
 	logBuf []byte
+	// planBuf is the plan's storage, kept for the next exchange: an
+	// exchange is Reset only once nothing holds its plan (filter/core
+	// recycles a stream only when its store keeps no reference).
+	planBuf budget.Buffers
 	fx     Effects // env.Effects
 	facts  Facts   // env.Facts
 }
@@ -187,8 +192,8 @@ func (x *Exchange) Start(env Env) {
 // Reset forgets everything of the last exchange, keeping only buffers, so
 // a parked exchange holds no body or hold alive.
 func (x *Exchange) Reset() {
-	out, logBuf := x.out[:0], x.logBuf[:0]
-	*x = Exchange{out: out, logBuf: logBuf}
+	out, logBuf, planBuf := x.out[:0], x.logBuf[:0], x.planBuf
+	*x = Exchange{out: out, logBuf: logBuf, planBuf: planBuf}
 }
 
 // Begin sets the environment of an exchange that is new or Reset.

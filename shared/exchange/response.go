@@ -84,7 +84,10 @@ func (x *Exchange) ResponseBody(resp Response, size int, endOfStream bool) {
 	}
 	var chunk []byte
 	if size > 0 && (observe || forward) {
-		chunk, _ = resp.Chunk(size, x.split != nil)
+		// A stream's chunk is read as it passes, and so is an answer whole
+		// in its last chunk: its usage is read before this callback ends.
+		whole := endOfStream && x.answer == answerBody && x.body == nil
+		chunk, _ = resp.Chunk(size, x.split != nil || whole)
 	}
 	switch {
 	case forward:
@@ -140,9 +143,11 @@ func (x *Exchange) observe(chunk []byte) {
 		return
 	}
 	if x.body == nil {
-		// The host handed this buffer over for good (not a scratch read): a
-		// body in one chunk, the usual case, is kept without a copy. A later
-		// chunk's append copies, as the buffer has no spare capacity.
+		// A body in one chunk, the usual case, is kept without a copy: the
+		// host handed the buffer over for good, or it is the scratch buffer
+		// of the last chunk, whose usage finish reads before anything else
+		// reads into it. A later chunk's append copies, as the buffer has no
+		// spare capacity.
 		x.body = chunk[:len(chunk):len(chunk)]
 		return
 	}

@@ -1,6 +1,9 @@
 package exchange
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // request is a request as the host would show it: header pairs in order,
 // host properties by path, and the buffered body.
@@ -37,23 +40,42 @@ func (r *request) Body(size int) ([]byte, bool) {
 	return append([]byte(nil), r.body[:min(size, len(r.body))]...), true
 }
 
-// response is a response as the host would show it.
+// response is a response as the host would show it. Like the binding's
+// scratch reads, a header value and a chunk read with scratch allowed live
+// in one buffer that the next call on the view overwrites (with '#' first),
+// so an exchange that kept one past its moment reads garbage in every test.
 type response struct {
 	headers [][2]string
 	chunk   []byte
+	scratch []byte
+}
+
+func (r *response) reuse(v []byte) []byte {
+	for i := range r.scratch {
+		r.scratch[i] = '#'
+	}
+	r.scratch = append(r.scratch[:0], v...)
+	return r.scratch
 }
 
 func (r *response) Header(name string) (string, bool) {
 	for _, h := range r.headers {
 		if h[0] == name {
-			return h[1], true
+			b := r.reuse([]byte(h[1]))
+			return unsafe.String(unsafe.SliceData(b), len(b)), true
 		}
 	}
+	r.reuse(nil)
 	return "", false
 }
 
 func (r *response) Chunk(size int, scratch bool) ([]byte, bool) {
-	return append([]byte(nil), r.chunk[:min(size, len(r.chunk))]...), true
+	c := r.chunk[:min(size, len(r.chunk))]
+	if scratch {
+		return r.reuse(c), true
+	}
+	r.reuse(nil)
+	return append([]byte(nil), c...), true
 }
 
 // countingRequest is a request that counts its property reads by path.
