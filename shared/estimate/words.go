@@ -66,7 +66,16 @@ func words(s []byte, i int, u int64) (int, int64) {
 				if l > 16 || byteClass[byte(y)] <= clsDigit {
 					break
 				}
-				u += longPieceCost(s, i, l)
+				// longPieceCost, spelled out: a call here would make u
+				// live across it, and Go's wasm backend then stores u to
+				// the stack on every turn of the loop.
+				v := bits.OnesCount64(vowelBytes(load64(s, i))) +
+					bits.OnesCount64(vowelBytes(load64(s, i+8))&(1<<uint(8*(l-8))-1))
+				if v*6 < l {
+					u += unit + int64(l-1)*blobExtra
+				} else {
+					u += unit + int64(l-wordFreeLen)*wordExtra
+				}
 			}
 		}
 		// An optional capital then lower-case letters: if the word ends
@@ -97,13 +106,14 @@ func words(s []byte, i int, u int64) (int, int64) {
 			for j < n && byteClass[s[j]] <= clsDigit {
 				j++
 			}
-			return j, u + wordCost(s[i:j])
+			return j, plusWordCost(u, s[i:j])
 		}
 		// Up to wordFreeLen letters cost one token whatever their case
 		// (a lone capital is all capitals, charged the same).
-		u += unit
 		if j-i > wordFreeLen {
-			u += pieceCost(s[i:j], 0, false) - unit
+			u = plusPieceCost(u, s[i:j])
+		} else {
+			u += unit
 		}
 		// A space then another word: the space rides on that word.
 		if next == ' ' && j+1 < n && byteClass[s[j+1]] <= clsUpper {
@@ -161,3 +171,15 @@ func notLower(x uint64) uint64 {
 	gtZ := h + lsb*(0x80-'z'-1)
 	return ^(geA &^ gtZ &^ x) & msb
 }
+
+// plusWordCost is u + wordCost(w), and plusPieceCost u plus the cost of a
+// piece of lower-case letters (an optional capital first). They take u
+// rather than words adding the cost: a value live across a call is kept on
+// the stack by Go's wasm backend, and u would then be stored there on
+// every turn of words' loop, not only before these calls.
+//
+//go:noinline
+func plusWordCost(u int64, w []byte) int64 { return u + wordCost(w) }
+
+//go:noinline
+func plusPieceCost(u int64, p []byte) int64 { return u + pieceCost(p, 0, false) }
