@@ -21,9 +21,10 @@ import (
 func words(s []byte, i int, u int64) (int, int64) {
 	n := len(s)
 	for {
-		// While the text has room for the loads, one turn per word: the
-		// word at i, then what follows it, ending at the next word; the
-		// common space before a letter goes straight to the next turn.
+		// While the text has room for the loads, a turn takes the word
+		// at i and what follows it, ending at the next word, and after
+		// the common space before a letter the next short word as well
+		// (a turn costs the VM about as much again as a short word).
 		for i+25 <= n {
 			var j int
 			var y uint64 // the bytes at j, after the word
@@ -70,6 +71,20 @@ func words(s []byte, i int, u int64) (int, int64) {
 			b1 := byte(y >> 8)
 			if byte(y) == ' ' && uint8(b1|0x20-'a') < 26 {
 				i = j + 1
+				// The next word on the same turn when it is short and
+				// followed by a space and a letter too, prose's common
+				// case, charged as the short word above; otherwise the
+				// next turn starts at it. (A loop of such words, or a
+				// third word, cost the VM more than they saved.)
+				if i+25 > n {
+					continue
+				}
+				l = 1 + bits.TrailingZeros64(notLower(load64(s, i+1)))>>3
+				y = load64(s, i+l)
+				if l < consonantRunLen && byte(y) == ' ' && uint8(byte(y>>8)|0x20-'a') < 26 {
+					u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
+					i += l + 1
+				}
 				continue
 			}
 			p0 := is(byteClass[byte(y)], clsPunct)
