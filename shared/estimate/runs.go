@@ -88,19 +88,6 @@ func pieceCost(p []byte, upper int, blob bool) int64 {
 	return unit
 }
 
-// spaceCost charges a whitespace run of k bytes with the given number of
-// character changes. A lone space or tab rides on the next piece; a lone
-// one at the end of the text, and any newline, is a token of its own.
-func spaceCost(k, changes int, newline, atEnd bool) int64 {
-	if k == 1 && !newline {
-		if atEnd {
-			return unit
-		}
-		return 0
-	}
-	return unit + int64(changes)*unit + int64(max(k-spaceFreeLen, 0))*spacePerChar
-}
-
 // punctIndex numbers the 32 ASCII punctuation characters for pairTable.
 var punctIndex = func() (t [256]uint8) {
 	next := uint8(0)
@@ -131,6 +118,18 @@ var pairTable = func() (t [32]uint32) {
 		ia, ib := punctIndex[a], punctIndex[b]
 		if ia < 32 && ib < 32 {
 			t[ia] |= 1 << ib
+		}
+	}
+	return t
+}()
+
+// pairBits is pairTable by character: bit punctIndex[b] of pairBits[a] is
+// set when a then b is a common pair. Characters outside pairTable have no
+// bits, and their punctIndex (0xff) shifts every bit out.
+var pairBits = func() (t [256]uint32) {
+	for c := range 256 {
+		if i := punctIndex[c]; i < 32 {
+			t[c] = pairTable[i]
 		}
 	}
 	return t

@@ -86,7 +86,10 @@ func textCounts(s []byte) counts { return scan(s) }
 // shapes go to the per-run functions in runs.go and runes.go.
 func scan(s []byte) counts {
 	// u sums Text's charge; d what o200k_base alone charges less, for
-	// the three-byte characters only.
+	// the three-byte characters only. No value the loop keeps in a local
+	// is live across a call (each call takes i and u and returns them):
+	// Go's wasm backend stores such a value to the stack on every turn.
+	// d is used by the rare three-byte paths only, so it stays in memory.
 	var u, d int64
 	n := len(s)
 	i := 0
@@ -94,40 +97,43 @@ func scan(s []byte) counts {
 		c := s[i]
 		cls := byteClass[c]
 		if cls <= clsUpper {
-			var j int
-			j, u = words(s, i, u)
-			i = j
+			i, u = words(s, i, u)
 			continue
 		}
 		switch cls {
 		case clsSpace:
-			if i+1 < n && byteClass[s[i+1]] != clsSpace && c != '\n' && c != '\r' {
+			if i+1 == n {
+				// Alone at the end, a space or a newline is a token.
+				u += unit
+				i++
+				continue
+			}
+			if byteClass[s[i+1]] != clsSpace {
+				if c == '\n' || c == '\r' {
+					// A newline is a token of its own.
+					u += unit
+					i++
+					continue
+				}
 				// A lone space or tab between words rides on the next piece,
 				// unless that piece starts with a CJK or Hangul character.
 				if s[i+1] >= 0xE0 {
-					if size, cost, less := spacedRuneCost(s, i+1, c == ' '); size > 0 {
-						u += cost
-						d += less
-						i += 1 + size
-						continue
-					}
+					i, u = spacedRuneAt(s, i, u, &d)
+					continue
 				}
 				i++
 				continue
 			}
-			j := i + 1
-			changes := 0
-			newline := c == '\n' || c == '\r'
+			// A run of two or more, newlines or not: a token, one more per
+			// change of character, and a share per byte beyond
+			// spaceFreeLen (indentation is held whole up to there).
+			j := i + 2
+			changes := int64(is(s[i+1], c) ^ 1)
 			for j < n && byteClass[s[j]] == clsSpace {
-				if s[j] != s[j-1] {
-					changes++
-				}
-				if s[j] == '\n' || s[j] == '\r' {
-					newline = true
-				}
+				changes += int64(is(s[j], s[j-1]) ^ 1)
 				j++
 			}
-			u += spaceCost(j-i, changes, newline, j == n)
+			u += unit + changes*unit + int64(max(j-i-spaceFreeLen, 0))*spacePerChar
 			i = j
 		case clsPunct:
 			if i+1 == n || byteClass[s[i+1]] != clsPunct {
@@ -136,12 +142,18 @@ func scan(s []byte) counts {
 				i++
 				continue
 			}
-			j := i + 2
-			for j < n && byteClass[s[j]] == clsPunct {
-				j++
+			if i+2 == n || byteClass[s[i+2]] != clsPunct {
+				// Two, the common shape in code ("()", ":=", "++"): one
+				// token, less for a repeat or a common pair, as punctCost
+				// charges them, without its call and loop.
+				b := s[i+1]
+				rep := int64(is(c, b))
+				pair := int64(pairBits[c] >> punctIndex[b] & 1)
+				u += unit + rep*repeatExtra + (1-rep)*(1-pair)*unit
+				i += 2
+				continue
 			}
-			u += punctCost(s[i:j])
-			i = j
+			i, u = punctRun(s, i, u)
 		case clsDigit:
 			j := i
 			for j < n && byteClass[s[j]] == clsDigit {
@@ -153,12 +165,40 @@ func scan(s []byte) counts {
 			}
 			i = j
 		default:
-			size, cost, less := runeCost(s, i)
-			u += cost
-			d += less
-			i += size
+			i, u = runeAt(s, i, u, &d)
 		}
 	}
 	// Byte-level BPE never needs more tokens than bytes.
 	return counts{min((u+unit-1)/unit, int64(n)), min((u-d+unit-1)/unit, int64(n))}
+}
+
+// punctRun charges the run of two or more punctuation characters at s[i]
+// and returns where it ends and u plus its cost.
+func punctRun(s []byte, i int, u int64) (int, int64) {
+	j := i + 2
+	for j < len(s) && byteClass[s[j]] == clsPunct {
+		j++
+	}
+	return j, u + punctCost(s[i:j])
+}
+
+// runeAt charges the non-ASCII character at s[i] (see runeCost) and
+// returns where it ends and u plus its cost; d gains what o200k_base
+// alone charges less.
+func runeAt(s []byte, i int, u int64, d *int64) (int, int64) {
+	size, cost, less := runeCost(s, i)
+	*d += less
+	return i + size, u + cost
+}
+
+// spacedRuneAt charges the lone space or tab at s[i] with the three-byte
+// character after it (see spacedRuneCost), or, when none follows, the
+// space alone, free as before other letters.
+func spacedRuneAt(s []byte, i int, u int64, d *int64) (int, int64) {
+	size, cost, less := spacedRuneCost(s, i+1, s[i] == ' ')
+	if size == 0 {
+		return i + 1, u
+	}
+	*d += less
+	return i + 1 + size, u + cost
 }

@@ -187,7 +187,11 @@ func (w *walker) messageAt(c *jsonx.StrictCursor) {
 	w.add(messageFloor)
 	c.Enter(jsonx.Object)
 	for c.Next() {
-		k := w.key(c.Key())
+		k := c.Key()
+		if c.Escaped() {
+			// Most names hold no escape, and the validator knows it.
+			k = w.key(k)
+		}
 		w.member(k, w.value(c))
 	}
 }

@@ -21,43 +21,20 @@ import (
 func words(s []byte, i int, u int64) (int, int64) {
 	n := len(s)
 	for {
-		// The loop starts at what follows a word (y, the bytes at j),
-		// so that words short and long share it; entering, the word at
-		// i reads as one after a space.
-		j, y := i-1, uint64(' ')|'a'<<8
-		for {
-			// What follows the word, as scan charges it: a space before
-			// a letter is free, a lone punctuation character is a token,
-			// and a space after it is free again before a letter. The
-			// common space is one predictable branch; the other tests are
-			// each a 0 or 1 from a sign bit.
-			b1 := byte(y >> 8)
-			if byte(y) == ' ' && isLetter(b1) != 0 {
-				i = j + 1
-			} else {
-				p0 := is(byteClass[byte(y)], clsPunct)
-				next := isLetter(b1)&p0 | p0&is(b1, ' ')&isLetter(byte(y>>16))<<1
-				if next == 0 {
-					return j, u
-				}
-				u += int64(p0) * unit
-				i = j + next
-			}
-			if i+25 > n {
-				break
-			}
+		// While the text has room for the loads, a turn takes the word
+		// at i and what follows it, ending at the next word, and after
+		// the common space before a letter the next short word as well
+		// (a turn costs the VM about as much again as a short word).
+		for i+25 <= n {
+			var j int
+			var y uint64 // the bytes at j, after the word
 			// An optional capital then lower-case letters.
 			l := 1 + bits.TrailingZeros64(notLower(load64(s, i+1)))>>3
-			if l < consonantRunLen {
-				j = i + l
-				y = load64(s, j)
-				if uint8(byte(y)-'A') < 26 || uint8(byte(y)-'0') < 10 {
-					break // capitals or digits follow: a word of several pieces
-				}
-				u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
-			} else {
-				// A long word, out of line so that only such words pay
-				// for counting vowels: up to 16 letters here.
+			if l >= consonantRunLen {
+				// A long word, so that only such words pay for counting
+				// vowels: up to 16 letters here. (Written before the short
+				// word's branch: in that order the VM ran 2 % fewer
+				// instructions on prose and code.)
 				if l > 8 {
 					l = 9 + bits.TrailingZeros64(notLower(load64(s, i+9)))>>3
 				}
@@ -66,12 +43,61 @@ func words(s []byte, i int, u int64) (int, int64) {
 				if l > 16 || byteClass[byte(y)] <= clsDigit {
 					break
 				}
-				u += longPieceCost(s, i, l)
+				// pieceCost(s[i:j], 0, false), its vowels counted eight at a
+				// time, in line: a call here would make u live across it,
+				// and Go's wasm backend then stores u to the stack on every
+				// turn of the loop.
+				v := bits.OnesCount64(vowelBytes(load64(s, i))) +
+					bits.OnesCount64(vowelBytes(load64(s, i+8))&(1<<uint(8*(l-8))-1))
+				if v*6 < l {
+					u += unit + int64(l-1)*blobExtra
+				} else {
+					u += unit + int64(l-wordFreeLen)*wordExtra
+				}
+			} else {
+				j = i + l
+				y = load64(s, j)
+				if uint8(byte(y)-'A') < 26 || uint8(byte(y)-'0') < 10 {
+					break // capitals or digits follow: a word of several pieces
+				}
+				u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
 			}
+			// What follows the word, as scan charges it: a space before
+			// a letter is free, a lone punctuation character is a token,
+			// and a space after it is free again before a letter. The
+			// other tests are each a 0 or 1 from a sign bit.
+			// (The space's letter is a comparison, not isLetter: a 0 or 1
+			// tested against 0 costs the VM a second test.)
+			b1 := byte(y >> 8)
+			if byte(y) == ' ' && uint8(b1|0x20-'a') < 26 {
+				i = j + 1
+				// The next word on the same turn when it is short and
+				// followed by a space and a letter too, prose's common
+				// case, charged as the short word above; otherwise the
+				// next turn starts at it. (A loop of such words, or a
+				// third word, cost the VM more than they saved.)
+				if i+25 > n {
+					continue
+				}
+				l = 1 + bits.TrailingZeros64(notLower(load64(s, i+1)))>>3
+				y = load64(s, i+l)
+				if l < consonantRunLen && byte(y) == ' ' && uint8(byte(y>>8)|0x20-'a') < 26 {
+					u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
+					i += l + 1
+				}
+				continue
+			}
+			p0 := is(byteClass[byte(y)], clsPunct)
+			next := isLetter(b1)&p0 | p0&is(b1, ' ')&isLetter(byte(y>>16))<<1
+			if next == 0 {
+				return j, u
+			}
+			u += int64(p0) * unit
+			i = j + next
 		}
 		// An optional capital then lower-case letters: if the word ends
 		// there it is one piece, never a blob.
-		j = i + 1
+		j := i + 1
 		var next byte // s[j] when j < n
 		for {
 			if j+8 > n {
@@ -97,13 +123,14 @@ func words(s []byte, i int, u int64) (int, int64) {
 			for j < n && byteClass[s[j]] <= clsDigit {
 				j++
 			}
-			return j, u + wordCost(s[i:j])
+			return j, plusWordCost(u, s[i:j])
 		}
 		// Up to wordFreeLen letters cost one token whatever their case
 		// (a lone capital is all capitals, charged the same).
-		u += unit
 		if j-i > wordFreeLen {
-			u += pieceCost(s[i:j], 0, false) - unit
+			u = plusPieceCost(u, s[i:j])
+		} else {
+			u += unit
 		}
 		// A space then another word: the space rides on that word.
 		if next == ' ' && j+1 < n && byteClass[s[j+1]] <= clsUpper {
@@ -118,18 +145,6 @@ func words(s []byte, i int, u int64) (int, int64) {
 // cost the wasm VM more than the load: callers have checked i+8 <= len(s).
 func load64(s []byte, i int) uint64 {
 	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), i))[:])
-}
-
-// longPieceCost is pieceCost(s[i:i+l], 0, false) for a piece of 8 to 16
-// letters, sixteen bytes of which can be read from s[i]: its vowels are
-// counted eight at a time.
-func longPieceCost(s []byte, i, l int) int64 {
-	v := bits.OnesCount64(vowelBytes(load64(s, i))) +
-		bits.OnesCount64(vowelBytes(load64(s, i+8))&(1<<(8*(l-8))-1))
-	if v*6 < l {
-		return unit + int64(l-1)*blobExtra
-	}
-	return unit + int64(l-wordFreeLen)*wordExtra
 }
 
 // vowelBytes sets the top bit of each byte of x that is a vowel (y
@@ -161,3 +176,15 @@ func notLower(x uint64) uint64 {
 	gtZ := h + lsb*(0x80-'z'-1)
 	return ^(geA &^ gtZ &^ x) & msb
 }
+
+// plusWordCost is u + wordCost(w), and plusPieceCost u plus the cost of a
+// piece of lower-case letters (an optional capital first). They take u
+// rather than words adding the cost: a value live across a call is kept on
+// the stack by Go's wasm backend, and u would then be stored there on
+// every turn of words' loop, not only before these calls.
+//
+//go:noinline
+func plusWordCost(u int64, w []byte) int64 { return u + wordCost(w) }
+
+//go:noinline
+func plusPieceCost(u int64, p []byte) int64 { return u + pieceCost(p, 0, false) }

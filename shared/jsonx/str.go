@@ -161,8 +161,8 @@ func appendEscapesDecoded(dst, c []byte) []byte {
 	if room := dst[len(dst):cap(dst)]; len(room) >= 8 && !overlap(room, c) {
 		d, n := dst[:cap(dst)], len(dst)
 		for i+8 <= len(c) && n+8 <= len(d) {
-			x := binary.LittleEndian.Uint64(c[i:])
-			binary.LittleEndian.PutUint64(d[n:], x)
+			x := loadLE64(c, i)
+			storeLE64(d, n, x)
 			m := hasZero(x ^ (lsb * '\\'))
 			if m == 0 {
 				i, n = i+8, n+8
@@ -195,6 +195,18 @@ func appendEscapesDecoded(dst, c []byte) []byte {
 		i += n
 	}
 	return dst
+}
+
+// loadLE64 reads b[i:i+8] and storeLE64 writes x there, little-endian,
+// without the slice expression and bounds check of binary.LittleEndian on
+// b[i:], which cost the wasm VM more than the copy: callers have checked
+// i+8 <= len(b).
+func loadLE64(b []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:])
+}
+
+func storeLE64(b []byte, i int, x uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:], x)
 }
 
 // overlap reports whether a (not empty) and b share memory.

@@ -65,9 +65,9 @@ func (c *StrictCursor) consumed() {
 	}
 }
 
-// Escaped reports that the last value consumed (Value, Skip) is a string
-// holding an escape, so that a caller reading its text knows, without
-// searching it again, whether it must be decoded.
+// Escaped reports that the last name read (Key) or value consumed (Value,
+// Skip) is a string holding an escape, so that a caller reading its text
+// knows, without searching it again, whether it must be decoded.
 func (c *StrictCursor) Escaped() bool { return c.escaped }
 
 // Kind is the kind of the value at the cursor, read from its first byte
@@ -199,13 +199,13 @@ func (c *StrictCursor) Key() []byte {
 		c.bad = true
 		return nil
 	}
-	end, _, ok := scanString(d, start)
+	end, escaped, ok := scanString(d, start)
 	colon := skipWS(d, end)
 	if !ok || colon >= len(d) || d[colon] != ':' {
 		c.bad = true
 		return nil
 	}
-	c.i, c.slot = colon+1, true
+	c.i, c.slot, c.escaped = colon+1, true, escaped
 	return d[start+1 : end-1 : end-1]
 }
 

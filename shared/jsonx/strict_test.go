@@ -90,3 +90,27 @@ func FuzzStrictCursorAgreesWithParse(f *testing.F) {
 		}
 	})
 }
+
+// Escaped answers for the last name (Key) or value (Value, Skip) read, so a
+// caller decodes only what holds an escape.
+func TestStrictCursorEscapedTellsWhetherTheLastNameOrValueHoldsAnEscape(t *testing.T) {
+	for _, tc := range []struct {
+		doc                 string
+		keyEscaped, escaped bool
+	}{
+		{`{"a":"b"}`, false, false},
+		{`{"a\n":"b"}`, true, false},
+		{`{"a":"b\u0041"}`, false, true},
+		{`{"\"a":"\\"}`, true, true},
+		{`{"a\/":1}`, true, false},
+		{`{"a":[1,"\t"]}`, false, false}, // an array is not a string
+	} {
+		c := Strict([]byte(tc.doc))
+		require.True(t, c.Enter(Object), tc.doc)
+		require.True(t, c.Next(), tc.doc)
+		c.Key()
+		require.Equal(t, tc.keyEscaped, c.Escaped(), "after Key: %s", tc.doc)
+		c.Value()
+		require.Equal(t, tc.escaped, c.Escaped(), "after Value: %s", tc.doc)
+	}
+}
