@@ -210,8 +210,17 @@ func (v requestView) Property(path ...string) ([]byte, bool) {
 	return val, st == abi.StatusOK
 }
 
+// Body reads the body into the host's scratch buffer when it has one: the
+// exchange estimates and rewrites it within the callback and keeps none of
+// it (exchange.Request), so a body costs no guest allocation.
 func (v requestView) Body(size int) ([]byte, bool) {
-	b, st := v.s.host().GetBuffer(abi.BufferRequestBody, 0, size)
+	var b []byte
+	var st abi.Status
+	if sr := v.s.root.scratch; sr != nil {
+		b, st = sr.GetBufferScratch(abi.BufferRequestBody, 0, size)
+	} else {
+		b, st = v.s.host().GetBuffer(abi.BufferRequestBody, 0, size)
+	}
 	return b, st == abi.StatusOK
 }
 

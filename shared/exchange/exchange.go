@@ -109,7 +109,10 @@ type Request interface {
 	Headers() [][2]string
 	// Property is a host property (metadata, filter state, the peer).
 	Property(path ...string) ([]byte, bool)
-	// Body is the first size bytes of the buffered request body.
+	// Body is the first size bytes of the buffered request body, valid only
+	// until the body callback returns (it may be the host's scratch buffer,
+	// which admission's store reads overwrite): the exchange copies what it
+	// keeps (the model's name) and hands a rewrite to the host at once.
 	Body(size int) ([]byte, bool)
 }
 

@@ -59,7 +59,9 @@ func (r *rig) send(req *request) Action {
 	if a := r.x.RequestHeaders(req, false); a != Continue {
 		return a
 	}
-	return r.x.RequestBody(req, len(req.body), true)
+	a := r.x.RequestBody(req, len(req.body), true)
+	req.endCallback()
+	return a
 }
 
 // admitAll answers the pending Admit (which must be the last effect) with
