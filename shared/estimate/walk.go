@@ -34,6 +34,7 @@ type walker struct {
 	buf    []byte // decoded string values
 	kbuf   []byte // decoded member names
 	plain  []byte // the Raw of the last String the strict walk read, when it holds no escape
+	body   []byte // the document the strict walk reads, for rawText
 }
 
 // add charges n tokens whatever the encoding (framing, images, roles).
@@ -192,7 +193,40 @@ func (w *walker) messageAt(c *jsonx.StrictCursor) {
 			// Most names hold no escape, and the validator knows it.
 			k = w.key(k)
 		}
+		if string(k) == "content" && c.Kind() == jsonx.String {
+			// What member charges for a string content, read once.
+			w.rawText(c)
+			continue
+		}
 		w.member(k, w.value(c))
+	}
+}
+
+// rawText consumes the string value at c and charges its text, as
+// stringOrRaw does, reading the text's plain start once for the grammar and
+// the estimate: words runs over the string's JSON text in the body, and since
+// it passes only letters, digits, spaces and punctuation a JSON string holds
+// as it is (see wordPunct), it stops at the closing quote at the latest, and
+// everything it passed is valid string content, the same bytes as the
+// decoded text's start. The validator checks the string from there, and scan
+// carries on from words' position and charge; a string holding an escape is
+// decoded and charged whole instead (words' charge is dropped; its plain
+// start, read twice, is short in the code that JSON escapes).
+func (w *walker) rawText(c *jsonx.StrictCursor) {
+	d := w.body
+	start := c.Offset() // Kind left the cursor at the opening quote
+	i, u := start+1, int64(0)
+	if i < len(d) && byteClass[d[i]] <= clsUpper {
+		i, u = words(d, i, 0)
+	}
+	v := c.StringAfter(i)
+	switch {
+	case v.Kind != jsonx.String:
+		// The walk is invalid: nothing is charged.
+	case c.Escaped():
+		w.addText(textCounts(w.str(v)))
+	default:
+		w.addText(scan(v.Raw[1:len(v.Raw)-1], i-start-1, u))
 	}
 }
 
