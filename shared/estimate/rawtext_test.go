@@ -65,3 +65,41 @@ func TestAMessageTextReadOnceIsChargedAndCheckedAsBefore(t *testing.T) {
 		requireParseMatchesReference(t, []byte(body))
 	}
 }
+
+// A message's role among the common ones (knownRole) is charged what member
+// charges it, from a table, and checked from its closing quote; anything
+// else, even one letter off or too near the body's end for the comparison,
+// takes member's path. The verdict and the estimate are as before either way.
+func TestAKnownRoleIsChargedAsMemberChargesIt(t *testing.T) {
+	const tail = `,"content":"a text long enough for the comparison"}]}`
+	for _, tc := range []struct {
+		name  string
+		role  string // the JSON text of the value
+		valid bool
+	}{
+		{"user", `"user"`, true},
+		{"assistant", `"assistant"`, true},
+		{"system", `"system"`, true},
+		{"tool", `"tool"`, true},
+		{"developer", `"developer"`, true},
+		{"a longer value", `"users"`, true},
+		{"a shorter value", `"use"`, true},
+		{"another case", `"User"`, true},
+		{"an escape after the letters", `"user\n"`, true},
+		{"an escaped letter", `"us\u0065r"`, true},
+		{"a role no message names", `"critic"`, true},
+		{"a role then a second quote", `"user""`, false},
+		{"a role then a letter", `"user"x`, false},
+	} {
+		body := []byte(`{"messages":[{"role":` + tc.role + tail)
+		require.Equal(t, tc.valid, jsonx.Parse(body).Kind != jsonx.Invalid, "%s: the case's premise", tc.name)
+		requireParseMatchesReference(t, body)
+	}
+	for _, body := range []string{
+		`{"messages":[{"role":"user"}]}`, // too near the end for the comparison
+		`{"messages":[{"role":"user"`,
+		`{"messages":[{"role":"user","role":"assistant","role":"system","content":"x"},{"role":"tool","x":1}]}`,
+	} {
+		requireParseMatchesReference(t, []byte(body))
+	}
+}
