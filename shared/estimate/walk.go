@@ -272,9 +272,11 @@ func (w *walker) knownRole(c *jsonx.StrictCursor) bool {
 // as it is (see wordPunct), it stops at the closing quote at the latest, and
 // everything it passed is valid string content, the same bytes as the
 // decoded text's start. The validator checks the string from there, and scan
-// carries on from words' position and charge; a string holding an escape is
-// decoded and charged whole instead (words' charge is dropped; its plain
-// start, read twice, is short in the code that JSON escapes).
+// carries on from words' position and charge. A string holding an escape is
+// decoded and charged whole instead: words' charge is dropped, since an
+// escape may decode to a letter that joins the word before it ("ab\u0063d"),
+// so where words stopped is not where the decoded text's scan stands (its
+// plain start, read twice, is short in the code that JSON escapes).
 func (w *walker) rawText(c *jsonx.StrictCursor) {
 	d := w.body
 	start := c.Offset() // Kind left the cursor at the opening quote

@@ -146,7 +146,7 @@ func words(s []byte, i int, u int64) (int, int64) {
 // control bytes, which a JSON string cannot hold as they are. words then
 // returns before such a byte (scan charges it the same: a lone punctuation
 // character is a token), so that words, run over a string's raw JSON text
-// (rawWords in walk.go), never passes the closing quote nor a byte the string
+// (walker.rawText), never passes the closing quote nor a byte the string
 // must have escaped. Every other byte words passes over is a letter, a digit
 // or a space.
 var wordPunct = func() (t [256]uint8) {
