@@ -175,7 +175,7 @@ func parseCounts(body []byte, defaultOutput int64) (Request, Members, counts, er
 	c.Enter(jsonx.Object)
 	m.Empty, m.Append = true, c.Offset()
 	var r Request
-	var w walker
+	w := walker{body: body}
 	var seen uint8 // bit i: DecisiveMembers[i] was read
 	var dup error  // the first repeated decisive member, reported once the body is known valid
 	choices := int64(0)

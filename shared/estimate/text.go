@@ -60,12 +60,12 @@ var byteClass = func() (t [256]uint8) {
 //
 // The result is never negative and never exceeds the fragment's byte length,
 // the most tokens any byte-level BPE can produce, so it cannot overflow.
-func Text(s []byte) int64 { return scan(s).any }
+func Text(s []byte) int64 { return scan(s, 0, 0).any }
 
 // TextString is Text for a string, so callers holding strings do not copy
 // them. The bytes are viewed in place: scan only reads.
 func TextString(s string) int64 {
-	return scan(unsafe.Slice(unsafe.StringData(s), len(s))).any
+	return scan(unsafe.Slice(unsafe.StringData(s), len(s)), 0, 0).any
 }
 
 // counts are a text's estimates: any is Text's, never below the count of
@@ -75,7 +75,7 @@ func TextString(s string) int64 {
 type counts struct{ any, o200k int64 }
 
 // textCounts is both estimates of s, in Text's one pass.
-func textCounts(s []byte) counts { return scan(s) }
+func textCounts(s []byte) counts { return scan(s, 0, 0) }
 
 // scan is Text's single pass. It is written for Go's wasm backend, where the
 // filter runs: a call costs tens of instructions (arguments travel through
@@ -84,15 +84,19 @@ func textCounts(s []byte) counts { return scan(s) }
 // words (one call per run of words, see words.go), a lone space or
 // punctuation character is charged here without a call, and only the rarer
 // shapes go to the per-run functions in runs.go and runes.go.
-func scan(s []byte) counts {
+//
+// The pass starts at s[i] with u already charged, for a caller that charged
+// the text before i itself (rawWords): i must be where the pass from 0 would
+// stand at the start of a turn, or where words would start a word, with that
+// pass's u. Every other caller passes 0, 0.
+func scan(s []byte, i int, u int64) counts {
 	// u sums Text's charge; d what o200k_base alone charges less, for
 	// the three-byte characters only. No value the loop keeps in a local
 	// is live across a call (each call takes i and u and returns them):
 	// Go's wasm backend stores such a value to the stack on every turn.
 	// d is used by the rare three-byte paths only, so it stays in memory.
-	var u, d int64
+	var d int64
 	n := len(s)
-	i := 0
 	for i < n {
 		c := s[i]
 		cls := byteClass[c]

@@ -2,6 +2,7 @@ package estimate
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
@@ -34,6 +35,7 @@ type walker struct {
 	buf    []byte // decoded string values
 	kbuf   []byte // decoded member names
 	plain  []byte // the Raw of the last String the strict walk read, when it holds no escape
+	body   []byte // the document the strict walk reads, for rawText
 }
 
 // add charges n tokens whatever the encoding (framing, images, roles).
@@ -192,7 +194,104 @@ func (w *walker) messageAt(c *jsonx.StrictCursor) {
 			// Most names hold no escape, and the validator knows it.
 			k = w.key(k)
 		}
+		if string(k) == "content" && c.Kind() == jsonx.String {
+			// What member charges for a string content, read once.
+			w.rawText(c)
+			continue
+		}
+		if string(k) == "role" && c.Kind() == jsonx.String && w.knownRole(c) {
+			continue
+		}
 		w.member(k, w.value(c))
+	}
+}
+
+// roleLit is a role value every chat message may carry: its JSON text
+// (quotes included, at most 16 bytes) as two little-endian words and the
+// bytes of each it fills, and what member charges for it.
+type roleLit struct {
+	lo, hi, mlo, mhi uint64
+	size             int
+	cost             counts
+}
+
+// roles are the common role values, found by the letter after the quote
+// (roleOf; 0 is none): a message's role then costs a comparison and the
+// validator's look at the closing quote instead of member's text scan.
+var roles, roleOf = func() (t [6]roleLit, of [256]uint8) {
+	for i, r := range [...]string{"user", "assistant", "system", "tool", "developer"} {
+		var b [16]byte
+		q := `"` + r + `"`
+		copy(b[:], q)
+		l := &t[i+1]
+		l.lo, l.hi = binary.LittleEndian.Uint64(b[:8]), binary.LittleEndian.Uint64(b[8:])
+		l.mlo, l.mhi = mask(len(q)), mask(len(q)-8)
+		l.size = len(q)
+		c := textCounts([]byte(r))
+		l.cost = counts{c.any - 1, c.o200k - 1} // as member charges a role
+		of[r[0]] = uint8(i + 1)
+	}
+	return t, of
+}()
+
+// mask has the low n bytes of a word set (all for n >= 8, none for n <= 0).
+func mask(n int) uint64 {
+	switch {
+	case n >= 8:
+		return ^uint64(0)
+	case n <= 0:
+		return 0
+	}
+	return 1<<(8*n) - 1
+}
+
+// knownRole consumes and charges the string value at c, as member charges
+// a role, when it is one of roles, and reports whether it was.
+func (w *walker) knownRole(c *jsonx.StrictCursor) bool {
+	d := w.body
+	start := c.Offset() // Kind left the cursor at the opening quote
+	if start+16 > len(d) {
+		return false
+	}
+	lo, hi := load64(d, start), load64(d, start+8)
+	r := &roles[roleOf[byte(lo>>8)]]
+	if r.size == 0 || lo&r.mlo != r.lo || hi&r.mhi != r.hi {
+		return false
+	}
+	// Letters up to the closing quote: the validator checks from there.
+	if c.StringAfter(start+r.size-1).Kind == jsonx.String {
+		w.addText(r.cost)
+	}
+	return true
+}
+
+// rawText consumes the string value at c and charges its text, as
+// stringOrRaw does, reading the text's plain start once for the grammar and
+// the estimate: words runs over the string's JSON text in the body, and since
+// it passes only letters, digits, spaces and punctuation a JSON string holds
+// as it is (see wordPunct), it stops at the closing quote at the latest, and
+// everything it passed is valid string content, the same bytes as the
+// decoded text's start. The validator checks the string from there, and scan
+// carries on from words' position and charge. A string holding an escape is
+// decoded and charged whole instead: words' charge is dropped, since an
+// escape may decode to a letter that joins the word before it ("ab\u0063d"),
+// so where words stopped is not where the decoded text's scan stands (its
+// plain start, read twice, is short in the code that JSON escapes).
+func (w *walker) rawText(c *jsonx.StrictCursor) {
+	d := w.body
+	start := c.Offset() // Kind left the cursor at the opening quote
+	i, u := start+1, int64(0)
+	if i < len(d) && byteClass[d[i]] <= clsUpper {
+		i, u = words(d, i, 0)
+	}
+	v := c.StringAfter(i)
+	switch {
+	case v.Kind != jsonx.String:
+		// The walk is invalid: nothing is charged.
+	case c.Escaped():
+		w.addText(textCounts(w.str(v)))
+	default:
+		w.addText(scan(v.Raw[1:len(v.Raw)-1], i-start-1, u))
 	}
 }
 

@@ -87,7 +87,7 @@ func words(s []byte, i int, u int64) (int, int64) {
 				}
 				continue
 			}
-			p0 := is(byteClass[byte(y)], clsPunct)
+			p0 := int(wordPunct[byte(y)])
 			next := isLetter(b1)&p0 | p0&is(b1, ' ')&isLetter(byte(y>>16))<<1
 			if next == 0 {
 				return j, u
@@ -140,6 +140,23 @@ func words(s []byte, i int, u int64) (int, int64) {
 		return j, u
 	}
 }
+
+// wordPunct is 1 for a punctuation byte that words' fast loop charges after
+// a word, else 0: every clsPunct byte but the quote, the backslash and the
+// control bytes, which a JSON string cannot hold as they are. words then
+// returns before such a byte (scan charges it the same: a lone punctuation
+// character is a token), so that words, run over a string's raw JSON text
+// (walker.rawText), never passes the closing quote nor a byte the string
+// must have escaped. Every other byte words passes over is a letter, a digit
+// or a space.
+var wordPunct = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		if byteClass[c] == clsPunct && c >= 0x20 && c != '"' && c != '\\' {
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // load64 reads s[i:i+8] little-endian, without the bounds checks that
 // cost the wasm VM more than the load: callers have checked i+8 <= len(s).

@@ -246,6 +246,36 @@ func (c *StrictCursor) Value() Value {
 	return Value{Kind: kindOf(c.d[start]), Raw: c.d[start:end:end]}
 }
 
+// StringAfter is Value for a string value whose first bytes the caller has
+// already read in the document and found plain: checked is an index past the
+// opening quote such that the bytes from the quote up to checked hold no
+// quote, no backslash and no control byte, so the string's check starts there
+// and those bytes are read once (the estimator reads a message's text as it
+// validates it). With checked right after the quote it is Value exactly. On
+// anything but a string value at the cursor, or a checked outside the
+// document or not past its quote, the walk is invalid.
+func (c *StrictCursor) StringAfter(checked int) Value {
+	if !c.value() {
+		return Value{}
+	}
+	d := c.d
+	start := skipWS(d, c.i)
+	c.escaped = false
+	if start >= len(d) || d[start] != '"' || checked <= start || checked > len(d) {
+		c.bad = true
+		return Value{}
+	}
+	// scanString starts at the byte after the index it is given.
+	end, escaped, ok := scanString(d, checked-1)
+	if !ok {
+		c.bad = true
+		return Value{}
+	}
+	c.i, c.escaped = end, escaped
+	c.consumed()
+	return Value{Kind: String, Raw: d[start:end:end]}
+}
+
 // Skip consumes the value at the cursor.
 func (c *StrictCursor) Skip() { c.consume() }
 

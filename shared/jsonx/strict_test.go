@@ -114,3 +114,43 @@ func TestStrictCursorEscapedTellsWhetherTheLastNameOrValueHoldsAnEscape(t *testi
 		require.Equal(t, tc.escaped, c.Escaped(), "after Value: %s", tc.doc)
 	}
 }
+
+// StringAfter checks a string from where its caller stopped reading plain
+// bytes: from right after the quote it is Value, from further on it reads
+// only the rest, and it refuses what is not a string or a checked position
+// outside the string's start.
+func TestStrictCursorStringAfterChecksTheRestOfTheString(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		doc      string
+		checked  int // an offset into doc
+		raw      string
+		escaped  bool
+		validDoc bool
+	}{
+		{"right after the quote it is Value", `["ab c"]`, 2, `"ab c"`, false, true},
+		{"from the middle", `["ab c"]`, 4, `"ab c"`, false, true},
+		{"at the closing quote", `["ab c"]`, 6, `"ab c"`, false, true},
+		{"an escape after checked", `["ab\n"]`, 3, `"ab\n"`, true, true},
+		{"a control byte after checked", "[\"ab\x01\"]", 3, ``, false, false},
+		{"an unclosed string", `["ab`, 3, ``, false, false},
+		{"checked at the quote itself", `["ab"]`, 1, ``, false, false},
+		{"checked past the document", `["ab"]`, 7, ``, false, false},
+		{"not a string", `[12]`, 2, ``, false, false},
+	} {
+		c := Strict([]byte(tc.doc))
+		require.True(t, c.Enter(Array), tc.name)
+		require.True(t, c.Next(), tc.name)
+		require.Equal(t, kindOf(tc.doc[1]), c.Kind(), tc.name)
+		v := c.StringAfter(tc.checked)
+		require.Equal(t, tc.raw, string(v.Raw), tc.name)
+		require.Equal(t, tc.escaped, c.Escaped(), tc.name)
+		for c.Next() {
+			c.Skip()
+		}
+		require.Equal(t, tc.validDoc, c.Valid(), tc.name)
+		if tc.validDoc {
+			require.Equal(t, String, v.Kind, tc.name)
+		}
+	}
+}
