@@ -182,8 +182,8 @@ type Exchange struct {
 	// exchange is Reset only once nothing holds its plan (filter/core
 	// recycles a stream only when its store keeps no reference).
 	planBuf budget.Buffers
-	fx     Effects // env.Effects
-	facts  Facts   // env.Facts
+	fx      Effects // env.Effects
+	facts   Facts   // env.Facts
 }
 
 // Start readies x for a new exchange under env: Reset, then Begin.
