@@ -176,7 +176,7 @@ func (w *walker) message(m jsonx.Value) {
 func (w *walker) messagesAt(c *jsonx.StrictCursor) {
 	c.Enter(jsonx.Array)
 	for c.Next() {
-		if c.Kind() == jsonx.Object {
+		if c.EnterObject() {
 			w.messageAt(c)
 			continue
 		}
@@ -184,12 +184,16 @@ func (w *walker) messagesAt(c *jsonx.StrictCursor) {
 	}
 }
 
-// messageAt is message for the object at c; it consumes the object.
+// messageAt is message for the object c has just entered; it consumes the
+// object. Its members are read with NextMember, one call of the cursor each
+// where Next, Key and Kind were three.
 func (w *walker) messageAt(c *jsonx.StrictCursor) {
 	w.add(messageFloor)
-	c.Enter(jsonx.Object)
-	for c.Next() {
-		k := c.Key()
+	for {
+		k, ok := c.NextMember()
+		if !ok {
+			break
+		}
 		if c.Escaped() {
 			// Most names hold no escape, and the validator knows it.
 			k = w.key(k)
