@@ -175,8 +175,12 @@ func (w *walker) message(m jsonx.Value) {
 // of each message's fields would read its bytes again. It consumes the array.
 func (w *walker) messagesAt(c *jsonx.StrictCursor) {
 	c.Enter(jsonx.Array)
-	for c.Next() {
-		if c.EnterObject() {
+	for {
+		object, ok := c.NextObject()
+		if !ok {
+			break
+		}
+		if object {
 			w.messageAt(c)
 			continue
 		}
