@@ -323,10 +323,9 @@ func (c *StrictCursor) consume() (start, end int) {
 // call where it paid three (Next, Key and the Kind that follows), and in the
 // VM a call costs some 150 instructions before any work (prologue, stack
 // check, arguments reloaded from the Go stack), and the three repeated the
-// same checks of the cursor's state. It reports what Next reports; key is
-// what Key returns (nil on an error, ok then true when Next alone would have
-// moved, the walk invalid either way). Outside an object it is Next then
-// Key, which makes the walk invalid.
+// same checks of the cursor's state. ok is what Next reports and key what
+// Key then returns (nil on an error, the walk invalid). Outside an object it
+// is Next then Key, which makes the walk invalid.
 func (c *StrictCursor) NextMember() (key []byte, ok bool) {
 	if c.bad || c.slot || c.depth == 0 || c.stack>>(c.depth-1)&1 == 0 {
 		if !c.Next() {
@@ -353,6 +352,10 @@ func (c *StrictCursor) NextMember() (key []byte, ok bool) {
 			return nil, false
 		}
 		i = skipWS(d, i+1)
+		if i >= len(d) || d[i] == '}' || d[i] == ']' {
+			c.i, c.bad = i, true
+			return nil, false
+		}
 	default:
 		if !c.first {
 			c.i, c.bad = i, true
@@ -360,10 +363,8 @@ func (c *StrictCursor) NextMember() (key []byte, ok bool) {
 		}
 		c.first = false
 	}
-	// Next would move here; Key requires the name's opening quote (where
-	// Next checks only that no closing bracket follows a comma, and Key
-	// then fails on it).
-	if i >= len(d) || d[i] != '"' {
+	// Next moves here; then Key's checks.
+	if d[i] != '"' {
 		c.i, c.bad = i, true
 		return nil, true
 	}
