@@ -175,8 +175,12 @@ func (w *walker) message(m jsonx.Value) {
 // of each message's fields would read its bytes again. It consumes the array.
 func (w *walker) messagesAt(c *jsonx.StrictCursor) {
 	c.Enter(jsonx.Array)
-	for c.Next() {
-		if c.Kind() == jsonx.Object {
+	for {
+		object, ok := c.NextObject()
+		if !ok {
+			break
+		}
+		if object {
 			w.messageAt(c)
 			continue
 		}
@@ -184,26 +188,38 @@ func (w *walker) messagesAt(c *jsonx.StrictCursor) {
 	}
 }
 
-// messageAt is message for the object at c; it consumes the object.
+// messageAt is message for the object c has just entered; it consumes the
+// object. Its members are read with NextMember, one call of the cursor each
+// where Next, Key and Kind were three.
 func (w *walker) messageAt(c *jsonx.StrictCursor) {
 	w.add(messageFloor)
-	c.Enter(jsonx.Object)
-	for c.Next() {
-		k := c.Key()
+	for {
+		k, ok := c.NextMember()
+		if !ok {
+			break
+		}
 		if c.Escaped() {
 			// Most names hold no escape, and the validator knows it.
 			k = w.key(k)
 		}
-		if string(k) == "content" && c.Kind() == jsonx.String {
+		if string(k) == "content" && w.atString(c) {
 			// What member charges for a string content, read once.
 			w.rawText(c)
 			continue
 		}
-		if string(k) == "role" && c.Kind() == jsonx.String && w.knownRole(c) {
+		if string(k) == "role" && w.atString(c) && w.knownRole(c) {
 			continue
 		}
 		w.member(k, w.value(c))
 	}
+}
+
+// atString is c.Kind() == jsonx.String without the call, for a cursor that
+// NextMember has just given a name: it stands at the value's first byte, and
+// on an error NextMember gives no name, so no caller asks.
+func (w *walker) atString(c *jsonx.StrictCursor) bool {
+	i := c.Offset()
+	return i < len(w.body) && w.body[i] == '"'
 }
 
 // roleLit is a role value every chat message may carry: its JSON text
@@ -249,7 +265,7 @@ func mask(n int) uint64 {
 // a role, when it is one of roles, and reports whether it was.
 func (w *walker) knownRole(c *jsonx.StrictCursor) bool {
 	d := w.body
-	start := c.Offset() // Kind left the cursor at the opening quote
+	start := c.Offset() // atString found the opening quote here
 	if start+16 > len(d) {
 		return false
 	}
@@ -279,7 +295,7 @@ func (w *walker) knownRole(c *jsonx.StrictCursor) bool {
 // plain start, read twice, is short in the code that JSON escapes).
 func (w *walker) rawText(c *jsonx.StrictCursor) {
 	d := w.body
-	start := c.Offset() // Kind left the cursor at the opening quote
+	start := c.Offset() // atString found the opening quote here
 	i, u := start+1, int64(0)
 	if i < len(d) && byteClass[d[i]] <= clsUpper {
 		i, u = words(d, i, 0)

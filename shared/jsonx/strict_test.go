@@ -65,11 +65,20 @@ func TestAStrictWalkIsValidExactlyWhenParseAccepts(t *testing.T) {
 		`{"a":1,}`, `{"a":1 "b":2}`, `{"a":}`, `{"a"}`, `{,"a":1}`, `[1,]`, `[,1]`, `[1 2]`, `[1}`, `{"a":1]`,
 		`{"a":1}x`, `{"a":1}{}`, `{"a":"\u00zz"}`, "{\"a\":\"\x01\"}", `{"a":01}`, `{"a":tru}`, `{"a":[1`,
 		`{"a":1`, `{`, ``, ` `, `{"\ud800":1}`, `{"k\"":[[[]]]}`,
+		// the fused steps (NextMember, NextObject) on arrays of objects
+		`[{"a":1},{"b":[{}]}]`, ` [ {"a" : 1 } , 2 ,{ "b" :"c"} ] `, `[{"a":1},]`, `[{"a":1}{"b":2}]`, `[,{}]`,
+		`[{"a" 1}]`, `[{"a":1,}]`, `[{,}]`, `[{"a":1}`, `[{"a"`, `[{"a":1]`, `[{"a":1}}`, `{"a":{"b":1},}`,
+		`[{"a\u0062":[{"\"":2}]}]`, `[{1:2}]`, `[{"a":1 "b":2}]`,
 	} {
 		want := Parse([]byte(doc)).Kind != Invalid
 		for depth := 0; depth <= 4; depth++ {
-			_, ok := strictWalk([]byte(doc), depth)
+			seen, ok := strictWalk([]byte(doc), depth)
 			require.Equal(t, want, ok, "%q entered %d deep", doc, depth)
+			fused, fok := fusedWalk([]byte(doc), depth)
+			require.Equal(t, want, fok, "%q entered %d deep, fused steps", doc, depth)
+			if want {
+				require.Equal(t, seen, fused, "%q entered %d deep, fused steps", doc, depth)
+			}
 		}
 	}
 }
@@ -83,6 +92,11 @@ func FuzzStrictCursorAgreesWithParse(f *testing.F) {
 		for depth := 0; depth <= 4; depth++ {
 			seen, ok := strictWalk(data, depth)
 			require.Equal(t, v.Kind != Invalid, ok, "entered %d deep", depth)
+			fused, fok := fusedWalk(data, depth)
+			require.Equal(t, v.Kind != Invalid, fok, "entered %d deep, fused steps", depth)
+			if ok {
+				require.Equal(t, seen, fused, "entered %d deep, fused steps", depth)
+			}
 			if ok && depth == 4 {
 				c := v.Cursor()
 				require.Equal(t, walk(&c, depth), seen)
@@ -153,4 +167,66 @@ func TestStrictCursorStringAfterChecksTheRestOfTheString(t *testing.T) {
 			require.Equal(t, String, v.Kind, tc.name)
 		}
 	}
+}
+
+// fusedWalk is strictWalk with the fused steps: objects' members read with
+// NextMember, and arrays whose items are entered stepped with NextObject
+// (an object item entered there, any other item read as walk reads it). It
+// records what walk records, so the two agree on every document.
+func fusedWalk(data []byte, enterDepth int) ([]string, bool) {
+	c := Strict(data)
+	var seen []string
+	var at func(depth int)
+	var members func(depth int) // the object at depth, entered
+	members = func(depth int) {
+		for {
+			k, ok := c.NextMember()
+			if !ok {
+				return
+			}
+			if depth%2 == 0 {
+				name := string(k)
+				if c.Escaped() {
+					name, _ = Unquote([]byte(`"` + string(k) + `"`))
+				}
+				seen = append(seen, "name:"+name)
+			}
+			at(depth + 1)
+		}
+	}
+	at = func(depth int) {
+		if depth >= enterDepth {
+			seen = append(seen, string(c.Value().Raw))
+			return
+		}
+		switch c.Kind() {
+		case Object:
+			if c.EnterObject() {
+				members(depth)
+			}
+		case Array:
+			c.Enter(Array)
+			if depth+1 >= enterDepth { // items read whole
+				for c.Next() {
+					at(depth + 1)
+				}
+				return
+			}
+			for {
+				object, ok := c.NextObject()
+				if !ok {
+					break
+				}
+				if object {
+					members(depth + 1)
+					continue
+				}
+				at(depth + 1)
+			}
+		default:
+			seen = append(seen, string(c.Value().Raw))
+		}
+	}
+	at(0)
+	return seen, c.Valid()
 }
