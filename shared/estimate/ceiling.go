@@ -1,6 +1,10 @@
 package estimate
 
-import "github.com/tokenbudget/tokenbudget/shared/jsonx"
+import (
+	"strconv"
+
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+)
 
 // MaxOutput caps any output ceiling. No model generates ten million tokens
 // in one response; a larger stated value is clamped rather than ignored, so
@@ -61,7 +65,8 @@ func trimSpace(s []byte) []byte {
 // dropping the underscores Python's int() and pydantic accept between
 // digits (32_000): only the characters of a decimal number, so strconv's
 // "Inf", "NaN" and hex forms never get through. A fraction rounds up, a
-// negative is no ceiling, anything above MaxOutput is MaxOutput.
+// negative is no ceiling, a positive number too small for a float64
+// (1e-700) reads as 0, anything above MaxOutput is MaxOutput.
 func parseCeiling(s []byte) (int64, bool) {
 	if len(s) == 0 || len(s) > 64 {
 		return 0, false
@@ -82,6 +87,12 @@ func parseCeiling(s []byte) (int64, bool) {
 		return 0, false
 	case v.Overflow || v.Value >= MaxOutput:
 		return MaxOutput, true
+	case v.Fraction && v.Value == 0 && underflows(buf[:n]):
+		// Too small for a float: pydantic's coercion reads 0.0, as did
+		// this reader before it read numbers exactly, and zero states no
+		// ceiling; rounding it up to 1 would reserve less than an absent
+		// ceiling reserves.
+		return 0, true
 	case v.Fraction:
 		return v.Value + 1, true
 	}
@@ -89,3 +100,11 @@ func parseCeiling(s []byte) (int64, bool) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// underflows reports that the number s, known to lie strictly between 0
+// and 1, is too small for a float64: strconv reads it as zero. Only the rare
+// positive fraction below 1 pays for the float parse.
+func underflows(s []byte) bool {
+	f, _ := strconv.ParseFloat(string(s), 64)
+	return f == 0
+}

@@ -24,6 +24,11 @@ func TestOutputCeilingRoundsFractionsUpAndClampsAbsurdValues(t *testing.T) {
 	}{
 		{`100.5`, 101},
 		{`0.0001`, 1},
+		{`1e-300`, 1}, // small, and still a float: rounds up as any fraction
+		{`"4.9e-324"`, 1},
+		{`1e-700`, 0}, // too small for a float: zero, as pydantic reads it
+		{`"1e-700"`, 0},
+		{`0.1e-400`, 0},
 		{`0`, 0},
 		{`"-0"`, 0},
 		{`10000001`, MaxOutput},
