@@ -86,9 +86,9 @@ func textCounts(s []byte) counts { return scan(s, 0, 0) }
 // shapes go to the per-run functions in runs.go and runes.go.
 //
 // The pass starts at s[i] with u already charged, for a caller that charged
-// the text before i itself (rawWords): i must be where the pass from 0 would
-// stand at the start of a turn, or where words would start a word, with that
-// pass's u. Every other caller passes 0, 0.
+// the text before i itself (walker.rawText): i must be where the pass from 0
+// would stand at the start of a turn, or where words would start a word,
+// with that pass's u. Every other caller passes 0, 0.
 func scan(s []byte, i int, u int64) counts {
 	// u sums Text's charge; d what o200k_base alone charges less, for
 	// the three-byte characters only. No value the loop keeps in a local

@@ -278,8 +278,8 @@ func BenchmarkDecodeAdmitResponse(b *testing.B) {
 }
 
 // parseInt64 reads what strconv.ParseInt reads from every JSON number, short
-// plain ones by the direct path and the rest through jsonx, and refuses
-// what it refuses.
+// plain ones (jsonx.ParseInteger's direct path) and the rest alike, and
+// refuses what it refuses.
 func TestParseInt64ReadsWhatParseIntReads(t *testing.T) {
 	for _, s := range []string{
 		"0", "-0", "7", "-7", "42", "100", "123456789012345678", "-123456789012345678",
