@@ -317,6 +317,7 @@ func (s *redisServer) launch() bool {
 	logf, err := os.OpenFile(filepath.Join(s.dir, "redis.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	require.NoError(s.t, err)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	redistest.DieWithParent(cmd)
 	require.NoError(s.t, cmd.Start())
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); _ = logf.Close(); close(exited) }()

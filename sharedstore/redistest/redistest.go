@@ -20,9 +20,9 @@ import (
 )
 
 // Start launches a standalone redis-server on a free loopback port with
-// persistence off, in a temporary directory, killed at cleanup. It returns
-// "127.0.0.1:port". Without redis-server the test is skipped locally and
-// fails under CI=true.
+// persistence off, in a temporary directory, killed at cleanup or when the
+// process that started it dies. It returns "127.0.0.1:port". Without
+// redis-server the test is skipped locally and fails under CI=true.
 func Start(tb testing.TB) string {
 	tb.Helper()
 	bin := RequireBinary(tb, "redis-server")
@@ -125,6 +125,7 @@ func launch(tb testing.TB, bin string, port int, extra []string) (string, bool) 
 		tb.Fatalf("redistest: %v", err)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
+	DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		tb.Fatalf("redistest: start redis-server: %v", err)
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -40,10 +41,33 @@ type env struct {
 	rt    *roundTrips
 }
 
+// The package's standalone Redis and 3-node cluster start on first use and
+// stay until TestMain exits. A run that needs neither starts none: a fuzz
+// worker of a pure decoder runs TestMain too, and starting four servers
+// there cost time and, before they died with their parent, hung the fuzz
+// coordinator on the pipes they inherited.
 var (
+	servers      sync.Once
+	serversTB    = &mainTB{}
 	singleAddr   string
 	clusterAddrs []string
 )
+
+func redisServers(t testing.TB) (single string, cluster []string) {
+	t.Helper()
+	servers.Do(func() {
+		defer func() { _ = recover() }() // mainTB's Fatal and Skip panic
+		singleAddr = redistest.Start(serversTB)
+		clusterAddrs = redistest.StartCluster(serversTB, 3)
+	})
+	if serversTB.skipped != "" {
+		t.Skip(serversTB.skipped)
+	}
+	if serversTB.failed {
+		t.Fatal("the package's Redis servers did not start; the first test's output says why")
+	}
+	return singleAddr, clusterAddrs
+}
 
 // envs returns one store on a standalone Redis and one on a 3-node
 // cluster, each test package starting its own servers once.
@@ -54,17 +78,18 @@ func envs(t *testing.T) []env {
 
 func newEnv(t testing.TB, cluster bool) env {
 	t.Helper()
+	single, clusterNodes := redisServers(t)
 	ctx := context.Background()
 	rt := &roundTrips{}
 	var c redis.UniversalClient
 	name := "single"
 	if cluster {
 		name = "cluster"
-		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterAddrs})
+		cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterNodes})
 		cc.OnNewNode(func(n *redis.Client) { n.AddHook(rt) })
 		c = cc
 	} else {
-		cl := redis.NewClient(&redis.Options{Addr: singleAddr})
+		cl := redis.NewClient(&redis.Options{Addr: single})
 		cl.AddHook(rt)
 		c = cl
 	}
@@ -76,20 +101,8 @@ func newEnv(t testing.TB, cluster bool) env {
 }
 
 func TestMain(m *testing.M) {
-	tb := &mainTB{}
-	func() {
-		defer func() { _ = recover() }()
-		singleAddr = redistest.Start(tb)
-		clusterAddrs = redistest.StartCluster(tb, 3)
-	}()
-	code := 1
-	if tb.skipped == "" && !tb.failed {
-		code = m.Run()
-	} else if tb.skipped != "" {
-		println("skipping sharedstore/server tests:", tb.skipped)
-		code = 0
-	}
-	tb.cleanup()
+	code := m.Run()
+	serversTB.cleanup()
 	exit(code)
 }
 

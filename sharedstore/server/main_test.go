@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// mainTB lets TestMain use redistest, which wants a testing.TB, once for
-// the whole package: starting Redis Cluster per test would dominate the run.
+// mainTB lets the package start its redistest servers once, outside any one
+// test, and stop them when TestMain exits: starting Redis Cluster per test
+// would dominate the run.
 type mainTB struct {
 	testing.TB
 	cleanups []func()
