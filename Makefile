@@ -10,6 +10,11 @@ FUZZTIME  ?= 60s
 # duration-based -fuzztime expires under CPU load (golang/go#75804, fixed in
 # 1.27); a count has no deadline to race.
 SMOKETIME ?= 20000x
+# Go stops no fuzz run that stalls (-timeout does not cover fuzzing), so each
+# target gets FUZZBOUND of wall time; past it every process of the run gets
+# SIGQUIT, which prints where each goroutine waits, and the pass fails. Raise
+# it with FUZZTIME.
+FUZZBOUND ?= 15m
 BENCHTIME ?= 1s
 BENCHCOUNT ?= 6
 
@@ -67,7 +72,8 @@ fuzz-smoke fuzz:
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
 		TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
-			$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+			timeout -s QUIT -k 30s $(FUZZBOUND) $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg \
+			|| { rc=$$?; [ $$rc -ne 124 ] || echo "fuzz $$pkg $$name did not end within $(FUZZBOUND)"; exit $$rc; }; \
 	done
 
 # Native vet of everything, a wasip1 vet of everything under shared/ (tests
