@@ -100,14 +100,6 @@ func TestTheFleetConfigFilesExistLoadAndAgreeWithTheScript(t *testing.T) {
 	require.Regexp(t, `(?m)^fleet: .*\n\texec examples/fleet/run\.sh$`, string(read(t, "Makefile")))
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func goBuild(t *testing.T, dir, pkg string) string {
 	t.Helper()
 	out := filepath.Join(dir, filepath.Base(pkg))
@@ -127,8 +119,8 @@ func TestTheFleetScriptBringsUpAFleetThatServesAndStopsOnASignal(t *testing.T) {
 	wasm := filepath.Join(bin, "filter.wasm")
 	require.NoError(t, os.WriteFile(wasm, wasmbuild.Filter(t), 0o644))
 	dir := t.TempDir()
-	redisAddr := freeAddr(t)
-	store, worker, gw1, adm1, gw2, adm2 := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	redisAddr := redistest.FreeAddr(t)
+	store, worker, gw1, adm1, gw2, adm2 := redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t)
 	cmd := exec.Command("bash", "examples/fleet/run.sh")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(),
@@ -228,8 +220,8 @@ func TestTheFleetScriptRefusesAnAddressAlreadyInUse(t *testing.T) {
 	cmd.Dir = root
 	// The binaries are never run: the check comes before anything starts.
 	cmd.Env = append(os.Environ(), "FLEET_DIR="+t.TempDir(), "FLEET_SHAREDSTORE=/bin/true", "FLEET_GATEWAY=/bin/true",
-		"FLEET_WASM=/bin/true", "FLEET_STORE="+freeAddr(t), "FLEET_WORKER="+freeAddr(t),
-		"FLEET_GATEWAY1="+freeAddr(t)+","+l.Addr().String(), "FLEET_GATEWAY2="+freeAddr(t)+","+freeAddr(t))
+		"FLEET_WASM=/bin/true", "FLEET_STORE="+redistest.FreeAddr(t), "FLEET_WORKER="+redistest.FreeAddr(t),
+		"FLEET_GATEWAY1="+redistest.FreeAddr(t)+","+l.Addr().String(), "FLEET_GATEWAY2="+redistest.FreeAddr(t)+","+redistest.FreeAddr(t))
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "fleet: "+l.Addr().String()+" is in use")

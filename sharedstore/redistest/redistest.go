@@ -82,15 +82,19 @@ func RequireBinary(tb testing.TB, name string) string {
 	return p
 }
 
-// freePort picks a port nothing listens on. A cluster node also needs its
-// bus port (port+10000) free, so cluster ports come from a lower range.
+// freePort picks a port nothing listens on, below the kernel's ephemeral
+// range: a port from that range can be handed to any outbound connection on
+// the machine (other test packages run alongside) between the pick and the
+// server's bind. A cluster node also needs its bus port (port+10000) free and
+// below that range.
 func freePort(tb testing.TB, cluster bool) int {
 	tb.Helper()
+	hi := ephemeralLow()
+	if cluster {
+		hi -= 10000
+	}
 	for i := 0; i < 200; i++ {
-		port := 20000 + rand.IntN(30000)
-		if cluster {
-			port = 20000 + rand.IntN(20000)
-		}
+		port := lowestPort + rand.IntN(hi-lowestPort)
 		if !portFree(port) || (cluster && !portFree(port+10000)) {
 			continue
 		}
@@ -98,6 +102,31 @@ func freePort(tb testing.TB, cluster bool) int {
 	}
 	tb.Fatal("redistest: no free port found")
 	return 0
+}
+
+// FreeAddr is "127.0.0.1:port" for a port nothing listens on, picked as
+// Start picks its servers' ports, for a test that starts a server of its own.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	return "127.0.0.1:" + strconv.Itoa(freePort(tb, false))
+}
+
+// lowestPort keeps the picks clear of the registered services below it.
+const lowestPort = 10000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// default, 32768, where it cannot be read), never less than room for a
+// cluster's bus ports above lowestPort.
+func ephemeralLow() int {
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
+	}
+	return max(low, lowestPort+20000)
 }
 
 func portFree(port int) bool {
