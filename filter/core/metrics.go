@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
+	"github.com/tokenbudget/tokenbudget/shared/exchange"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
@@ -38,13 +39,10 @@ type metricSet struct {
 	// period and total hold local index+1 of the token series (0: not
 	// defined yet), indexed by dimension value, token period (tokenPeriod)
 	// and outcome as numbered below.
-	period   [len(limit.Dimensions) + 1][2][len(tokenOutcomes)]uint32
-	total    [len(limit.Dimensions) + 1][len(tokenOutcomes)]uint32
+	period   [len(limit.Dimensions) + 1][2][exchange.NumTokenMovements]uint32
+	total    [len(limit.Dimensions) + 1][exchange.NumTokenMovements]uint32
 	admitted uint32
 }
-
-// The outcome label values the fast path knows; anything else takes the map.
-var tokenOutcomes = [...]string{outcomeReserved, outcomeRefunded, outcomeCharged}
 
 // tokenPeriod is a token bucket's period as an index of metricSet.period:
 // minute 0, day 1; -1 for a period no token bucket has.
@@ -65,21 +63,6 @@ func dimensionIndex(d limit.Dimension) int {
 		return -1
 	}
 	return int(d)
-}
-
-const (
-	outcomeReserved = "reserved"
-	outcomeRefunded = "refunded"
-	outcomeCharged  = "charged"
-)
-
-func indexOf(names []string, v string) int {
-	for i, n := range names {
-		if n == v {
-			return i
-		}
-	}
-	return -1
 }
 
 // series identifies one counter: a family and up to three label values in
@@ -200,33 +183,34 @@ func metricRedisUnavailable(dimension sharedstore.Dimension, action string) seri
 // CountTokens records a token movement on one hold entry: the period series per
 // Limit and the aggregate series summed over the periods (amount once per
 // Limit, added in one call).
-func (m *metricSet) CountTokens(e *sharedstore.HoldEntry, outcome string, amount int64) {
+func (m *metricSet) CountTokens(e *sharedstore.HoldEntry, movement exchange.TokenMovement, amount int64) {
 	if amount <= 0 || e.Kind != sharedstore.KindTokens {
 		return
 	}
-	d, o := dimensionIndex(e.Dimension), indexOf(tokenOutcomes[:], outcome)
+	d, o := dimensionIndex(e.Dimension), int(movement)
+	known := d >= 0 && o < exchange.NumTokenMovements
 	for _, l := range e.Limits {
 		var slot *uint32
-		if b := tokenPeriod(l.Budget); d >= 0 && o >= 0 && b >= 0 {
+		if b := tokenPeriod(l.Budget); known && b >= 0 {
 			slot = &m.period[d][b][o]
 		}
 		if m.hit(slot, amount) {
 			continue
 		}
 		m.countAt(slot, mk(metrics.TokenBudgetPeriodTokens,
-			metrics.LabelDimension, e.Dimension.String(), metrics.LabelBudget, l.Budget.String(), metrics.LabelOutcome, outcome), amount)
+			metrics.LabelDimension, e.Dimension.String(), metrics.LabelBudget, l.Budget.String(), metrics.LabelOutcome, movement.String()), amount)
 	}
 	n := int64(len(e.Limits))
 	if n == 0 {
 		return
 	}
 	var slot *uint32
-	if d >= 0 && o >= 0 {
+	if known {
 		slot = &m.total[d][o]
 	}
 	if amount > math.MaxInt64/n {
 		// The sum would overflow one increment: add it per Limit instead.
-		s := mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension.String(), metrics.LabelOutcome, outcome)
+		s := mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension.String(), metrics.LabelOutcome, movement.String())
 		for range n {
 			m.count(s, amount)
 		}
@@ -235,7 +219,7 @@ func (m *metricSet) CountTokens(e *sharedstore.HoldEntry, outcome string, amount
 	if m.hit(slot, amount*n) {
 		return
 	}
-	m.countAt(slot, mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension.String(), metrics.LabelOutcome, outcome), amount*n)
+	m.countAt(slot, mk(metrics.TokenBudgetTokens, metrics.LabelDimension, e.Dimension.String(), metrics.LabelOutcome, movement.String()), amount*n)
 }
 
 // CountRefusal records one refusal under its families.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/filter/sdkhost"
+	"github.com/tokenbudget/tokenbudget/shared/exchange"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
@@ -49,13 +50,13 @@ func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
 	h := newEmulated(t)
 	m := newMetricSet(h)
 	for range 3 {
-		m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, 100)
-		m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeRefunded, 30)
-		m.CountTokens(entry(limit.Dimension(99), limit.PeriodMinute, limit.Period(99)), outcomeCharged, 7) // values outside the named dimensions and periods
-		m.CountTokens(entry(limit.DimGlobal, limit.PeriodMinute), "odd", 5)                                // unknown outcome
+		m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), exchange.TokensReserved, 100)
+		m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), exchange.TokensRefunded, 30)
+		m.CountTokens(entry(limit.Dimension(99), limit.PeriodMinute, limit.Period(99)), exchange.TokensCharged, 7) // values outside the named dimensions and periods
+		m.CountTokens(entry(limit.DimGlobal, limit.PeriodMinute), exchange.TokenMovement(9), 5)                    // a movement no constant names
 	}
-	m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute), outcomeReserved, 0)
-	m.CountTokens(&sharedstore.HoldEntry{Kind: sharedstore.KindConcurrency, Dimension: limit.DimAPIKey, Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent}}}, outcomeReserved, 1)
+	m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute), exchange.TokensReserved, 0)
+	m.CountTokens(&sharedstore.HoldEntry{Kind: sharedstore.KindConcurrency, Dimension: limit.DimAPIKey, Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent}}}, exchange.TokensReserved, 1)
 	m.CountRequest(outcomeAdmitted)
 	m.CountRequest(outcomeAdmitted)
 	m.CountRequest("refused")
@@ -72,7 +73,7 @@ func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
 		{180, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "api_key", metrics.LabelOutcome, "refunded"}},
 		{21, metrics.TokenBudgetPeriodTokens, []string{metrics.LabelDimension, "unknown", metrics.LabelBudget, "unknown", metrics.LabelOutcome, "charged"}},
 		{42, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "unknown", metrics.LabelOutcome, "charged"}},
-		{15, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "global", metrics.LabelOutcome, "odd"}},
+		{15, metrics.TokenBudgetTokens, []string{metrics.LabelDimension, "global", metrics.LabelOutcome, "unknown"}},
 		{2, metrics.Requests, []string{metrics.LabelOutcome, "admitted"}},
 		{1, metrics.Requests, []string{metrics.LabelOutcome, "refused"}},
 	} {
@@ -88,7 +89,7 @@ func TestATotalTooLargeForOneIncrementIsAddedPerPeriod(t *testing.T) {
 	h := newEmulated(t)
 	m := newMetricSet(h)
 	big := int64(math.MaxInt64/2 + 1)
-	m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), outcomeReserved, big)
+	m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute, limit.PeriodDay), exchange.TokensReserved, big)
 	m.flush()
 	got, ok := h.Metric(metrics.Name(metrics.TokenBudgetTokens, metrics.LabelDimension, "api_key", metrics.LabelOutcome, "reserved"))
 	require.True(t, ok)

@@ -12,13 +12,6 @@ import (
 // outcomeAdmitted is the outcome label of an admitted request.
 const outcomeAdmitted = "admitted"
 
-// Token movements, as the metrics label them.
-const (
-	TokensReserved = "reserved"
-	TokensRefunded = "refunded"
-	TokensCharged  = "charged"
-)
-
 // admit plans and asks the store. withTokens is false when the body could
 // not be read or parsed: the request is admitted unchanged with no
 // reservation as the token-budget rules say, but it still takes a

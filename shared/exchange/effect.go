@@ -55,7 +55,7 @@ type Facts interface {
 	CountFailOpen(reason string)
 	// CountTokens records tokens moved on entry (TokensReserved,
 	// TokensRefunded, TokensCharged).
-	CountTokens(entry *limit.HoldEntry, movement string, tokens int64)
+	CountTokens(entry *limit.HoldEntry, movement TokenMovement, tokens int64)
 	// CountRefusal counts r under limitType.
 	CountRefusal(r *limit.Refusal, limitType string)
 	// CountShadowRefusal counts a refusal shadow mode let through.

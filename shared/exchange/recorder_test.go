@@ -93,8 +93,8 @@ func (r *recorder) CountSkipped(dimension string) {
 	r.add(Effect{Kind: CountSkipped, Name: dimension})
 }
 func (r *recorder) CountFailOpen(reason string) { r.add(Effect{Kind: CountFailOpen, Name: reason}) }
-func (r *recorder) CountTokens(entry *limit.HoldEntry, movement string, tokens int64) {
-	r.add(Effect{Kind: CountTokens, Entry: entry, Name: movement, Tokens: tokens})
+func (r *recorder) CountTokens(entry *limit.HoldEntry, movement TokenMovement, tokens int64) {
+	r.add(Effect{Kind: CountTokens, Entry: entry, Name: movement.String(), Tokens: tokens})
 }
 func (r *recorder) CountRefusal(ref *limit.Refusal, limitType string) {
 	r.add(Effect{Kind: CountRefusal, Refusal: ref, Value: limitType})
