@@ -103,18 +103,28 @@ func usageMember(body []byte) (u jsonx.Value, ok bool) {
 		return u, c.Valid()
 	}
 	found := false
-	for c.Next() {
-		switch {
-		case found:
-			c.Key()
-			c.Skip()
-		case c.Name() == "usage":
-			u, found = c.Value(), true
-		default:
-			c.Skip()
+	for {
+		// One call per member for its name (Next, then Name, cost the VM
+		// two); the name is decoded only when it holds an escape.
+		key, more := c.NextMember()
+		if !more {
+			break
 		}
+		if !found && isUsage(key, c.Escaped()) {
+			u, found = c.Value(), true
+			continue
+		}
+		c.Skip()
 	}
 	return u, c.Valid()
+}
+
+// isUsage reports whether a member's raw name, escaped or not, is "usage".
+func isUsage(key []byte, escaped bool) bool {
+	if escaped {
+		return string(jsonx.AppendUnescaped(nil, key, 0)) == "usage"
+	}
+	return string(key) == "usage"
 }
 
 // openAIUsage reads a chat or completions usage object.
