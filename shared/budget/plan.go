@@ -54,9 +54,7 @@ var (
 // skipped names dimensions that would charge but have no identity:
 // "token_budget_<dim>" and "requests_<dim>", for rate_limit_skipped_total.
 //
-// Allocations: one for both op lists, one for all Limits, one for all keys
-// (another for the keys only when the identities are longer than a key
-// hash plus a version each).
+// Allocations: one for both op lists, one for all Limits, one for all keys.
 func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipped []string) {
 	var b Buffers
 	return b.Plan(rt, id, amount)
@@ -106,27 +104,7 @@ func (b *Buffers) Plan(rt *config.Runtime, id Identity, amount int64) (plan limi
 	}
 	rules := [6]*config.Rules{&rt.Global, &rt.Client, &keyRules, &rt.User, &rt.Team, &modelRules}
 
-	// One pass writes every op into storage sized for the most a plan can
-	// hold, so nothing is counted first (a second walk of the six
-	// dimensions cost the VM a third of the plan): request ops at the front
-	// of ops, token ops after maxRequestOps, Limits never past maxLimits, so
-	// no slice handed to an op is ever moved. Keys are appended and sliced
-	// out once complete.
-	const (
-		maxRequestOps = 2 * len(dims)                              // a request-count and a concurrency op each
-		maxOps        = maxRequestOps + len(dims)                  // and a token op each
-		maxLimits     = len(dims) * (3 + 1 + 2)                    // second, minute, day; concurrent; minute, day
-		keyRoom       = maxOps * (len("tb|x|api_key||") + 16 + 64) // versions are short hashes, identities mostly key hashes
-	)
-	limits := reuse(b.limits, maxLimits)
-	ops := reuse(b.ops, maxOps)[:maxOps]
-	keys := reuse(b.keys, keyRoom)
-	keysCap := cap(keys)
-	type keyAt struct {
-		op, from, to int
-	}
-	var at [maxOps]keyAt
-	nAt, nReq, nTok := 0, 0, 0
+	var nReq, nTok, nLimits, keyLen int
 	for i := range dims {
 		d, r := &dims[i], rules[i]
 		q, tb := &r.Requests, &r.Tokens
@@ -139,62 +117,92 @@ func (b *Buffers) Plan(rt *config.Runtime, id Identity, amount int64) (plan limi
 			}
 			continue
 		}
+		if n := requestPeriods(q); n > 0 {
+			nReq++
+			nLimits += n
+			keyLen += keyLength(d, requestsVersion(r))
+		}
+		if q.Concurrent > 0 {
+			nReq++
+			nLimits++
+			keyLen += keyLength(d, requestsVersion(r))
+		}
+		if tb.Any() {
+			nTok++
+			nLimits += tokenPeriods(tb)
+			keyLen += keyLength(d, tokensVersion(r))
+		}
+	}
+	if nReq+nTok == 0 {
+		return plan, skipped
+	}
+	if rt.SkipUncoveredOverage {
+		plan.Overage = limit.OverageSkip
+	}
+
+	limits := reuse(b.limits, nLimits)
+	// Both op lists share one array; each is capped at its own length, so
+	// an append to one can never write into the other.
+	ops := reuse(b.ops, nReq+nTok)
+	if nReq > 0 {
+		plan.Requests = ops[:0:nReq]
+	}
+	if nTok > 0 {
+		plan.Tokens = ops[nReq : nReq : nReq+nTok]
+	}
+	// Keys are written into one buffer and sliced out once it is complete,
+	// so the plan's keys share a single allocation.
+	keys := reuse(b.keys, keyLen)
+	b.limits, b.ops, b.keys = limits, ops, keys
+	type keyAt struct {
+		req          bool
+		op, from, to int
+	}
+	var at [18]keyAt
+	nAt := 0
+	for i := range dims {
+		d, r := &dims[i], rules[i]
+		if !d.present {
+			continue
+		}
+		q, tb := &r.Requests, &r.Tokens
 		private := d.dim == limit.DimAPIKey
 		if requestPeriods(q) > 0 {
 			from, kFrom := len(limits), len(keys)
 			limits = appendRequestLimits(limits, q)
 			keys = appendKey(keys, 'r', d, requestsVersion(r))
-			at[nAt] = keyAt{nReq, kFrom, len(keys)}
+			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
 			nAt++
-			ops[nReq] = limit.Op{Kind: limit.KindRequests, Dimension: d.dim,
-				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private}
-			nReq++
+			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindRequests, Dimension: d.dim,
+				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
 		}
 		if q.Concurrent > 0 {
 			from, kFrom := len(limits), len(keys)
 			limits = append(limits, limit.Limit{Budget: limit.PeriodConcurrent, Capacity: q.Concurrent})
 			keys = appendKey(keys, 'c', d, requestsVersion(r))
-			at[nAt] = keyAt{nReq, kFrom, len(keys)}
+			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
 			nAt++
-			ops[nReq] = limit.Op{Kind: limit.KindConcurrency, Dimension: d.dim,
-				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private}
-			nReq++
+			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindConcurrency, Dimension: d.dim,
+				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
 		}
 		if tb.Any() {
 			from, kFrom := len(limits), len(keys)
 			limits = appendTokenLimits(limits, tb)
 			keys = appendKey(keys, 't', d, tokensVersion(r))
-			at[nAt] = keyAt{maxRequestOps + nTok, kFrom, len(keys)}
+			at[nAt] = keyAt{false, len(plan.Tokens), kFrom, len(keys)}
 			nAt++
-			ops[maxRequestOps+nTok] = limit.Op{Kind: limit.KindTokens, Dimension: d.dim,
-				Limits: limits[from:len(limits):len(limits)], Amount: amount, Private: private}
-			nTok++
+			plan.Tokens = append(plan.Tokens, limit.Op{Kind: limit.KindTokens, Dimension: d.dim,
+				Limits: limits[from:len(limits):len(limits)], Amount: amount, Private: private})
 		}
-	}
-	if cap(keys) != keysCap {
-		// Identities long enough to outgrow keyRoom moved the keys: the op
-		// slots this plan left unused may still view the old array, and
-		// must not keep it reachable.
-		clear(ops[nReq:maxRequestOps])
-		clear(ops[maxRequestOps+nTok:])
-	}
-	b.limits, b.ops, b.keys = limits, ops, keys
-	if nReq+nTok == 0 {
-		return plan, skipped
 	}
 	// keys is complete and never written again: its bytes become the keys.
 	all := unsafe.String(unsafe.SliceData(keys), len(keys))
 	for _, k := range at[:nAt] {
-		ops[k.op].Key = all[k.from:k.to]
-	}
-	if nReq > 0 {
-		plan.Requests = ops[:nReq:nReq]
-	}
-	if nTok > 0 {
-		plan.Tokens = ops[maxRequestOps : maxRequestOps+nTok : maxRequestOps+nTok]
-	}
-	if rt.SkipUncoveredOverage {
-		plan.Overage = limit.OverageSkip
+		if k.req {
+			plan.Requests[k.op].Key = all[k.from:k.to]
+		} else {
+			plan.Tokens[k.op].Key = all[k.from:k.to]
+		}
 	}
 	return plan, skipped
 }
