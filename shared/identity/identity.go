@@ -99,7 +99,7 @@ func Lookup(pairs [][2]string, headers []string) (raw string, ok, conflict bool)
 // entries it has.
 func entry(pairs [][2]string, name string) (first string, n int) {
 	for i := range pairs {
-		if !strings.EqualFold(pairs[i][0], name) {
+		if firstBytesDiffer(pairs[i][0], name) || !strings.EqualFold(pairs[i][0], name) {
 			continue
 		}
 		if n == 0 {
