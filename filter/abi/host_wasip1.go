@@ -7,6 +7,11 @@ import "unsafe"
 // wasmHost implements Host with the proxy-wasm imports. The module is single
 // threaded and host calls do not nest, so the out-parameters and the
 // encoding scratch buffer are package variables reused by every call.
+//
+// Its methods have pointer receivers and Host holds a *wasmHost: a method
+// with a value receiver, called through an interface, goes through a
+// compiler-made wrapper, one more call per host call, which in the VM
+// costs a few hundred instructions.
 type wasmHost struct{}
 
 var (
@@ -22,9 +27,9 @@ const (
 	errUnexpectedPointer = "tokenbudget abi: host returned memory it did not allocate"
 )
 
-func init() { host = wasmHost{} }
+func init() { host = &wasmHost{} }
 
-var _ ScratchReader = wasmHost{}
+var _ ScratchReader = (*wasmHost)(nil)
 
 //go:wasmexport proxy_on_memory_allocate
 func proxyOnMemoryAllocate(size uint32) unsafe.Pointer {
@@ -55,9 +60,9 @@ func bytesArg(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b
 // the buffer is ours alone, so it is never written again.
 func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-func (wasmHost) Log(level LogLevel, msg string) { proxyLog(uint32(level), msg) }
+func (*wasmHost) Log(level LogLevel, msg string) { proxyLog(uint32(level), msg) }
 
-func (wasmHost) GetProperty(path ...string) ([]byte, Status) {
+func (*wasmHost) GetProperty(path ...string) ([]byte, Status) {
 	scratch = scratch[:0]
 	for i, p := range path {
 		if i > 0 {
@@ -68,34 +73,34 @@ func (wasmHost) GetProperty(path ...string) ([]byte, Status) {
 	return returned(proxyGetProperty(bytesArg(scratch), &retData, &retSize))
 }
 
-func (wasmHost) SetFilterState(name string, value []byte) Status {
+func (*wasmHost) SetFilterState(name string, value []byte) Status {
 	return Status(proxySetProperty(name, bytesArg(value)))
 }
 
-func (wasmHost) GetHeader(m MapType, name string) (string, Status) {
+func (*wasmHost) GetHeader(m MapType, name string) (string, Status) {
 	b, st := returned(proxyGetHeaderMapValue(uint32(m), name, &retData, &retSize))
 	return bytesString(b), st
 }
 
 // GetHeaderScratch implements ScratchReader.
-func (h wasmHost) GetHeaderScratch(m MapType, name string) (string, Status) {
+func (h *wasmHost) GetHeaderScratch(m MapType, name string) (string, Status) {
 	mem.reuse = true // returned() ends the scratch read
 	return h.GetHeader(m, name)
 }
 
-func (wasmHost) AddHeader(m MapType, name, value string) Status {
+func (*wasmHost) AddHeader(m MapType, name, value string) Status {
 	return Status(proxyAddHeaderMapValue(uint32(m), name, value))
 }
 
-func (wasmHost) ReplaceHeader(m MapType, name, value string) Status {
+func (*wasmHost) ReplaceHeader(m MapType, name, value string) Status {
 	return Status(proxyReplaceHeaderMapValue(uint32(m), name, value))
 }
 
-func (wasmHost) RemoveHeader(m MapType, name string) Status {
+func (*wasmHost) RemoveHeader(m MapType, name string) Status {
 	return Status(proxyRemoveHeaderMapValue(uint32(m), name))
 }
 
-func (wasmHost) GetHeaders(m MapType) ([][2]string, Status) {
+func (*wasmHost) GetHeaders(m MapType) ([][2]string, Status) {
 	b, st := returned(proxyGetHeaderMapPairs(uint32(m), &retData, &retSize))
 	if st != StatusOK {
 		return nil, st
@@ -107,7 +112,7 @@ func (wasmHost) GetHeaders(m MapType) ([][2]string, Status) {
 	return pairs, StatusOK
 }
 
-func (wasmHost) GetBuffer(b BufferType, start, maxSize int) ([]byte, Status) {
+func (*wasmHost) GetBuffer(b BufferType, start, maxSize int) ([]byte, Status) {
 	if start < 0 || maxSize < 0 || start > maxUint32 || maxSize > maxUint32 {
 		return nil, StatusBadArgument
 	}
@@ -115,7 +120,7 @@ func (wasmHost) GetBuffer(b BufferType, start, maxSize int) ([]byte, Status) {
 }
 
 // GetBufferScratch implements ScratchReader.
-func (wasmHost) GetBufferScratch(b BufferType, start, maxSize int) ([]byte, Status) {
+func (*wasmHost) GetBufferScratch(b BufferType, start, maxSize int) ([]byte, Status) {
 	if start < 0 || maxSize < 0 || start > maxUint32 || maxSize > maxUint32 {
 		return nil, StatusBadArgument
 	}
@@ -123,7 +128,7 @@ func (wasmHost) GetBufferScratch(b BufferType, start, maxSize int) ([]byte, Stat
 	return returned(proxyGetBufferBytes(uint32(b), uint32(start), uint32(maxSize), &retData, &retSize))
 }
 
-func (wasmHost) SetBuffer(b BufferType, start, size int, data []byte) Status {
+func (*wasmHost) SetBuffer(b BufferType, start, size int, data []byte) Status {
 	if start < 0 || size < 0 || start > maxUint32 || size > maxUint32 {
 		return StatusBadArgument
 	}
@@ -135,7 +140,7 @@ const maxUint32 = 1<<32 - 1
 // noGRPCStatus tells Envoy the local response is not a gRPC one.
 const noGRPCStatus = -1
 
-func (wasmHost) SendLocalResponse(status int, details string, body []byte, headers [][2]string) Status {
+func (*wasmHost) SendLocalResponse(status int, details string, body []byte, headers [][2]string) Status {
 	if status < 0 || status > maxUint32 {
 		return StatusBadArgument
 	}
@@ -143,7 +148,7 @@ func (wasmHost) SendLocalResponse(status int, details string, body []byte, heade
 	return Status(proxySendLocalResponse(uint32(status), details, bytesArg(body), bytesArg(scratch), noGRPCStatus))
 }
 
-func (wasmHost) GetSharedData(key string) ([]byte, uint32, Status) {
+func (*wasmHost) GetSharedData(key string) ([]byte, uint32, Status) {
 	retAux = 0
 	st := proxyGetSharedData(key, &retData, &retSize, &retAux)
 	b, s := returned(st)
@@ -151,55 +156,55 @@ func (wasmHost) GetSharedData(key string) ([]byte, uint32, Status) {
 }
 
 // GetSharedDataScratch implements ScratchReader.
-func (h wasmHost) GetSharedDataScratch(key string) ([]byte, uint32, Status) {
+func (h *wasmHost) GetSharedDataScratch(key string) ([]byte, uint32, Status) {
 	mem.reuse = true // returned() ends the scratch read
 	return h.GetSharedData(key)
 }
 
-func (wasmHost) SetSharedData(key string, value []byte, cas uint32) Status {
+func (*wasmHost) SetSharedData(key string, value []byte, cas uint32) Status {
 	return Status(proxySetSharedData(key, bytesArg(value), cas))
 }
 
-func (wasmHost) HTTPCall(cluster string, headers [][2]string, body []byte, timeoutMs uint32) (uint32, Status) {
+func (*wasmHost) HTTPCall(cluster string, headers [][2]string, body []byte, timeoutMs uint32) (uint32, Status) {
 	scratch = AppendPairs(scratch[:0], headers)
 	retAux = 0
 	st := proxyHTTPCall(cluster, bytesArg(scratch), bytesArg(body), emptyPairs, timeoutMs, &retAux)
 	return retAux, Status(st)
 }
 
-func (wasmHost) SetEffectiveContext(contextID uint32) Status {
+func (*wasmHost) SetEffectiveContext(contextID uint32) Status {
 	return Status(proxySetEffectiveContext(contextID))
 }
 
-func (wasmHost) ContinueStream(s StreamType) Status { return Status(proxyContinueStream(uint32(s))) }
+func (*wasmHost) ContinueStream(s StreamType) Status { return Status(proxyContinueStream(uint32(s))) }
 
-func (wasmHost) SetTickPeriod(ms uint32) Status { return Status(proxySetTickPeriodMilliseconds(ms)) }
+func (*wasmHost) SetTickPeriod(ms uint32) Status { return Status(proxySetTickPeriodMilliseconds(ms)) }
 
-func (wasmHost) NowNanos() int64 {
+func (*wasmHost) NowNanos() int64 {
 	ret64 = 0
 	proxyGetCurrentTimeNanoseconds(&ret64)
 	return int64(ret64)
 }
 
-func (wasmHost) DefineMetric(t MetricType, name string) (uint32, Status) {
+func (*wasmHost) DefineMetric(t MetricType, name string) (uint32, Status) {
 	retAux = 0
 	st := proxyDefineMetric(uint32(t), name, &retAux)
 	return retAux, Status(st)
 }
 
-func (wasmHost) IncrementMetric(id uint32, delta int64) Status {
+func (*wasmHost) IncrementMetric(id uint32, delta int64) Status {
 	return Status(proxyIncrementMetric(id, delta))
 }
 
-func (wasmHost) RecordMetric(id uint32, v uint64) Status { return Status(proxyRecordMetric(id, v)) }
+func (*wasmHost) RecordMetric(id uint32, v uint64) Status { return Status(proxyRecordMetric(id, v)) }
 
-func (wasmHost) GetMetric(id uint32) (uint64, Status) {
+func (*wasmHost) GetMetric(id uint32) (uint64, Status) {
 	ret64 = 0
 	st := proxyGetMetric(id, &ret64)
 	return ret64, Status(st)
 }
 
-func (wasmHost) GetStatus() (uint32, string) {
+func (*wasmHost) GetStatus() (uint32, string) {
 	retAux = 0
 	st := proxyGetStatus(&retAux, &retData, &retSize)
 	msg, _ := returned(st)

@@ -17,12 +17,15 @@ type sharedData struct {
 	scratch abi.ScratchReader // nil when the host has none
 }
 
-func newSharedData(h abi.Host) sharedData {
+// newSharedData returns a pointer: the store calls it through an interface,
+// where a value receiver would cost a compiler-made wrapper call per read
+// and write.
+func newSharedData(h abi.Host) *sharedData {
 	sr, _ := h.(abi.ScratchReader)
-	return sharedData{h: h, scratch: sr}
+	return &sharedData{h: h, scratch: sr}
 }
 
-func (s sharedData) Get(key string) ([]byte, uint32, error) {
+func (s *sharedData) Get(key string) ([]byte, uint32, error) {
 	var v []byte
 	var cas uint32
 	var st abi.Status
@@ -40,7 +43,7 @@ func (s sharedData) Get(key string) ([]byte, uint32, error) {
 	return nil, 0, errs.New("get shared data: status " + strconv.Itoa(int(st)))
 }
 
-func (s sharedData) Set(key string, value []byte, cas uint32) error {
+func (s *sharedData) Set(key string, value []byte, cas uint32) error {
 	switch st := s.h.SetSharedData(key, value, cas); st {
 	case abi.StatusOK:
 		return nil
