@@ -60,9 +60,15 @@ func AppendStringWith(dst []byte, s string, o StringOptions) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plainWord(loadString64(s, i), o) {
-			i += 8 // eight bytes written as they are: one test, not eight
-			continue
+		if i+8 <= len(s) {
+			// Eight bytes written as they are: one test, not eight. The
+			// test without extra escapes is in line (plainWord is too
+			// large to be, and a call per word cost the VM more than the
+			// test).
+			if x := loadString64(s, i); x&msb|stringStops(x) == 0 && (o == 0 || plainWord(x, o)) {
+				i += 8
+				continue
+			}
 		}
 		c := s[i]
 		if c < utf8.RuneSelf {
