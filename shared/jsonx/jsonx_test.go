@@ -3,6 +3,7 @@ package jsonx
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -276,4 +277,20 @@ func TestKeysWithInvalidUTF8MatchTheMemberSetMemberWrote(t *testing.T) {
 	out, ok = SetMember(out, "a\x8b", []byte(`2`))
 	require.True(t, ok)
 	require.Equal(t, `{"a\ufffd":2}`, string(out), "replaced, not duplicated")
+}
+
+// AppendInt writes what strconv writes, at every length and both signs.
+func TestAppendIntWritesWhatStrconvWrites(t *testing.T) {
+	for _, n := range []int64{0, 1, 9, 10, 99, 100, 101, 12345678, 99999999, 100000000, 100000001, 1e12, 1800000000,
+		1<<32 - 1, 1 << 32, 9999999999999999, 1e18, math.MaxInt64, math.MinInt64, -1, -10, -1e8, -123456789012} {
+		require.Equal(t, strconv.FormatInt(n, 10), string(AppendInt([]byte("x"), n))[1:], "%d", n)
+	}
+}
+
+func FuzzAppendIntWritesWhatStrconvWrites(f *testing.F) {
+	f.Add(int64(1e12))
+	f.Add(int64(math.MinInt64))
+	f.Fuzz(func(t *testing.T, n int64) {
+		require.Equal(t, strconv.FormatInt(n, 10), string(AppendInt(nil, n)))
+	})
 }

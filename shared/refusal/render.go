@@ -10,6 +10,7 @@ package refusal
 import (
 	"strconv"
 
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
@@ -151,11 +152,11 @@ func AppendSuccessHeaders(dst []Header, levels []limit.OpLevel) []Header {
 	var ends [len(familyNames) * 3]int
 	b := buf[:0]
 	for i, p := range picked[:n] {
-		b = strconv.AppendInt(b, p.l.Capacity, 10)
+		b = jsonx.AppendInt(b, p.l.Capacity)
 		ends[3*i] = len(b)
-		b = strconv.AppendInt(b, max(p.l.Remaining, 0), 10)
+		b = jsonx.AppendInt(b, max(p.l.Remaining, 0))
 		ends[3*i+1] = len(b)
-		b = strconv.AppendInt(b, max(p.l.ResetUnix, 0), 10)
+		b = jsonx.AppendInt(b, max(p.l.ResetUnix, 0))
 		ends[3*i+2] = len(b)
 	}
 	values := string(b)
