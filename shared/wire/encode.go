@@ -74,13 +74,13 @@ func appendOps(dst []byte, name string, ops []limit.Op, comma bool) []byte {
 			dst = append(dst, `{"budget":`...)
 			dst = jsonx.AppendString(dst, l.Budget.String())
 			dst = append(dst, `,"capacity":`...)
-			dst = strconv.AppendInt(dst, l.Capacity, 10)
+			dst = jsonx.AppendInt(dst, l.Capacity)
 			dst = append(dst, `,"refill_per_sec":`...)
 			dst = appendFloat(dst, l.RefillPerSec)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, `],"amount":`...)
-		dst = strconv.AppendInt(dst, o.Amount, 10)
+		dst = jsonx.AppendInt(dst, o.Amount)
 		if o.Private {
 			dst = append(dst, `,"private":true`...)
 		}
@@ -110,7 +110,7 @@ func AppendSettleRecord(dst []byte, hold string, actual int64, keys []string, re
 	dst = append(dst, `{"hold":`...)
 	dst = jsonx.AppendString(dst, hold)
 	dst = append(dst, `,"actual":`...)
-	dst = strconv.AppendInt(dst, actual, 10)
+	dst = jsonx.AppendInt(dst, actual)
 	dst = appendKeys(dst, keys)
 	if rec != nil {
 		dst = append(dst, `,"spend":`...)
@@ -152,7 +152,7 @@ func AppendAdmitResponse(dst []byte, r AdmitResponse) []byte {
 		dst = append(dst, `,"budget":`...)
 		dst = jsonx.AppendString(dst, f.Budget.String())
 		dst = append(dst, `,"retry_after":`...)
-		dst = strconv.AppendInt(dst, f.RetryAfter, 10)
+		dst = jsonx.AppendInt(dst, f.RetryAfter)
 		if f.ExceedsCapacity {
 			dst = append(dst, `,"exceeds_capacity":true`...)
 		}
@@ -199,11 +199,11 @@ func AppendAdmitResponse(dst []byte, r AdmitResponse) []byte {
 
 func appendLevel(dst []byte, l Level) []byte {
 	dst = append(dst, `{"capacity":`...)
-	dst = strconv.AppendInt(dst, l.Capacity, 10)
+	dst = jsonx.AppendInt(dst, l.Capacity)
 	dst = append(dst, `,"remaining":`...)
-	dst = strconv.AppendInt(dst, l.Remaining, 10)
+	dst = jsonx.AppendInt(dst, l.Remaining)
 	dst = append(dst, `,"reset_unix":`...)
-	dst = strconv.AppendInt(dst, l.ResetUnix, 10)
+	dst = jsonx.AppendInt(dst, l.ResetUnix)
 	return append(dst, '}')
 }
 

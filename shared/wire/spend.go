@@ -258,7 +258,7 @@ func appendSpendAdmit(dst []byte, a *SpendAdmit) []byte {
 			dst = append(dst, `{"slot":`...)
 			dst = jsonx.AppendString(dst, l.Slot)
 			dst = append(dst, `,"limit_nano_usd":`...)
-			dst = strconv.AppendInt(dst, l.LimitNanoUSD, 10)
+			dst = jsonx.AppendInt(dst, l.LimitNanoUSD)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
@@ -285,7 +285,7 @@ func appendSpendVerdict(dst []byte, v *SpendVerdict) []byte {
 			dst = append(dst, `{"slot":`...)
 			dst = jsonx.AppendString(dst, u.Slot)
 			dst = append(dst, `,"used_nano_usd":`...)
-			dst = strconv.AppendInt(dst, u.UsedNanoUSD, 10)
+			dst = jsonx.AppendInt(dst, u.UsedNanoUSD)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, ']')
@@ -294,9 +294,9 @@ func appendSpendVerdict(dst []byte, v *SpendVerdict) []byte {
 		dst = append(dst, `,"refusal":{"slot":`...)
 		dst = jsonx.AppendString(dst, f.Slot)
 		dst = append(dst, `,"limit_nano_usd":`...)
-		dst = strconv.AppendInt(dst, f.LimitNanoUSD, 10)
+		dst = jsonx.AppendInt(dst, f.LimitNanoUSD)
 		dst = append(dst, `,"used_nano_usd":`...)
-		dst = strconv.AppendInt(dst, f.UsedNanoUSD, 10)
+		dst = jsonx.AppendInt(dst, f.UsedNanoUSD)
 		dst = append(dst, '}')
 	}
 	return append(dst, '}')
@@ -320,17 +320,17 @@ func appendSpendRecord(dst []byte, r *SpendRecord) []byte {
 	}
 	u := r.Usage
 	dst = append(dst, `,"usage":{"input":`...)
-	dst = strconv.AppendInt(dst, u.Input, 10)
+	dst = jsonx.AppendInt(dst, u.Input)
 	dst = append(dst, `,"cached_input":`...)
-	dst = strconv.AppendInt(dst, u.CachedInput, 10)
+	dst = jsonx.AppendInt(dst, u.CachedInput)
 	dst = append(dst, `,"cache_write":`...)
-	dst = strconv.AppendInt(dst, u.CacheWrite, 10)
+	dst = jsonx.AppendInt(dst, u.CacheWrite)
 	dst = append(dst, `,"cache_write_1h":`...)
-	dst = strconv.AppendInt(dst, u.CacheWrite1h, 10)
+	dst = jsonx.AppendInt(dst, u.CacheWrite1h)
 	dst = append(dst, `,"output":`...)
-	dst = strconv.AppendInt(dst, u.Output, 10)
+	dst = jsonx.AppendInt(dst, u.Output)
 	dst = append(dst, `},"cost_nano_usd":`...)
-	dst = strconv.AppendInt(dst, r.CostNanoUSD, 10)
+	dst = jsonx.AppendInt(dst, r.CostNanoUSD)
 	return append(dst, '}')
 }
 
@@ -356,7 +356,7 @@ func appendInt(dst []byte, name string, n int64) []byte {
 	dst = append(dst, '"')
 	dst = append(dst, name...)
 	dst = append(dst, `":`...)
-	return strconv.AppendInt(dst, n, 10)
+	return jsonx.AppendInt(dst, n)
 }
 
 // decodeSpendVerdictPtr reads the answer's spend member (names matched
