@@ -55,15 +55,16 @@ var (
 
 func redisServers(t testing.TB) (single string, cluster []string) {
 	t.Helper()
+	// Missing tools are the calling test's to report, as redistest reports
+	// them: a skip locally, a failure under CI=true.
+	redistest.RequireBinary(t, "redis-server")
+	redistest.RequireBinary(t, "redis-cli")
 	servers.Do(func() {
-		defer func() { _ = recover() }() // mainTB's Fatal and Skip panic
+		defer func() { _ = recover() }() // mainTB's Fatal panics
 		singleAddr = redistest.Start(serversTB)
 		clusterAddrs = redistest.StartCluster(serversTB, 3)
 	})
-	if serversTB.skipped != "" {
-		t.Skip(serversTB.skipped)
-	}
-	if serversTB.failed {
+	if serversTB.failed || serversTB.skipped != "" {
 		t.Fatal("the package's Redis servers did not start; the first test's output says why")
 	}
 	return singleAddr, clusterAddrs
