@@ -68,39 +68,63 @@ func (u Usage) Total() int64 { return addCount(max(u.Input, 0), u.Output) }
 // response with no usage block. An error body (status 4xx/5xx)
 // normally has no usage block; deciding on the status is the caller's job.
 //
-// One strict walk checks the body and finds its first "usage" member (the one
-// Get would find): a Parse and then a lookup read every byte of the answer
-// twice, and in the VM that was a seventh of a whole request's guest work.
+// One strict walk checks the body, finds its first "usage" member (the one
+// Get would find) and takes the members api's reader needs from inside it as
+// it checks them (the first of each name, as Get). A Parse and then a lookup
+// read every byte of the answer twice, and a second walk over the usage
+// object cost the VM a third of the read.
 func FromJSON(api API, body []byte) (Usage, bool) {
-	u, ok := usageMember(body)
-	if !ok {
+	keys := usageKeys(api)
+	var vals [maxUsageKeys]jsonx.Value
+	object, ok := usageMembers(body, keys, vals[:len(keys)])
+	if !ok || !object {
 		return Usage{}, false
 	}
-	return usageOf(api, u)
-}
-
-// usageOf reads a usage object the way api's backend writes it.
-func usageOf(api API, u jsonx.Value) (Usage, bool) {
 	switch api {
-	case OpenAIChat, OpenAICompletions:
-		return openAIUsage(u)
-	case OpenAIResponses:
-		return responsesUsage(u)
+	case OpenAIChat, OpenAICompletions, OpenAIResponses:
+		return countsFrom((*[4]jsonx.Value)(vals[:4]))
 	case AnthropicMessages:
 		var a anthropicUsage
-		a.merge(u)
+		a.take((*[5]jsonx.Value)(vals[:5]))
 		return a.usage()
 	}
 	return Usage{}, false
 }
 
-// usageMember walks body, which must be one valid JSON value, and returns its
-// first top-level "usage" member (the zero Value when there is none or the
-// body is not an object); ok is false when the body is not valid JSON.
-func usageMember(body []byte) (u jsonx.Value, ok bool) {
+// The members each API's usage reader takes, in the order of the values
+// countsFrom and anthropicUsage.take read.
+var (
+	chatKeys      = []string{"prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details"}
+	responsesKeys = []string{"input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details"}
+	anthropicKeys = []string{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation"}
+)
+
+// maxUsageKeys bounds the lists above.
+const maxUsageKeys = 5
+
+// usageKeys is the members api's usage reader takes; none for an API
+// without one.
+func usageKeys(api API) []string {
+	switch api {
+	case OpenAIChat, OpenAICompletions:
+		return chatKeys
+	case OpenAIResponses:
+		return responsesKeys
+	case AnthropicMessages:
+		return anthropicKeys
+	}
+	return nil
+}
+
+// usageMembers walks body, which must be one valid JSON value, to its first
+// top-level "usage" member and sets vals[i] to that object's first member
+// named keys[i] (the zero Value when it has none). object reports that the
+// body is an object whose first "usage" member is an object; ok is false when
+// the body is not valid JSON.
+func usageMembers(body []byte, keys []string, vals []jsonx.Value) (object, ok bool) {
 	c := jsonx.Strict(body)
 	if !c.Enter(jsonx.Object) { // any other value is consumed, and so checked
-		return u, c.Valid()
+		return false, c.Valid()
 	}
 	found := false
 	for {
@@ -111,12 +135,50 @@ func usageMember(body []byte) (u jsonx.Value, ok bool) {
 			break
 		}
 		if !found && isUsage(key, c.Escaped()) {
-			u, found = c.Value(), true
+			found = true
+			if object = c.EnterObject(); object {
+				takeMembers(&c, keys, vals)
+			} else {
+				c.Skip()
+			}
 			continue
 		}
 		c.Skip()
 	}
-	return u, c.Valid()
+	return object, c.Valid()
+}
+
+// takeMembers walks the members of the object c has just entered, to its
+// end, and sets vals[i] to the first member named keys[i].
+func takeMembers(c *jsonx.StrictCursor, keys []string, vals []jsonx.Value) {
+	for {
+		key, more := c.NextMember()
+		if !more {
+			return
+		}
+		if i := unseenKey(key, c.Escaped(), keys, vals); i >= 0 {
+			vals[i] = c.Value()
+			continue
+		}
+		c.Skip()
+	}
+}
+
+// unseenKey is the index of the key a member's raw name, escaped or not,
+// spells, when no member of that name has been taken yet; -1 otherwise.
+func unseenKey(raw []byte, escaped bool, keys []string, vals []jsonx.Value) int {
+	if escaped {
+		raw = jsonx.AppendUnescaped(nil, raw, 0)
+	}
+	for i, k := range keys {
+		if string(raw) == k {
+			if vals[i].Exists() {
+				return -1
+			}
+			return i
+		}
+	}
+	return -1
 }
 
 // isUsage reports whether a member's raw name, escaped or not, is "usage".
@@ -128,24 +190,27 @@ func isUsage(key []byte, escaped bool) bool {
 }
 
 // openAIUsage reads a chat or completions usage object.
-func openAIUsage(u jsonx.Value) (Usage, bool) {
-	return countsUsage(u, "prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion_tokens_details")
-}
+func openAIUsage(u jsonx.Value) (Usage, bool) { return countsUsage(u, chatKeys) }
 
 // responsesUsage reads a Responses API usage object.
-func responsesUsage(u jsonx.Value) (Usage, bool) {
-	return countsUsage(u, "input_tokens", "output_tokens", "input_tokens_details", "output_tokens_details")
-}
+func responsesUsage(u jsonx.Value) (Usage, bool) { return countsUsage(u, responsesKeys) }
 
-// countsUsage reads an OpenAI-style usage object in one pass: the input and
-// output counters, the cached_tokens of the input details (part of the
-// input) and the reasoning_tokens of the output details (part of the output).
-func countsUsage(u jsonx.Value, inKey, outKey, inDetails, outDetails string) (Usage, bool) {
+// countsUsage reads an OpenAI-style usage object in one pass over its
+// members named by keys (chatKeys, responsesKeys).
+func countsUsage(u jsonx.Value, keys []string) (Usage, bool) {
 	if u.Kind != jsonx.Object {
 		return Usage{}, false
 	}
 	var vals [4]jsonx.Value
-	firstMembers(u, []string{inKey, outKey, inDetails, outDetails}, vals[:])
+	firstMembers(u, keys, vals[:])
+	return countsFrom(&vals)
+}
+
+// countsFrom reads an OpenAI-style usage from its members in chatKeys'
+// order: the input and output counters, the cached_tokens of the input
+// details (part of the input) and the reasoning_tokens of the output details
+// (part of the output).
+func countsFrom(vals *[4]jsonx.Value) (Usage, bool) {
 	in, okIn := readCount(vals[0])
 	out, okOut := readCount(vals[1])
 	if !okIn || !okOut {
@@ -162,7 +227,7 @@ func countsUsage(u jsonx.Value, inKey, outKey, inDetails, outDetails string) (Us
 // key was scanned once per key, the costliest part of a settlement in the VM.
 func firstMembers(obj jsonx.Value, keys []string, vals []jsonx.Value) {
 	missing := len(keys)
-	var seen [4]bool
+	var seen [maxUsageKeys]bool
 	obj.Members(func(key string, val jsonx.Value) bool {
 		for i, k := range keys {
 			if !seen[i] && key == k {
@@ -187,8 +252,13 @@ func (a *anthropicUsage) merge(u jsonx.Value) {
 	if u.Kind != jsonx.Object {
 		return
 	}
-	var vals [4]jsonx.Value
-	firstMembers(u, []string{"input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}, vals[:])
+	var vals [5]jsonx.Value
+	firstMembers(u, anthropicKeys, vals[:])
+	a.take(&vals)
+}
+
+// take merges the members of a usage object in anthropicKeys' order.
+func (a *anthropicUsage) take(vals *[5]jsonx.Value) {
 	if n, ok := readCount(vals[0]); ok {
 		a.input, a.haveInput = n, true
 	}
@@ -201,7 +271,7 @@ func (a *anthropicUsage) merge(u jsonx.Value) {
 	if n, ok := readCount(vals[3]); ok {
 		a.cacheWrite = n
 	}
-	if n, ok := readCount(u.Path("cache_creation", "ephemeral_1h_input_tokens")); ok {
+	if n, ok := readCount(vals[4].Get("ephemeral_1h_input_tokens")); ok {
 		a.cacheWrite1h = n
 	}
 }

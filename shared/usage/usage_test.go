@@ -195,18 +195,24 @@ func TestAUsageCounterIsTheFirstMemberOfItsName(t *testing.T) {
 	require.Equal(t, Usage{Input: 6, Output: 2, CacheRead: 1, CacheWrite: 2}, a)
 }
 
-// The one walk FromJSON makes finds what Parse and then Get("usage") found:
-// the same verdict on the body and the same first usage member, whatever the
-// body (not an object, a repeated or escaped "usage", garbage after it).
-func TestTheUsageWalkFindsWhatParseAndGetFind(t *testing.T) {
+// The one walk FromJSON makes reads what Parse, then Get("usage") and the
+// usage readers' own walk over that object read: the same verdict on the
+// body and the same usage, whatever the body (not an object, a repeated or
+// escaped "usage" or counter, garbage after it) and for every API.
+func TestTheUsageWalkReadsWhatParseAndGetRead(t *testing.T) {
 	for _, body := range []string{
-		`{"usage":{"prompt_tokens":1}}`,
+		`{"usage":{"prompt_tokens":1,"completion_tokens":2}}`,
 		`{"id":"x","choices":[{"message":{"content":"usage"}}],"usage":{"a":1},"usage":{"b":2}}`,
-		`{"us\u0061ge":{"a":1},"usage":2}`,
-		`{"usage":{"a":1}} x`,
-		`{"usage":{"a":1},}`,
-		`{"usage":{"a":1}`,
-		`[{"usage":{"a":1}}]`,
+		`{"us\u0061ge":{"prompt_tokens":1,"completion_tokens":2},"usage":2}`,
+		`{"usage":{"prompt_tokens":1,"completion_tokens":2,"prompt_tokens":3}}`,
+		`{"usage":{"prompt_tok\u0065ns":4,"completion_tokens":2,"prompt_tokens":3}}`,
+		`{"usage":{"input_tokens":5,"output_tokens":6,"cache_creation":{"ephemeral_1h_input_tokens":2},"cache_creation_input_tokens":3}}`,
+		`{"usage":{"prompt_tokens":1,"completion_tokens":2,"prompt_tokens_details":{"cached_tokens":1}}} x`,
+		`{"usage":{"prompt_tokens":1,"completion_tokens":2},}`,
+		`{"usage":{"prompt_tokens":1,"completion_tokens":2}`,
+		`{"usage":{"prompt_tokens":1,"completion_tokens":2,}}`,
+		`[{"usage":{"prompt_tokens":1,"completion_tokens":2}}]`,
+		`{"usage":[1,2]}`,
 		`"usage"`,
 		` {"x":[1,2,{"usage":3}]} `,
 		``,
@@ -215,20 +221,36 @@ func TestTheUsageWalkFindsWhatParseAndGetFind(t *testing.T) {
 	}
 }
 
-func FuzzTheUsageWalkFindsWhatParseAndGetFind(f *testing.F) {
+func FuzzTheUsageWalkReadsWhatParseAndGetRead(f *testing.F) {
 	f.Add([]byte(`{"id":"chatcmpl-1","choices":[{"index":0}],"usage":{"prompt_tokens":5,"completion_tokens":7}}`))
-	f.Add([]byte(`{"usage":1,"usage":{"input_tokens":2}}`))
+	f.Add([]byte(`{"usage":1,"usage":{"input_tokens":2,"output_tokens":3,"cache_read_input_tokens":1}}`))
+	f.Add([]byte(`{"usage":{"input_tokens":2,"output_tokens":3,"output_tokens_details":{"reasoning_tokens":1}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) { requireTheUsageWalkReadsAsParseAndGet(t, body) })
 }
 
 func requireTheUsageWalkReadsAsParseAndGet(t *testing.T, body []byte) {
 	t.Helper()
-	got, ok := usageMember(body)
-	root := jsonx.Parse(body)
-	require.Equal(t, root.Exists(), ok, "the walk and Parse must agree on the body")
-	if ok {
-		want := root.Get("usage")
-		require.Equal(t, want.Kind, got.Kind)
-		require.Equal(t, string(want.Raw), string(got.Raw))
+	for _, api := range []API{OpenAIChat, OpenAICompletions, OpenAIResponses, AnthropicMessages, API(99)} {
+		got, ok := FromJSON(api, body)
+		want, wantOK := parseThenRead(api, body)
+		require.Equal(t, wantOK, ok, "api %d", api)
+		require.Equal(t, want, got, "api %d", api)
 	}
+}
+
+// parseThenRead is FromJSON as two walks: Parse checks the body, then Get
+// finds the usage object and the API's reader walks it again.
+func parseThenRead(api API, body []byte) (Usage, bool) {
+	u := jsonx.Parse(body).Get("usage")
+	switch api {
+	case OpenAIChat, OpenAICompletions:
+		return openAIUsage(u)
+	case OpenAIResponses:
+		return responsesUsage(u)
+	case AnthropicMessages:
+		var a anthropicUsage
+		a.merge(u)
+		return a.usage()
+	}
+	return Usage{}, false
 }
