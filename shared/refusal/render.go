@@ -9,6 +9,7 @@ package refusal
 
 import (
 	"strconv"
+	"unsafe"
 
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
@@ -128,18 +129,20 @@ func Refusal(r limit.Refusal, levels []limit.OpLevel, nowUnix int64) (status int
 // that reuses dst pays one allocation for all the values (every admitted
 // request carries them: one string per value cost the VM fifteen).
 func AppendSuccessHeaders(dst []Header, levels []limit.OpLevel) []Header {
-	var picked [len(familyNames)]struct {
-		f family
-		l limit.Level
-	}
+	// Pointers, not copies: in the VM a copy of a struct this size is a
+	// memory.copy, a call into the host, and the values' buffer is written
+	// in place of a zeroed array copied into a string.
+	var picked [len(familyNames)]*limit.Level
+	var fams [len(familyNames)]family
 	n := 0
 	var done families
-	for _, l := range levels {
+	for i := range levels {
+		l := &levels[i]
 		if l.Dimension != privateDimension {
 			continue
 		}
 		if f, ok := familyOf(l.Kind, l.Budget); ok && !done.has(f) {
-			picked[n].f, picked[n].l = f, l.Level
+			picked[n], fams[n] = &l.Level, f
 			n++
 			done = done.with(f)
 		}
@@ -147,29 +150,19 @@ func AppendSuccessHeaders(dst []Header, levels []limit.OpLevel) []Header {
 	if n == 0 {
 		return dst
 	}
-	// At most 20 bytes per value ("-9223372036854775808").
-	var buf [len(familyNames) * 3 * 20]byte
-	var ends [len(familyNames) * 3]int
-	b := buf[:0]
-	for i, p := range picked[:n] {
-		b = jsonx.AppendInt(b, p.l.Capacity)
-		ends[3*i] = len(b)
-		b = jsonx.AppendInt(b, max(p.l.Remaining, 0))
-		ends[3*i+1] = len(b)
-		b = jsonx.AppendInt(b, max(p.l.ResetUnix, 0))
-		ends[3*i+2] = len(b)
-	}
-	values := string(b)
+	// At most 20 bytes per value ("-9223372036854775808"), so b never
+	// grows: the values are views of its one array, which nothing writes
+	// once they are taken.
+	b := make([]byte, 0, n*3*20)
 	if dst == nil {
 		dst = make([]Header, 0, 3*n)
 	}
-	start := 0
-	for i, p := range picked[:n] {
-		names := familyNames[p.f]
-		for k := range names {
-			end := ends[3*i+k]
-			dst = append(dst, Header{names[k], values[start:end]})
-			start = end
+	for i, l := range picked[:n] {
+		names := &familyNames[fams[i]]
+		for k, v := range [3]int64{l.Capacity, max(l.Remaining, 0), max(l.ResetUnix, 0)} {
+			start := len(b)
+			b = jsonx.AppendInt(b, v)
+			dst = append(dst, Header{names[k], unsafe.String(&b[start], len(b)-start)})
 		}
 	}
 	return dst
