@@ -294,3 +294,54 @@ func FuzzAppendIntWritesWhatStrconvWrites(f *testing.F) {
 		require.Equal(t, strconv.FormatInt(n, 10), string(AppendInt(nil, n)))
 	})
 }
+
+// The validator checks with a 64-level stack first and again with the
+// MaxDepth stack when a value nests deeper: around that boundary every
+// verdict is encoding/json's, the depth reported is the value's own, and a
+// bracket closed wrongly far out (where only the second check's stack holds
+// the level's kind) is still caught.
+func TestValuesNestedAroundTheShallowStackAreCheckedAsEncodingJSONDoes(t *testing.T) {
+	shapes := map[string]func(depth int) (open, close string){
+		"arrays": func(n int) (string, string) { return strings.Repeat("[", n), strings.Repeat("]", n) },
+		"objects": func(n int) (string, string) {
+			return strings.Repeat(`{"a":`, n), strings.Repeat("}", n)
+		},
+		"objects in arrays": func(n int) (string, string) {
+			var o, c strings.Builder
+			for i := range n {
+				if i%2 == 0 {
+					o.WriteString(`[1,`)
+				} else {
+					o.WriteString(`{"k":`)
+				}
+			}
+			for i := n - 1; i >= 0; i-- {
+				if i%2 == 0 {
+					c.WriteString(`]`)
+				} else {
+					c.WriteString(`}`)
+				}
+			}
+			return o.String(), c.String()
+		},
+	}
+	for name, shape := range shapes {
+		for depth := 62; depth <= 67; depth++ {
+			open, close := shape(depth)
+			docs := map[string]string{
+				"valid":                 open + "0" + close,
+				"trailing comma inside": open + "0," + close,
+				"outermost closed wrong": open + "0" + close[:len(close)-1] + map[byte]string{']': "}", '}': "]"}[close[len(close)-1]],
+				"a member after it":      `{"x":` + open + "0" + close + `,"y":true}`,
+			}
+			for what, doc := range docs {
+				end, got, ok := validate([]byte(doc), 0)
+				require.Equal(t, json.Valid([]byte(doc)), ok, "%s, %d deep, %s", name, depth, what)
+				if ok {
+					require.Equal(t, len(doc), end, "%s, %d deep, %s", name, depth, what)
+					require.Equal(t, depthOf(doc), got, "%s, %d deep, %s: the depth reached", name, depth, what)
+				}
+			}
+		}
+	}
+}

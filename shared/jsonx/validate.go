@@ -20,8 +20,32 @@ func skipWS(d []byte, i int) int {
 
 // validate checks the value starting exactly at i and returns its end, the
 // deepest nesting it reached (0 for scalars) and whether it is valid.
+//
+// It first runs with a stack of 64 levels, which every real document fits,
+// and only a value nested deeper is checked again from i with the MaxDepth
+// stack: a stack array is zeroed on every call, and in the VM zeroing the
+// 1,256 bytes of the MaxDepth stack is a memory.fill that a compiler may
+// turn into a dozen calls into the host.
 func validate(d []byte, i int) (end int, maxDepth int, ok bool) {
-	var stack [(MaxDepth + 63) / 64]uint64 // bit set: that level is an object
+	var shallow [1]uint64
+	end, maxDepth, ok = validateIn(d, i, shallow[:])
+	if maxDepth > 64*len(shallow) {
+		return validateDeep(d, i)
+	}
+	return end, maxDepth, ok
+}
+
+// validateDeep is validate with the MaxDepth stack.
+func validateDeep(d []byte, i int) (end int, maxDepth int, ok bool) {
+	var stack [(MaxDepth + 63) / 64]uint64
+	return validateIn(d, i, stack[:])
+}
+
+// validateIn is validate with stack for the nesting (bit set: that level is
+// an object). A value nested deeper than stack holds ends the check with
+// maxDepth one past what it holds, so validate knows to check it again with
+// the MaxDepth stack.
+func validateIn(d []byte, i int, stack []uint64) (end int, maxDepth int, ok bool) {
 	depth := 0
 	for {
 		i = skipWS(d, i)
@@ -32,6 +56,9 @@ func validate(d []byte, i int) (end int, maxDepth int, ok bool) {
 		case '{', '[':
 			if depth == MaxDepth {
 				return i, maxDepth, false
+			}
+			if depth == 64*len(stack) {
+				return i, depth + 1, false
 			}
 			close := byte(']')
 			if c == '{' {
