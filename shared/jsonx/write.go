@@ -1,6 +1,9 @@
 package jsonx
 
-import "unicode/utf8"
+import (
+	"math/bits"
+	"unicode/utf8"
+)
 
 const hexDigits = "0123456789abcdef"
 
@@ -125,12 +128,21 @@ func AppendStringWith(dst []byte, s string, o StringOptions) []byte {
 // function's dispatch.
 func AppendInt(dst []byte, n int64) []byte {
 	u := uint64(n)
+	w := 0
 	if n < 0 {
-		dst = append(dst, '-')
 		u = -u // -MinInt64 is 1<<63 as a uint64
+		w = 1
 	}
-	var b [20]byte
-	i := len(b)
+	// The digits are written in place, from the last: no array to zero and
+	// no copy of it (each a call into the host in the VM).
+	w += decimalDigits(u)
+	l := len(dst)
+	if cap(dst)-l < w {
+		dst = append(dst, make([]byte, w)...)
+	}
+	dst = dst[:l+w]
+	b := dst[l:]
+	i := w
 	for u >= 1e8 {
 		q := u / 1e8
 		lo := uint32(u - q*1e8)
@@ -138,10 +150,11 @@ func AppendInt(dst []byte, n int64) []byte {
 		// Eight digits of lo, two a step, all in 32 bits.
 		p0, p1, p2, p3 := lo%100, lo/100%100, lo/1e4%100, lo/1e6
 		i -= 8
-		b[i+6], b[i+7] = digitPairs[2*p0], digitPairs[2*p0+1]
-		b[i+4], b[i+5] = digitPairs[2*p1], digitPairs[2*p1+1]
-		b[i+2], b[i+3] = digitPairs[2*p2], digitPairs[2*p2+1]
-		b[i+0], b[i+1] = digitPairs[2*p3], digitPairs[2*p3+1]
+		d := b[i : i+8 : i+8]
+		d[6], d[7] = digitPairs[2*p0], digitPairs[2*p0+1]
+		d[4], d[5] = digitPairs[2*p1], digitPairs[2*p1+1]
+		d[2], d[3] = digitPairs[2*p2], digitPairs[2*p2+1]
+		d[0], d[1] = digitPairs[2*p3], digitPairs[2*p3+1]
 	}
 	lo := uint32(u)
 	for lo >= 100 {
@@ -157,8 +170,25 @@ func AppendInt(dst []byte, n int64) []byte {
 		i--
 		b[i] = byte('0' + lo)
 	}
-	return append(dst, b[i:]...)
+	if n < 0 {
+		b[0] = '-'
+	}
+	return dst
 }
+
+// decimalDigits is how many digits u has in decimal (1 for 0).
+func decimalDigits(u uint64) int {
+	// bits.Len64 scaled by log10(2) (1233/4096) is the count or one less.
+	t := (bits.Len64(u) * 1233) >> 12
+	if t < len(powersOf10) && u >= powersOf10[t] {
+		t++
+	}
+	return max(t, 1)
+}
+
+// powersOf10 holds 10^0 to 10^19.
+var powersOf10 = [...]uint64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19}
 
 // digitPairs holds "00" to "99", two bytes each.
 const digitPairs = "00010203040506070809" +
