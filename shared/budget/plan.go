@@ -150,16 +150,13 @@ func (b *Buffers) Plan(rt *config.Runtime, id Identity, amount int64) (plan limi
 	if nTok > 0 {
 		plan.Tokens = ops[nReq : nReq : nReq+nTok]
 	}
-	// Keys are written into one buffer and sliced out once it is complete,
-	// so the plan's keys share a single allocation.
+	// Keys are written into one buffer sized for all of them, so the plan's
+	// keys share a single allocation, and each key is a view of its bytes
+	// as soon as they are written: nothing writes them again. (Were the
+	// count ever short, the append would move on to a new array and the
+	// keys already taken would keep the old one, still whole.)
 	keys := reuse(b.keys, keyLen)
 	b.limits, b.ops, b.keys = limits, ops, keys
-	type keyAt struct {
-		req          bool
-		op, from, to int
-	}
-	var at [18]keyAt
-	nAt := 0
 	for i := range dims {
 		d, r := &dims[i], rules[i]
 		if !d.present {
@@ -171,40 +168,33 @@ func (b *Buffers) Plan(rt *config.Runtime, id Identity, amount int64) (plan limi
 			from, kFrom := len(limits), len(keys)
 			limits = appendRequestLimits(limits, q)
 			keys = appendKey(keys, 'r', d, requestsVersion(r))
-			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
-			nAt++
 			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindRequests, Dimension: d.dim,
-				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
+				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private, Key: viewFrom(keys, kFrom)})
 		}
 		if q.Concurrent > 0 {
 			from, kFrom := len(limits), len(keys)
 			limits = append(limits, limit.Limit{Budget: limit.PeriodConcurrent, Capacity: q.Concurrent})
 			keys = appendKey(keys, 'c', d, requestsVersion(r))
-			at[nAt] = keyAt{true, len(plan.Requests), kFrom, len(keys)}
-			nAt++
 			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindConcurrency, Dimension: d.dim,
-				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private})
+				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private, Key: viewFrom(keys, kFrom)})
 		}
 		if tb.Any() {
 			from, kFrom := len(limits), len(keys)
 			limits = appendTokenLimits(limits, tb)
 			keys = appendKey(keys, 't', d, tokensVersion(r))
-			at[nAt] = keyAt{false, len(plan.Tokens), kFrom, len(keys)}
-			nAt++
 			plan.Tokens = append(plan.Tokens, limit.Op{Kind: limit.KindTokens, Dimension: d.dim,
-				Limits: limits[from:len(limits):len(limits)], Amount: amount, Private: private})
-		}
-	}
-	// keys is complete and never written again: its bytes become the keys.
-	all := unsafe.String(unsafe.SliceData(keys), len(keys))
-	for _, k := range at[:nAt] {
-		if k.req {
-			plan.Requests[k.op].Key = all[k.from:k.to]
-		} else {
-			plan.Tokens[k.op].Key = all[k.from:k.to]
+				Limits: limits[from:len(limits):len(limits)], Amount: amount, Private: private, Key: viewFrom(keys, kFrom)})
 		}
 	}
 	return plan, skipped
+}
+
+// viewFrom is the text of b from index from on, sharing b's array.
+func viewFrom(b []byte, from int) string {
+	if from == len(b) {
+		return ""
+	}
+	return unsafe.String(&b[from], len(b)-from)
 }
 
 // reuse is buf emptied when it can hold n, else a new slice of capacity n.
