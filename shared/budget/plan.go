@@ -57,7 +57,7 @@ var (
 // Allocations: one for both op lists, one for all Limits, one for all keys.
 func Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipped []string) {
 	var b Buffers
-	return b.Plan(rt, id, amount)
+	return b.Plan(rt, &id, amount)
 }
 
 // Buffers is the storage of one plan, lent again to the next: a plan's op
@@ -70,8 +70,10 @@ type Buffers struct {
 	keys   []byte
 }
 
-// Plan is budget.Plan into b's storage, which grows as needed.
-func (b *Buffers) Plan(rt *config.Runtime, id Identity, amount int64) (plan limit.Plan, skipped []string) {
+// Plan is budget.Plan into b's storage, which grows as needed. The identity
+// is read where it lies (in the VM a copy of it is a memory.copy, a call into
+// the host).
+func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan limit.Plan, skipped []string) {
 	if rt == nil {
 		return plan, nil
 	}
@@ -83,7 +85,7 @@ func (b *Buffers) Plan(rt *config.Runtime, id Identity, amount int64) (plan limi
 	if team == "" {
 		team = id.Key.Team
 	}
-	keyRules := rt.APIKeyRules(id.Key)
+	keyRules := rt.APIKeyRulesOf(&id.Key)
 	var modelRules config.Rules
 	if id.Model != "" {
 		if m, ok := rt.Models[id.Model]; ok {
@@ -102,7 +104,7 @@ func (b *Buffers) Plan(rt *config.Runtime, id Identity, amount int64) (plan limi
 		{dim: limit.DimTeam, identity: team, present: team != ""},
 		{dim: limit.DimModel, identity: id.Model, present: id.Model != ""},
 	}
-	rules := [6]*config.Rules{&rt.Global, &rt.Client, &keyRules, &rt.User, &rt.Team, &modelRules}
+	rules := [6]*config.Rules{&rt.Global, &rt.Client, keyRules, &rt.User, &rt.Team, &modelRules}
 
 	var nReq, nTok, nLimits, keyLen int
 	for i := range dims {

@@ -222,11 +222,11 @@ func TestAPlanInReusedBuffersIsThePlanAndAllocatesNothing(t *testing.T) {
 	var b budget.Buffers
 	for _, id := range []budget.Identity{keyOnly, full, keyOnly, other, full} {
 		want, wantSkipped := budget.Plan(rt, id, 300)
-		got, skipped := b.Plan(rt, id, 300)
+		got, skipped := b.Plan(rt, &id, 300)
 		require.Equal(t, want, got)
 		require.Equal(t, wantSkipped, skipped)
 	}
-	require.Zero(t, testing.AllocsPerRun(100, func() { b.Plan(rt, full, 100) }))
+	require.Zero(t, testing.AllocsPerRun(100, func() { b.Plan(rt, &full, 100) }))
 }
 
 func admitOnce(t *testing.T, plan limit.Plan) limit.Outcome {

@@ -58,7 +58,7 @@ func (c *Config) Compile() (*Runtime, error) {
 		CacheHitHeader:       strings.ToLower(strOr(c.TokenBudget.CacheHitHeader, DefaultCacheHitHeader)),
 		CacheHitValue:        strOr(c.TokenBudget.CacheHitValue, DefaultCacheHitValue),
 		keys:                 make(map[string]KeyInfo, len(c.APIKeys)),
-		keyRules:             make(map[string]Rules),
+		keyRules:             make(map[string]*Rules),
 		bypass:               make(map[string]struct{}, len(rl.BypassKeys)),
 	}
 	if rt.Storage == "" {
@@ -110,7 +110,7 @@ func (c *Config) Compile() (*Runtime, error) {
 		*fb = *rt
 		fb.Global, fb.Client, fb.User, fb.Team = fd.rules(l.Global), fd.rules(l.PerClient), fd.rules(l.PerUser), fd.rules(l.PerTeam)
 		fb.APIKeyDefault = fd.rules(l.PerAPIKey)
-		fb.keyRules = make(map[string]Rules)
+		fb.keyRules = make(map[string]*Rules)
 	}
 
 	for i := range c.APIKeys {
@@ -126,11 +126,11 @@ func (c *Config) Compile() (*Runtime, error) {
 			tier = t.PerAPIKey
 		}
 		if r := d.keyRules(l.PerAPIKey, tier, k); r.Version != rt.APIKeyDefault.Version {
-			rt.keyRules[h] = r
+			rt.keyRules[h] = &r
 		}
 		if fb != nil {
 			if r := fd.keyRules(l.PerAPIKey, tier, k); r.Version != fb.APIKeyDefault.Version {
-				fb.keyRules[h] = r
+				fb.keyRules[h] = &r
 			}
 		}
 	}
@@ -321,7 +321,7 @@ func (rt *Runtime) scan() (tokens, requests bool) {
 		check(r)
 	}
 	for _, r := range rt.keyRules {
-		check(r)
+		check(*r)
 	}
 	for _, m := range rt.Models {
 		check(m.Rules)

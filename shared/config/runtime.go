@@ -130,7 +130,7 @@ type Runtime struct {
 	fallback *Runtime
 
 	keys        map[string]KeyInfo
-	keyRules    map[string]Rules // keys whose rules differ from APIKeyDefault
+	keyRules    map[string]*Rules // keys whose rules differ from APIKeyDefault
 	whitelist   []ipaddr.Prefix
 	bypass      map[string]struct{}
 	hasTokens   bool
@@ -158,13 +158,18 @@ func (r *Runtime) Key(hash string) KeyInfo {
 
 // APIKeyRules is the per_api_key dimension for one key after its tier's
 // overrides and its own fields; the versions reflect those overrides.
-func (r *Runtime) APIKeyRules(k KeyInfo) Rules {
+func (r *Runtime) APIKeyRules(k KeyInfo) Rules { return *r.APIKeyRulesOf(&k) }
+
+// APIKeyRulesOf is APIKeyRules as a view into the runtime, to be read and
+// never written, for the plan of every request: in the VM each copy of a
+// key and of its rules is a memory.copy, a call into the host.
+func (r *Runtime) APIKeyRulesOf(k *KeyInfo) *Rules {
 	if k.Known {
 		if rules, ok := r.keyRules[k.Hash]; ok {
 			return rules
 		}
 	}
-	return r.APIKeyDefault
+	return &r.APIKeyDefault
 }
 
 // Model returns a model's rules, ok=false when the config names no limit

@@ -28,7 +28,7 @@ func (x *Exchange) admit(withTokens bool) {
 	if !ok {
 		return
 	}
-	plan, skipped := x.planBuf.Plan(x.rt, x.who, amount)
+	plan, skipped := x.planBuf.Plan(x.rt, &x.who, amount)
 	for _, d := range skipped {
 		x.facts.CountSkipped(d)
 	}
