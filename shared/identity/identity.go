@@ -8,6 +8,7 @@ package identity
 import (
 	"errors"
 	"strings"
+	"unicode/utf8"
 )
 
 // HashPrefix marks a config key that is already a SHA-256 hash.
@@ -113,14 +114,25 @@ func entry(pairs [][2]string, name string) (first string, n int) {
 // keyIn reads the key one header carries: Authorization only with the
 // Bearer scheme, any other header as its trimmed value.
 func keyIn(name, v string) (string, bool) {
-	if strings.EqualFold(name, "authorization") {
-		v = strings.TrimSpace(v)
+	if !firstBytesDiffer(name, "authorization") && strings.EqualFold(name, "authorization") {
+		v = trimSpace(v)
 		const scheme = "bearer"
 		if len(v) <= len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) || (v[len(scheme)] != ' ' && v[len(scheme)] != '\t') {
 			return "", false
 		}
 		v = v[len(scheme)+1:]
 	}
-	v = strings.TrimSpace(v)
+	v = trimSpace(v)
 	return v, v != ""
+}
+
+// trimSpace is strings.TrimSpace with its common case in line: a value that
+// starts and ends with a printable ASCII byte has no space to trim (every
+// ASCII space is at most ' ', and a multi-byte rune's bytes are all at
+// least utf8.RuneSelf). In the VM the call alone costs more than the test.
+func trimSpace(s string) string {
+	if len(s) > 0 && s[0]-(' '+1) < utf8.RuneSelf-(' '+1) && s[len(s)-1]-(' '+1) < utf8.RuneSelf-(' '+1) {
+		return s
+	}
+	return strings.TrimSpace(s)
 }

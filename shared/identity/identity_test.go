@@ -114,3 +114,44 @@ func TestMoreThanOneKeyValueInTheConfiguredHeadersConflicts(t *testing.T) {
 		})
 	}
 }
+
+// keyInWithTrimSpace is keyIn as it was, with strings.TrimSpace and
+// EqualFold at every step: the oracle the in-line tests must agree with.
+func keyInWithTrimSpace(name, v string) (string, bool) {
+	if strings.EqualFold(name, "authorization") {
+		v = strings.TrimSpace(v)
+		const scheme = "bearer"
+		if len(v) <= len(scheme) || !strings.EqualFold(v[:len(scheme)], scheme) || (v[len(scheme)] != ' ' && v[len(scheme)] != '\t') {
+			return "", false
+		}
+		v = v[len(scheme)+1:]
+	}
+	v = strings.TrimSpace(v)
+	return v, v != ""
+}
+
+// A header's key is read as TrimSpace and EqualFold read it, whatever
+// surrounds it: ASCII and Unicode spaces (U+0085, U+00A0, U+3000), control
+// bytes, DEL, the Kelvin sign in the header's name.
+func TestAKeyIsReadAsTrimSpaceAndEqualFoldReadIt(t *testing.T) {
+	for _, name := range []string{"authorization", "Authorization", "\u212aey", "x-api-key", ""} {
+		for _, v := range []string{"sk-1", " sk-1 ", "\tBearer sk-1\n", "Bearer sk-1", "bearer\tsk-1", "Bearer  sk-1 ",
+			"\u00a0sk-1\u0085", "sk-1\u3000", "\x7fsk-1\x7f", "\x00sk-1", "!", "~", " ", "", "Bearer", "Bearer ", "é"} {
+			k, ok := keyIn(name, v)
+			wk, wok := keyInWithTrimSpace(name, v)
+			require.Equal(t, wok, ok, "%q: %q", name, v)
+			require.Equal(t, wk, k, "%q: %q", name, v)
+		}
+	}
+}
+
+func FuzzAKeyIsReadAsTrimSpaceAndEqualFoldReadIt(f *testing.F) {
+	f.Add("authorization", " Bearer sk-1 ")
+	f.Add("x-api-key", "\u00a0sk\u0085")
+	f.Fuzz(func(t *testing.T, name, v string) {
+		k, ok := keyIn(name, v)
+		wk, wok := keyInWithTrimSpace(name, v)
+		require.Equal(t, wok, ok)
+		require.Equal(t, wk, k)
+	})
+}
