@@ -329,8 +329,8 @@ func TestValuesNestedAroundTheShallowStackAreCheckedAsEncodingJSONDoes(t *testin
 		for depth := 62; depth <= 67; depth++ {
 			open, close := shape(depth)
 			docs := map[string]string{
-				"valid":                 open + "0" + close,
-				"trailing comma inside": open + "0," + close,
+				"valid":                  open + "0" + close,
+				"trailing comma inside":  open + "0," + close,
 				"outermost closed wrong": open + "0" + close[:len(close)-1] + map[byte]string{']': "}", '}': "]"}[close[len(close)-1]],
 				"a member after it":      `{"x":` + open + "0" + close + `,"y":true}`,
 			}

@@ -199,7 +199,10 @@ func (c *StrictCursor) Key() []byte {
 		c.bad = true
 		return nil
 	}
-	end, escaped, ok := scanString(d, start)
+	end, escaped, ok := shortString(d, start), false, true
+	if end == 0 {
+		end, escaped, ok = scanString(d, start)
+	}
 	colon := skipWS(d, end)
 	if !ok || colon >= len(d) || d[colon] != ':' {
 		c.bad = true
@@ -222,7 +225,10 @@ func (c *StrictCursor) Name() string {
 		c.bad = true
 		return ""
 	}
-	end, escaped, ok := scanString(d, start)
+	end, escaped, ok := shortString(d, start), false, true
+	if end == 0 {
+		end, escaped, ok = scanString(d, start)
+	}
 	colon := skipWS(d, end)
 	if !ok || colon >= len(d) || d[colon] != ':' {
 		c.bad = true
@@ -293,7 +299,9 @@ func (c *StrictCursor) consume() (start, end int) {
 	if start < len(d) {
 		switch d[start] {
 		case '"':
-			end, c.escaped, ok = scanString(d, start)
+			if end, ok = shortString(d, start), true; end == 0 {
+				end, c.escaped, ok = scanString(d, start)
+			}
 		case 't':
 			end, ok = start+4, hasLiteral(d, start, "true")
 		case 'f':
@@ -368,7 +376,10 @@ func (c *StrictCursor) NextMember() (key []byte, ok bool) {
 		c.i, c.bad = i, true
 		return nil, true
 	}
-	end, escaped, sok := scanString(d, i)
+	end, escaped, sok := shortString(d, i), false, true
+	if end == 0 {
+		end, escaped, sok = scanString(d, i)
+	}
 	colon := skipWS(d, end)
 	if !sok || colon >= len(d) || d[colon] != ':' {
 		c.i, c.bad = i, true

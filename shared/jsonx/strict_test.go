@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -229,4 +230,46 @@ func fusedWalk(data []byte, enterDepth int) ([]string, bool) {
 	}
 	at(0)
 	return seen, c.Valid()
+}
+
+// A name or string value is read in line when its closing quote comes
+// within nine bytes and nothing before it needs a closer look: at every
+// length around that, with an escape, a control byte or a quote first, and
+// with the document ending right after, a strict walk reads what Parse and
+// a Cursor read, and Escaped tells the escape.
+func TestShortStringsAreReadAsParseReadsThem(t *testing.T) {
+	for n := 0; n <= 12; n++ {
+		for _, fill := range []string{"a", `\n`, `\"`, "\x01", `\u00e9`, "é"} {
+			text := ""
+			for len(text) < n {
+				text += "a"
+			}
+			for at := 0; at <= n; at++ {
+				str := `"` + text[:at] + fill + text[at:] + `"`
+				pair := `{` + str + `:` + str + `}`
+				for _, doc := range []string{pair, `[` + str + `]`, str, `{` + str + `:1,"b":` + str + `}`} {
+					v := Parse([]byte(doc))
+					for depth := 0; depth <= 2; depth++ {
+						seen, ok := strictWalk([]byte(doc), depth)
+						require.Equal(t, v.Kind != Invalid, ok, "%q entered %d deep", doc, depth)
+						fused, fok := fusedWalk([]byte(doc), depth)
+						require.Equal(t, v.Kind != Invalid, fok, "%q entered %d deep, fused", doc, depth)
+						if ok {
+							c := v.Cursor()
+							require.Equal(t, walk(&c, depth), seen, "%q entered %d deep", doc, depth)
+							require.Equal(t, seen, fused, "%q entered %d deep, fused", doc, depth)
+						}
+					}
+					if doc == pair && v.Kind == Object {
+						c := Strict([]byte(doc))
+						c.Enter(Object)
+						_, _ = c.NextMember()
+						require.Equal(t, strings.Contains(str, `\`), c.Escaped(), "%q: the name's escape", doc)
+						c.Skip()
+						require.Equal(t, strings.Contains(str, `\`), c.Escaped(), "%q: the value's escape", doc)
+					}
+				}
+			}
+		}
+	}
 }

@@ -215,6 +215,25 @@ func scanString(d []byte, i int) (end int, escaped, ok bool) {
 	}
 }
 
+// shortString is the end of the string literal whose opening quote is at i
+// (the index after its closing quote) when the literal closes within the
+// nine bytes after its opening quote with no escape or control byte before
+// that, and 0 otherwise, when scanString must read it. Most member names and
+// many values are that short, and it is small enough to be put in line,
+// where in the VM the call to scanString costs more than reading them. The
+// first byte stringStops flags is exact (a flag after it may not be); with
+// no flag among the eight bytes, firstFlag is 8 and the ninth is tested.
+func shortString(d []byte, i int) int {
+	if i+10 > len(d) {
+		return 0
+	}
+	j := i + 1 + firstFlag(stringStops(load64(d, i+1)))
+	if d[j] != '"' {
+		return 0
+	}
+	return j + 1
+}
+
 // hex4 decodes the four hex digits at d[i:i+4].
 func hex4(d []byte, i int) (rune, bool) {
 	if i < 0 || len(d)-i < 4 {
