@@ -84,7 +84,9 @@ func validateIn(d []byte, i int, stack []uint64) (end int, maxDepth int, ok bool
 			}
 			continue // expect the first element or member value
 		case '"':
-			if i, ok = validString(d, i); !ok {
+			if e := shortString(d, i); e > 0 {
+				i = e
+			} else if i, ok = validString(d, i); !ok {
 				return i, maxDepth, false
 			}
 		case 't':
@@ -143,9 +145,12 @@ func validKey(d []byte, i int) (int, bool) {
 	if i >= len(d) || d[i] != '"' {
 		return i, false
 	}
-	i, ok := validString(d, i)
-	if !ok {
-		return i, false
+	if e := shortString(d, i); e > 0 {
+		i = e
+	} else if e, ok := validString(d, i); ok {
+		i = e
+	} else {
+		return e, false
 	}
 	i = skipWS(d, i)
 	if i >= len(d) || d[i] != ':' {
