@@ -85,7 +85,7 @@ func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan lim
 	if team == "" {
 		team = id.Key.Team
 	}
-	keyRules := rt.APIKeyRulesOf(&id.Key)
+	keyRules := rt.APIKeyRules(id.Key)
 	var modelRules config.Rules
 	if id.Model != "" {
 		if m, ok := rt.Models[id.Model]; ok {
@@ -193,10 +193,7 @@ func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan lim
 
 // viewFrom is the text of b from index from on, sharing b's array.
 func viewFrom(b []byte, from int) string {
-	if from == len(b) {
-		return ""
-	}
-	return unsafe.String(&b[from], len(b)-from)
+	return unsafe.String(unsafe.SliceData(b[from:]), len(b)-from)
 }
 
 // reuse is buf emptied when it can hold n, else a new slice of capacity n.

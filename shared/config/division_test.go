@@ -163,7 +163,7 @@ func TestUnderRedisTheHintDividesOnlyTheFallbackBuckets(t *testing.T) {
 	require.Equal(t, limited(450), tiered.Tokens.Minute, "a tier minute override keeps the written value")
 	require.Equal(t, limited(77), tiered.Tokens.Day, "the day share replaces the tier's day budget")
 	require.Equal(t, limited(450), rt.APIKeyRules(rt.Key(sha("tiered"))).Tokens.Minute)
-	require.Equal(t, fb.APIKeyDefault, fb.APIKeyRules(fb.Key(sha("plain"))))
+	require.Equal(t, fb.APIKeyDefault, *fb.APIKeyRules(fb.Key(sha("plain"))))
 	require.True(t, fb.Key(sha("plain")).Known, "the fallback knows the same keys")
 }
 
@@ -200,5 +200,5 @@ func TestPerKeyAndTierMinuteOverridesKeepTheWrittenValue(t *testing.T) {
 	require.Equal(t, limited(20000), tiered.Tokens.Day, "tier day budget is dimension-level and divided")
 	plain := rt.APIKeyRules(rt.Key(sha("plain")))
 	require.Equal(t, limited(10), plain.Tokens.Minute, "the share replaces the default minute budget")
-	require.Equal(t, rt.APIKeyDefault, plain)
+	require.Equal(t, rt.APIKeyDefault, *plain)
 }

@@ -25,7 +25,7 @@ const tieredConfig = `{
 
 func TestKeyPrecedenceIsOwnFieldsThenTierThenDefault(t *testing.T) {
 	rt, _ := mustLoad(t, tieredConfig)
-	rules := func(raw string) Rules { return rt.APIKeyRules(rt.Key(sha(raw))) }
+	rules := func(raw string) Rules { return *rt.APIKeyRules(rt.Key(sha(raw))) }
 	def := rt.APIKeyDefault
 	require.Equal(t, RequestLimits{PerSecond: 5, Burst: 10, PerMinute: 100, PerDay: 1000, Concurrent: 4}, def.Requests)
 	require.Equal(t, TokenBudget{Minute: limited(20000), Day: limited(1000000)}, def.Tokens)
@@ -65,9 +65,9 @@ func TestKeyInfoComesFromAPIKeysAndUnknownKeysGetTheDefault(t *testing.T) {
 	require.Equal(t, KeyInfo{Hash: sha("plain"), ID: "p", User: "u", Team: "t", Known: true}, k)
 	u := rt.Key(sha("stranger"))
 	require.Equal(t, KeyInfo{Hash: sha("stranger")}, u)
-	require.Equal(t, rt.APIKeyDefault, rt.APIKeyRules(u))
+	require.Equal(t, rt.APIKeyDefault, *rt.APIKeyRules(u))
 	// A forged KeyInfo with a tier does not buy the tier: only known keys do.
-	require.Equal(t, rt.APIKeyDefault, rt.APIKeyRules(KeyInfo{Hash: sha("stranger"), Tier: "free"}))
+	require.Equal(t, rt.APIKeyDefault, *rt.APIKeyRules(KeyInfo{Hash: sha("stranger"), Tier: "free"}))
 }
 
 func TestBurstIsRaisedToOneSecondOfTheRate(t *testing.T) {

@@ -158,12 +158,10 @@ func (r *Runtime) Key(hash string) KeyInfo {
 
 // APIKeyRules is the per_api_key dimension for one key after its tier's
 // overrides and its own fields; the versions reflect those overrides.
-func (r *Runtime) APIKeyRules(k KeyInfo) Rules { return *r.APIKeyRulesOf(&k) }
-
-// APIKeyRulesOf is APIKeyRules as a view into the runtime, to be read and
-// never written, for the plan of every request: in the VM each copy of a
-// key and of its rules is a memory.copy, a call into the host.
-func (r *Runtime) APIKeyRulesOf(k *KeyInfo) *Rules {
+// They are a view into the runtime, to be read and never written: the plan
+// of every request reads them, and in the VM a copy of them is a
+// memory.copy, a call into the host.
+func (r *Runtime) APIKeyRules(k KeyInfo) *Rules {
 	if k.Known {
 		if rules, ok := r.keyRules[k.Hash]; ok {
 			return rules

@@ -11,13 +11,13 @@ func TestVersionsAreStableShortHex(t *testing.T) {
 	a, _ := mustLoad(t, tieredConfig)
 	b, _ := mustLoad(t, tieredConfig)
 	re := regexp.MustCompile(`^[0-9a-f]{16}$`)
-	for _, r := range []Rules{a.Global, a.APIKeyDefault, a.APIKeyRules(a.Key(sha("free")))} {
+	for _, r := range []Rules{a.Global, a.APIKeyDefault, *a.APIKeyRules(a.Key(sha("free")))} {
 		require.Regexp(t, re, r.Version)
 		require.Regexp(t, re, r.TokensVersion)
 		require.Regexp(t, re, r.RequestsVersion)
 	}
 	require.Equal(t, a.APIKeyDefault, b.APIKeyDefault)
-	require.Equal(t, a.APIKeyRules(a.Key(sha("free-own"))), b.APIKeyRules(b.Key(sha("free-own"))))
+	require.Equal(t, *a.APIKeyRules(a.Key(sha("free-own"))), *b.APIKeyRules(b.Key(sha("free-own"))))
 }
 
 func TestVersionChangesExactlyWhenADimensionsParametersChange(t *testing.T) {
