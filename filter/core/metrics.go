@@ -209,7 +209,7 @@ func (m *metricSet) CountTokens(e *sharedstore.HoldEntry, movement exchange.Toke
 	// flush, so each sum is one add in line. In the VM the general path's
 	// frame (its series values, its calls) costs more than the sums.
 	i, n := 0, len(e.Limits)
-	if d, o := int(e.Dimension), int(movement); e.Dimension.Valid() && o < exchange.NumTokenMovements {
+	if d, o := dimensionIndex(e.Dimension), int(movement); d >= 0 && o < exchange.NumTokenMovements {
 		for ; i < n; i++ {
 			b := tokenPeriod(e.Limits[i].Budget)
 			if b < 0 || !m.bump(&m.period[d][b][o], amount) {

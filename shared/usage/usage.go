@@ -74,18 +74,24 @@ func (u Usage) Total() int64 { return addCount(max(u.Input, 0), u.Output) }
 // read every byte of the answer twice, and a second walk over the usage
 // object cost the VM a third of the read.
 func FromJSON(api API, body []byte) (Usage, bool) {
-	keys := usageKeys(api)
-	var vals [maxUsageKeys]jsonx.Value
-	object, ok := usageMembers(body, keys, vals[:len(keys)])
-	if !ok || !object {
-		return Usage{}, false
-	}
 	switch api {
 	case OpenAIChat, OpenAICompletions, OpenAIResponses:
-		return countsFrom((*[4]jsonx.Value)(vals[:4]))
+		keys := chatKeys
+		if api == OpenAIResponses {
+			keys = responsesKeys
+		}
+		var vals [4]jsonx.Value
+		if !usageMembers(body, keys, vals[:]) {
+			return Usage{}, false
+		}
+		return countsFrom(&vals)
 	case AnthropicMessages:
+		var vals [5]jsonx.Value
+		if !usageMembers(body, anthropicKeys, vals[:]) {
+			return Usage{}, false
+		}
 		var a anthropicUsage
-		a.take((*[5]jsonx.Value)(vals[:5]))
+		a.take(&vals)
 		return a.usage()
 	}
 	return Usage{}, false
@@ -102,31 +108,17 @@ var (
 // maxUsageKeys bounds the lists above.
 const maxUsageKeys = 5
 
-// usageKeys is the members api's usage reader takes; none for an API
-// without one.
-func usageKeys(api API) []string {
-	switch api {
-	case OpenAIChat, OpenAICompletions:
-		return chatKeys
-	case OpenAIResponses:
-		return responsesKeys
-	case AnthropicMessages:
-		return anthropicKeys
-	}
-	return nil
-}
-
-// usageMembers walks body, which must be one valid JSON value, to its first
-// top-level "usage" member and sets vals[i] to that object's first member
-// named keys[i] (the zero Value when it has none). object reports that the
-// body is an object whose first "usage" member is an object; ok is false when
-// the body is not valid JSON.
-func usageMembers(body []byte, keys []string, vals []jsonx.Value) (object, ok bool) {
+// usageMembers walks body to its first top-level "usage" member and sets
+// vals[i] to that object's first member named keys[i] (the zero Value when
+// it has none). It reports whether body is one valid JSON value, an object
+// whose first "usage" member is an object; otherwise vals are not to be
+// read.
+func usageMembers(body []byte, keys []string, vals []jsonx.Value) bool {
 	c := jsonx.Strict(body)
 	if !c.Enter(jsonx.Object) { // any other value is consumed, and so checked
-		return false, c.Valid()
+		return false
 	}
-	found := false
+	found, object := false, false
 	for {
 		// One call per member for its name (Next, then Name, cost the VM
 		// two); the name is decoded only when it holds an escape.
@@ -145,7 +137,7 @@ func usageMembers(body []byte, keys []string, vals []jsonx.Value) (object, ok bo
 		}
 		c.Skip()
 	}
-	return object, c.Valid()
+	return object && c.Valid()
 }
 
 // takeMembers walks the members of the object c has just entered, to its
