@@ -56,7 +56,7 @@ type Root struct {
 	// scratch is the host's scratch reads, nil when it has none.
 	scratch abi.ScratchReader
 	// headers is reused for each admitted response's x-ratelimit-* headers.
-	headers []refusal.Header
+	headers refusal.HeaderBuffer
 	// free holds deleted streams nothing can reach any more, for reuse.
 	free []*Stream
 	// keys caches the SHA-256 of the API keys this root saw: a client sends

@@ -62,7 +62,7 @@ func (s *Stream) OnHttpRequestBody(bodySize int, endOfStream bool) abi.Action {
 func (s *Stream) OnHttpRequestTrailers(numTrailers int) abi.Action { return abi.ActionContinue }
 
 func (s *Stream) OnHttpResponseHeaders(numHeaders int, endOfStream bool) abi.Action {
-	s.root.headers = s.x.ResponseHeaders(responseView{s}, endOfStream, s.root.headers)
+	s.x.ResponseHeaders(responseView{s}, endOfStream, &s.root.headers)
 	s.listed = nil
 	return abi.ActionContinue
 }

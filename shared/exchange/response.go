@@ -12,26 +12,32 @@ import (
 
 // ResponseHeaders is the response's headers: the success headers go on,
 // and how the answer will be read for settlement is decided here, once.
-// headers is a buffer the caller lends for the header values (it is
-// returned, maybe grown, for the next exchange).
-func (x *Exchange) ResponseHeaders(resp Response, endOfStream bool, headers []refusal.Header) []refusal.Header {
+// buf is a buffer the caller lends for the headers and their values,
+// reused by its next exchange once the host has them (nil: a fresh one).
+func (x *Exchange) ResponseHeaders(resp Response, endOfStream bool, buf *refusal.HeaderBuffer) {
 	switch x.phase {
 	case PhaseBody, PhaseAdmitting, PhaseForwarded:
 	default:
-		return headers // not metered, or answered here
+		return // not metered, or answered here
 	}
-	headers = refusal.AppendSuccessHeaders(headers[:0], x.levels)
+	if buf == nil {
+		buf = &refusal.HeaderBuffer{}
+	}
+	buf.List = buf.List[:0]
+	buf.AppendSuccess(x.levels)
+	headers := buf.List
 	if sp := &x.hold.Spend; sp.Any() {
 		headers = refusal.AppendSpendHeaders(headers, &sp.Policy, &x.spendUsed, sp.Day, sp.Month)
 	}
 	if x.rt.OpenAIHeaders || x.rt.IETFHeaders {
 		headers = refusal.AppendCompatHeaders(headers, x.levels, x.headerStyles(), x.env.Now()/1e9)
 	}
+	buf.List = headers
 	if len(headers) > 0 {
 		x.fx.SetResponseHeaders(headers)
 	}
 	if x.held != holdOpen {
-		return headers
+		return
 	}
 	x.answer = answerBody
 	encoded, streamed := false, false
@@ -62,7 +68,6 @@ func (x *Exchange) ResponseHeaders(resp Response, endOfStream bool, headers []re
 	if endOfStream {
 		x.finish()
 	}
-	return headers
 }
 
 // forwarding says the answer's bytes pass through the splitter: the

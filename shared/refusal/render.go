@@ -125,13 +125,47 @@ func Refusal(r limit.Refusal, levels []limit.OpLevel, nowUnix int64) (status int
 
 // AppendSuccessHeaders appends the x-ratelimit-* headers of an admitted
 // request (the caller's own request-count and token buckets after its
-// reservation) to dst, so a caller
-// that reuses dst pays one allocation for all the values (every admitted
-// request carries them: one string per value cost the VM fifteen).
+// reservation) to dst.
 func AppendSuccessHeaders(dst []Header, levels []limit.OpLevel) []Header {
+	b := HeaderBuffer{List: dst}
+	b.AppendSuccess(levels)
+	return b.List
+}
+
+// HeaderBuffer is an answer's header list and the bytes its success
+// values view, for a caller that reuses them from answer to answer: each
+// list is handed to the host (which copies it) before the next is
+// written, so the next answer may overwrite both. Every admitted request
+// carries these headers, and in the VM a string per value cost fifteen
+// allocations.
+type HeaderBuffer struct {
+	List   []Header
+	values []byte
+	// memo is the text of each family's last limit and reset: a limit is
+	// the config's and a reset moves at most once a second, so most
+	// answers would write the same digits again (about a thousand
+	// instructions a value in the VM).
+	memo [len(familyNames)][2]memoText
+}
+
+// memoText is the decimal text of v, owned by the memo.
+type memoText struct {
+	v    int64
+	text string
+}
+
+func (m *memoText) of(v int64) string {
+	if m.text == "" || m.v != v {
+		m.v, m.text = v, string(jsonx.AppendInt(nil, v))
+	}
+	return m.text
+}
+
+// AppendSuccess is AppendSuccessHeaders onto b.List, the remaining counts
+// written into b's values.
+func (b *HeaderBuffer) AppendSuccess(levels []limit.OpLevel) {
 	// Pointers, not copies: in the VM a copy of a struct this size is a
-	// memory.copy, a call into the host, and the values' buffer is written
-	// in place of a zeroed array copied into a string.
+	// memory.copy, a call into the host.
 	var picked [len(familyNames)]*limit.Level
 	var fams [len(familyNames)]family
 	n := 0
@@ -148,24 +182,27 @@ func AppendSuccessHeaders(dst []Header, levels []limit.OpLevel) []Header {
 		}
 	}
 	if n == 0 {
-		return dst
+		return
 	}
-	// At most 20 bytes per value ("-9223372036854775808"), so b never
-	// grows: the values are views of its one array, which nothing writes
-	// once they are taken.
-	b := make([]byte, 0, n*3*20)
-	if dst == nil {
-		dst = make([]Header, 0, 3*n)
+	// At most 20 bytes per value ("-9223372036854775808"), so values never
+	// grows while the list views it.
+	if cap(b.values) < n*20 {
+		b.values = make([]byte, 0, len(familyNames)*20)
+	}
+	v := b.values[:0]
+	if b.List == nil {
+		b.List = make([]Header, 0, 3*n)
 	}
 	for i, l := range picked[:n] {
-		names := &familyNames[fams[i]]
-		for k, v := range [3]int64{l.Capacity, max(l.Remaining, 0), max(l.ResetUnix, 0)} {
-			start := len(b)
-			b = jsonx.AppendInt(b, v)
-			dst = append(dst, Header{names[k], unsafe.String(&b[start], len(b)-start)})
-		}
+		names, memo := &familyNames[fams[i]], &b.memo[fams[i]]
+		start := len(v)
+		v = jsonx.AppendInt(v, max(l.Remaining, 0))
+		b.List = append(b.List,
+			Header{names[0], memo[0].of(l.Capacity)},
+			Header{names[1], unsafe.String(&v[start], len(v)-start)},
+			Header{names[2], memo[1].of(max(l.ResetUnix, 0))})
 	}
-	return dst
+	b.values = v
 }
 
 // Unavailable renders the fail-closed answer while the store cannot be

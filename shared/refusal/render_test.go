@@ -257,3 +257,34 @@ func TestAppendSuccessHeadersReusesTheCallersSliceAndMatchesSuccessHeaders(t *te
 		{"x-ratelimit-tokens-remaining", "9223372036854775807"}, {"x-ratelimit-tokens-reset", "9223372036854775807"}},
 		AppendSuccessHeaders(nil, extreme))
 }
+
+// One buffer serves answer after answer: each list says what its own
+// levels say, whatever the answers before it wrote (a limit changed by a
+// reload, a reset that moved, a remaining count that fell).
+func TestAReusedHeaderBufferWritesEachAnswersOwnValues(t *testing.T) {
+	tokens := func(capacity, remaining, reset int64) []limit.OpLevel {
+		return []limit.OpLevel{
+			{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute,
+				Level: limit.Level{Capacity: capacity, Remaining: remaining, ResetUnix: reset}},
+			{Kind: limit.KindTokens, Dimension: limit.DimGlobal, Budget: limit.PeriodMinute,
+				Level: limit.Level{Capacity: 1 << 40, Remaining: 1 << 39, ResetUnix: 1800000000}},
+			{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodDay,
+				Level: limit.Level{Capacity: 10 * capacity, Remaining: 9 * remaining, ResetUnix: reset + 86400}},
+		}
+	}
+	answers := [][]limit.OpLevel{
+		tokens(6000, 5000, 1700000010),
+		tokens(6000, 4000, 1700000010), // only the remaining counts moved
+		tokens(6000, 4000, 1700000011), // the reset moved
+		tokens(9000, 8999, 1700000011), // a reload changed the limit
+		append(append([]limit.OpLevel{}, ownRequests...), ownTokens...),
+		tokens(6000, -1, -1),
+		nil,
+	}
+	var b HeaderBuffer
+	for i, levels := range answers {
+		b.List = b.List[:0]
+		b.AppendSuccess(levels)
+		require.Equal(t, AppendSuccessHeaders([]Header{}, levels), b.List, "answer %d", i)
+	}
+}
