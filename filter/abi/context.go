@@ -80,6 +80,10 @@ type ScratchReader interface {
 	// GetHeaderScratch is GetHeader into the scratch buffer: the string
 	// changes with the next scratch read.
 	GetHeaderScratch(m MapType, name string) (string, Status)
+	// AppendHeaders is GetHeaders appending to dst, which the caller
+	// reuses; the strings are the caller's, as GetHeaders's are. On a
+	// failure dst comes back as given.
+	AppendHeaders(dst [][2]string, m MapType) ([][2]string, Status)
 }
 
 // The binding dispatches every callback to the SDK's context interfaces

@@ -100,14 +100,17 @@ func (*wasmHost) RemoveHeader(m MapType, name string) Status {
 	return Status(proxyRemoveHeaderMapValue(uint32(m), name))
 }
 
-func (*wasmHost) GetHeaders(m MapType) ([][2]string, Status) {
+func (h *wasmHost) GetHeaders(m MapType) ([][2]string, Status) { return h.AppendHeaders(nil, m) }
+
+// AppendHeaders implements ScratchReader.
+func (*wasmHost) AppendHeaders(dst [][2]string, m MapType) ([][2]string, Status) {
 	b, st := returned(proxyGetHeaderMapPairs(uint32(m), &retData, &retSize))
 	if st != StatusOK {
-		return nil, st
+		return dst, st
 	}
-	pairs, ok := decodePairs(b)
+	pairs, ok := appendDecodedPairs(dst, b)
 	if !ok {
-		return nil, StatusSerializationFailure
+		return dst, StatusSerializationFailure
 	}
 	return pairs, StatusOK
 }

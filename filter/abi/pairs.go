@@ -2,6 +2,7 @@ package abi
 
 import (
 	"encoding/binary"
+	"slices"
 	"unsafe"
 )
 
@@ -47,31 +48,45 @@ func AppendPairs(dst []byte, pairs [][2]string) []byte {
 // sizes overrun it or a terminator is missing. The strings share b's
 // memory, which is only safe when nothing writes to b afterwards (a buffer
 // the host returned and the binding handed over).
-func decodePairs(b []byte) (pairs [][2]string, ok bool) {
+func decodePairs(b []byte) (pairs [][2]string, ok bool) { return appendDecodedPairs(nil, b) }
+
+// appendDecodedPairs is decodePairs appending to dst, so a caller that
+// reuses dst allocates nothing for the list: in the VM a fresh list is a
+// scanned allocation of 32 bytes a pair. On failure dst comes back as it
+// was given.
+func appendDecodedPairs(dst [][2]string, b []byte) (pairs [][2]string, ok bool) {
 	if len(b) == 0 {
-		return nil, true
+		return dst, true
 	}
 	if len(b) < 4 {
-		return nil, false
+		return dst, false
 	}
 	n := uint64(binary.LittleEndian.Uint32(b))
 	// Each pair needs at least 8 size bytes and 2 terminators.
 	if n > uint64(len(b)-4)/10 {
-		return nil, false
+		return dst, false
 	}
-	pairs = make([][2]string, n)
-	sizes := b[4:]
-	at := uint64(4) + 8*n
+	start := len(dst)
+	pairs = slices.Grow(dst, int(n))[:start+int(n)]
+	out := pairs[start:]
+	sizes := b[4 : 4+8*n]
+	at := 4 + 8*n
 	end := uint64(len(b))
-	for i := uint64(0); i < n; i++ {
-		for j := 0; j < 2; j++ {
-			size := uint64(binary.LittleEndian.Uint32(sizes[8*i+4*uint64(j):]))
-			if size >= end-at || b[at+size] != 0 {
-				return nil, false
-			}
-			pairs[i][j] = unsafe.String(&b[at], size)
-			at += size + 1
+	// One pair a turn, key then value: a loop over the two would go back
+	// through the function's dispatch once more per string in the VM.
+	for i := range out {
+		ks := uint64(binary.LittleEndian.Uint32(sizes[8*i:]))
+		vs := uint64(binary.LittleEndian.Uint32(sizes[8*i+4:]))
+		if ks >= end-at || b[at+ks] != 0 {
+			return dst, false
 		}
+		out[i][0] = unsafe.String(&b[at], ks)
+		at += ks + 1
+		if vs >= end-at || b[at+vs] != 0 {
+			return dst, false
+		}
+		out[i][1] = unsafe.String(&b[at], vs)
+		at += vs + 1
 	}
 	return pairs, true
 }

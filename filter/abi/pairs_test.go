@@ -72,3 +72,63 @@ func FuzzDecodePairsNeverPanics(f *testing.F) {
 		}
 	})
 }
+
+// specPairs reads the pairs encoding the plain way, field by field, as the
+// oracle of the binding's decoder.
+func specPairs(b []byte) ([][2]string, bool) {
+	if len(b) == 0 {
+		return nil, true
+	}
+	if len(b) < 4 {
+		return nil, false
+	}
+	u32 := func(at int) int {
+		return int(b[at]) | int(b[at+1])<<8 | int(b[at+2])<<16 | int(b[at+3])<<24
+	}
+	n := u32(0)
+	if 4+8*n > len(b) || n > (len(b)-4)/10 {
+		return nil, false
+	}
+	at := 4 + 8*n
+	var out [][2]string
+	for i := range n {
+		var p [2]string
+		for j := range 2 {
+			size := u32(4 + 8*i + 4*j)
+			if at+size >= len(b) || b[at+size] != 0 {
+				return nil, false
+			}
+			p[j] = string(b[at : at+size])
+			at += size + 1
+		}
+		out = append(out, p)
+	}
+	return out, true
+}
+
+// A list decoded onto a reused one keeps what was there and adds what the
+// encoding says, pair by pair; a bad encoding leaves it as it was.
+func FuzzDecodedPairsAreAppendedAsTheSpecReadsThem(f *testing.F) {
+	f.Add(AppendPairs(nil, [][2]string{{"a", "b"}, {"", ""}}), 1)
+	f.Add([]byte{2, 0, 0, 0, 1, 0, 0, 0}, 0)
+	f.Add(AppendPairs(nil, [][2]string{{":path", "/v1/messages"}}), 3)
+	f.Fuzz(func(t *testing.T, b []byte, kept int) {
+		kept &= 7
+		before := make([][2]string, kept, kept+1)
+		for i := range before {
+			before[i] = [2]string{"kept", string(rune('a' + i))}
+		}
+		got, ok := appendDecodedPairs(before, b)
+		want, wantOK := specPairs(b)
+		require.Equal(t, wantOK, ok)
+		require.Equal(t, before, got[:kept], "what the list held stays")
+		if !ok {
+			require.Len(t, got, kept)
+			return
+		}
+		require.Len(t, got, kept+len(want))
+		for i := range want {
+			require.Equal(t, want[i], got[kept+i])
+		}
+	})
+}

@@ -92,6 +92,10 @@ func (g *guestHost) GetHeader(m abi.MapType, name string) (string, abi.Status) {
 
 // GetHeaders is the whole map, copied as the binding copies it.
 func (g *guestHost) GetHeaders(m abi.MapType) ([][2]string, abi.Status) {
+	return g.AppendHeaders(nil, m)
+}
+
+func (g *guestHost) AppendHeaders(dst [][2]string, m abi.MapType) ([][2]string, abi.Status) {
 	var hs [][2]string
 	switch m {
 	case abi.MapRequestHeaders:
@@ -99,7 +103,7 @@ func (g *guestHost) GetHeaders(m abi.MapType) ([][2]string, abi.Status) {
 	case abi.MapResponseHeaders:
 		hs = g.resp
 	default:
-		return nil, abi.StatusOK
+		return dst, abi.StatusOK
 	}
 	// As the binding: the host writes the encoded pairs into one guest
 	// allocation and the strings view it, so a listing costs the guest that
@@ -109,15 +113,14 @@ func (g *guestHost) GetHeaders(m abi.MapType) ([][2]string, abi.Status) {
 		size += len(h[0]) + len(h[1])
 	}
 	buf := make([]byte, 0, size)
-	out := make([][2]string, len(hs))
-	for i, h := range hs {
+	for _, h := range hs {
 		k := len(buf)
 		buf = append(buf, h[0]...)
 		v := len(buf)
 		buf = append(buf, h[1]...)
-		out[i] = [2]string{unsafe.String(unsafe.SliceData(buf[k:]), len(h[0])), unsafe.String(unsafe.SliceData(buf[v:]), len(h[1]))}
+		dst = append(dst, [2]string{unsafe.String(unsafe.SliceData(buf[k:]), len(h[0])), unsafe.String(unsafe.SliceData(buf[v:]), len(h[1]))})
 	}
-	return out, abi.StatusOK
+	return dst, abi.StatusOK
 }
 
 func (g *guestHost) ReplaceHeader(abi.MapType, string, string) abi.Status { return abi.StatusOK }

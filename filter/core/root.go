@@ -52,7 +52,6 @@ type Root struct {
 
 	metrics *metricSet
 	health  storeHealth // the fleet store's reachability, across reloads
-	streams map[uint32]*Stream
 	// scratch is the host's scratch reads, nil when it has none.
 	scratch abi.ScratchReader
 	// headers is reused for each admitted response's x-ratelimit-* headers.
@@ -118,7 +117,6 @@ func NewRoot(id uint32, h abi.Host) *Root {
 		now:     h.NowNanos,
 		metrics: newMetricSet(h),
 		health:  storeHealth{h: h},
-		streams: map[uint32]*Stream{},
 		scratch: sr,
 		keys:    identity.NewKeyCache(maxCachedKeys),
 	}
@@ -226,7 +224,6 @@ func (r *Root) NewHttpContext(contextID uint32) types.HttpContext {
 		s.onAdmitted = s.admitted
 	}
 	s.root, s.id = r, contextID
-	r.streams[contextID] = s
 	return s
 }
 

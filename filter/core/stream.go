@@ -31,9 +31,12 @@ type Stream struct {
 
 	// listed is the header map read whole in this callback, so every
 	// header the exchange reads costs one host call between them;
-	// listedMap says which map (listed is nil when none was read yet).
+	// listedMap says which map, isListed whether one was read yet. Its
+	// array is kept for the next listing (a recycled stream's too): the
+	// exchange keeps views of the header strings, never of the list.
 	listed    [][2]string
 	listedMap abi.MapType
+	isListed  bool
 }
 
 func (s *Stream) host() abi.Host { return s.root.host }
@@ -48,7 +51,7 @@ func (s *Stream) env() exchange.Env {
 func (s *Stream) OnHttpRequestHeaders(numHeaders int, endOfStream bool) abi.Action {
 	s.x.Begin(s.env()) // a stream is new, or was Reset when recycled
 	a := s.x.RequestHeaders(requestView{s}, endOfStream)
-	s.listed = nil
+	s.isListed = false
 	if s.x.Phase() != exchange.PhasePassThrough {
 		s.store = s.root.store
 	}
@@ -63,7 +66,7 @@ func (s *Stream) OnHttpRequestTrailers(numTrailers int) abi.Action { return abi.
 
 func (s *Stream) OnHttpResponseHeaders(numHeaders int, endOfStream bool) abi.Action {
 	s.x.ResponseHeaders(responseView{s}, endOfStream, &s.root.headers)
-	s.listed = nil
+	s.isListed = false
 	return abi.ActionContinue
 }
 
@@ -90,7 +93,6 @@ func (s *Stream) OnDone() {
 
 func (s *Stream) OnDelete() {
 	s.x.Deleted()
-	delete(s.root.streams, s.id)
 	s.root.recycle(s)
 }
 
@@ -175,12 +177,13 @@ func headerPairs(headers []refusal.Header) [][2]string {
 // identification reads the request's map whole anyway, so :path and the
 // other request headers come from the same listing, not a host call each.
 func (s *Stream) headers(m abi.MapType) [][2]string {
-	if s.listed == nil || s.listedMap != m {
-		s.listed, _ = s.host().GetHeaders(m)
-		if s.listed == nil {
-			s.listed = [][2]string{}
+	if !s.isListed || s.listedMap != m {
+		if sr := s.root.scratch; sr != nil {
+			s.listed, _ = sr.AppendHeaders(s.listed[:0], m)
+		} else {
+			s.listed, _ = s.host().GetHeaders(m)
 		}
-		s.listedMap = m
+		s.isListed, s.listedMap = true, m
 	}
 	return s.listed
 }

@@ -105,7 +105,9 @@ const (
 // Request is the read-only view of the request an exchange reads.
 type Request interface {
 	Header(name string) (string, bool)
-	// Headers is every header entry, in order, repeats included.
+	// Headers is every header entry, in order, repeats included. The list
+	// is valid only until the headers callback returns (the binding reuses
+	// its array); the strings in it stay valid for the whole exchange.
 	Headers() [][2]string
 	// Property is a host property (metadata, filter state, the peer).
 	Property(path ...string) ([]byte, bool)

@@ -56,10 +56,12 @@ func chat(body string) *request {
 
 // send runs the request's headers and whole body.
 func (r *rig) send(req *request) Action {
-	if a := r.x.RequestHeaders(req, false); a != Continue {
+	a := r.x.RequestHeaders(req, false)
+	req.endHeaders()
+	if a != Continue {
 		return a
 	}
-	a := r.x.RequestBody(req, len(req.body), true)
+	a = r.x.RequestBody(req, len(req.body), true)
 	req.endCallback()
 	return a
 }

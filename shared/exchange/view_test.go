@@ -13,6 +13,7 @@ type request struct {
 	body    []byte
 	noBody  bool // the host cannot hand the body over
 	lent    []byte
+	listed  [][2]string
 }
 
 // endCallback is the end of the body callback: what Body lent is
@@ -33,7 +34,20 @@ func (r *request) Header(name string) (string, bool) {
 	return "", false
 }
 
-func (r *request) Headers() [][2]string { return r.headers }
+// Headers lends the list in one array, as the binding reuses its listing's
+// array; endHeaders overwrites it (the strings stay), so an exchange that
+// kept the list past the headers callback reads other names.
+func (r *request) Headers() [][2]string {
+	r.listed = append(r.listed[:0], r.headers...)
+	return r.listed
+}
+
+// endHeaders is the end of the request headers callback.
+func (r *request) endHeaders() {
+	for i := range r.listed {
+		r.listed[i] = [2]string{"#", "#"}
+	}
+}
 
 func (r *request) Property(path ...string) ([]byte, bool) {
 	v, ok := r.props[strings.Join(path, "/")]
