@@ -41,24 +41,33 @@ func requestPeriods(q *config.RequestLimits) int {
 	return n
 }
 
-// appendRequestLimits adds the request-count periods in force: the second
-// bucket holds the burst and refills at the rate; minute and day hold one
-// period of requests and refill it over the period.
-func appendRequestLimits(limits []limit.Limit, q *config.RequestLimits) []limit.Limit {
+// putRequestLimits writes the request-count periods in force into limits
+// from at on and returns where they end: the second bucket holds the burst
+// and refills at the rate; minute and day hold one period of requests and
+// refill it over the period.
+func putRequestLimits(limits []limit.Limit, at int, q *config.RequestLimits) int {
 	if q.PerSecond > 0 {
 		burst := q.Burst
 		if burst < 1 {
 			burst = max(int64(q.PerSecond+0.999999999), 1)
 		}
-		limits = append(limits, limit.Limit{Budget: limit.PeriodSecond, Capacity: burst, RefillPerSec: q.PerSecond})
+		putLimit(&limits[at], limit.PeriodSecond, burst, q.PerSecond)
+		at++
 	}
 	if q.PerMinute > 0 {
-		limits = append(limits, limit.Limit{Budget: limit.PeriodMinute, Capacity: q.PerMinute, RefillPerSec: float64(q.PerMinute) / 60})
+		putLimit(&limits[at], limit.PeriodMinute, q.PerMinute, float64(q.PerMinute)/60)
+		at++
 	}
 	if q.PerDay > 0 {
-		limits = append(limits, limit.Limit{Budget: limit.PeriodDay, Capacity: q.PerDay, RefillPerSec: float64(q.PerDay) / 86400})
+		putLimit(&limits[at], limit.PeriodDay, q.PerDay, float64(q.PerDay)/86400)
+		at++
 	}
-	return limits
+	return at
+}
+
+// putLimit writes every field of a Limit into its slot.
+func putLimit(l *limit.Limit, budget limit.Period, capacity int64, refillPerSec float64) {
+	l.Budget, l.Capacity, l.RefillPerSec = budget, capacity, refillPerSec
 }
 
 // tokenPeriods counts the token periods in force (a zero allowance counts).
@@ -73,19 +82,22 @@ func tokenPeriods(tb *config.TokenBudget) int {
 	return n
 }
 
-// appendTokenLimits adds the token periods in force: capacity is one period
-// of the rate (spendable at once), refilled continuously over the period.
-// A zero allowance gets capacity 0 and no refill, so it refuses.
-func appendTokenLimits(limits []limit.Limit, tb *config.TokenBudget) []limit.Limit {
+// putTokenLimits writes the token periods in force into limits from at on
+// and returns where they end: capacity is one period of the rate
+// (spendable at once), refilled continuously over the period. A zero
+// allowance gets capacity 0 and no refill, so it refuses.
+func putTokenLimits(limits []limit.Limit, at int, tb *config.TokenBudget) int {
 	if !tb.Minute.Unlimited {
 		c := max(tb.Minute.Capacity, 0)
-		limits = append(limits, limit.Limit{Budget: limit.PeriodMinute, Capacity: c, RefillPerSec: float64(c) / 60})
+		putLimit(&limits[at], limit.PeriodMinute, c, float64(c)/60)
+		at++
 	}
 	if !tb.Day.Unlimited {
 		c := max(tb.Day.Capacity, 0)
-		limits = append(limits, limit.Limit{Budget: limit.PeriodDay, Capacity: c, RefillPerSec: float64(c) / 86400})
+		putLimit(&limits[at], limit.PeriodDay, c, float64(c)/86400)
+		at++
 	}
-	return limits
+	return at
 }
 
 func tokensVersion(r *config.Rules) string {

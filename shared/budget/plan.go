@@ -70,12 +70,21 @@ type Buffers struct {
 	keys   []byte
 }
 
-// Plan is budget.Plan into b's storage, which grows as needed. The identity
-// is read where it lies (in the VM a copy of it is a memory.copy, a call into
-// the host).
+// Plan is budget.Plan into b's storage, which grows as needed.
 func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan limit.Plan, skipped []string) {
+	skipped = b.PlanInto(&plan, rt, id, amount)
+	return plan, skipped
+}
+
+// PlanInto writes the plan's ops and overage into *plan, in b's storage,
+// and leaves plan.Spend as it is. The identity is read where it lies, the
+// plan written where it will stay, and each op and Limit written field by
+// field into its slot: in the VM a copy of any of these structs is a
+// memory.copy, a call into the host.
+func (b *Buffers) PlanInto(plan *limit.Plan, rt *config.Runtime, id *Identity, amount int64) (skipped []string) {
+	plan.Requests, plan.Tokens, plan.Overage = nil, nil, 0
 	if rt == nil {
-		return plan, nil
+		return nil
 	}
 	amount = max(amount, 0)
 	user, team := id.User, id.Team
@@ -85,16 +94,19 @@ func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan lim
 	if team == "" {
 		team = id.Key.Team
 	}
-	keyRules := rt.APIKeyRules(id.Key)
-	var modelRules config.Rules
+	// The model's rules by pointer: unlimited's, the map's copy, or
+	// anyModel's, never copied again.
+	modelRules := &unlimited
+	var model config.ModelRules
+	var anyRules config.Rules
 	if id.Model != "" {
-		if m, ok := rt.Models[id.Model]; ok {
-			modelRules = m.Rules
-		} else {
-			modelRules = unlimited
+		var ok bool
+		if model, ok = rt.Models[id.Model]; ok {
+			modelRules = &model.Rules
 		}
 	} else {
-		modelRules = anyModel(rt)
+		anyRules = anyModel(rt)
+		modelRules = &anyRules
 	}
 	dims := [6]dimension{
 		{dim: limit.DimGlobal, present: true},
@@ -104,17 +116,18 @@ func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan lim
 		{dim: limit.DimTeam, identity: team, present: team != ""},
 		{dim: limit.DimModel, identity: id.Model, present: id.Model != ""},
 	}
-	rules := [6]*config.Rules{&rt.Global, &rt.Client, keyRules, &rt.User, &rt.Team, &modelRules}
+	rules := [6]*config.Rules{&rt.Global, &rt.Client, rt.APIKeyRules(id.Key), &rt.User, &rt.Team, modelRules}
 
 	var nReq, nTok, nLimits, keyLen int
 	for i := range dims {
 		d, r := &dims[i], rules[i]
 		q, tb := &r.Requests, &r.Tokens
+		tokens := !tb.Minute.Unlimited || !tb.Day.Unlimited
 		if !d.present {
-			if tb.Any() {
+			if tokens {
 				skipped = append(skipped, skipTokens[i])
 			}
-			if q.Any() {
+			if q.PerSecond > 0 || q.PerMinute > 0 || q.PerDay > 0 || q.Concurrent > 0 {
 				skipped = append(skipped, skipRequests[i])
 			}
 			continue
@@ -129,29 +142,23 @@ func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan lim
 			nLimits++
 			keyLen += keyLength(d, requestsVersion(r))
 		}
-		if tb.Any() {
+		if tokens {
 			nTok++
 			nLimits += tokenPeriods(tb)
 			keyLen += keyLength(d, tokensVersion(r))
 		}
 	}
 	if nReq+nTok == 0 {
-		return plan, skipped
+		return skipped
 	}
 	if rt.SkipUncoveredOverage {
 		plan.Overage = limit.OverageSkip
 	}
 
-	limits := reuse(b.limits, nLimits)
+	limits := reuse(b.limits, nLimits)[:nLimits]
 	// Both op lists share one array; each is capped at its own length, so
 	// an append to one can never write into the other.
-	ops := reuse(b.ops, nReq+nTok)
-	if nReq > 0 {
-		plan.Requests = ops[:0:nReq]
-	}
-	if nTok > 0 {
-		plan.Tokens = ops[nReq : nReq : nReq+nTok]
-	}
+	ops := reuse(b.ops, nReq+nTok)[:nReq+nTok]
 	// Keys are written into one buffer sized for all of them, so the plan's
 	// keys share a single allocation, and each key is a view of its bytes
 	// as soon as they are written: nothing writes them again. (Were the
@@ -159,6 +166,9 @@ func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan lim
 	// keys already taken would keep the old one, still whole.)
 	keys := reuse(b.keys, keyLen)
 	b.limits, b.ops, b.keys = limits, ops, keys
+	// Request ops fill ops from the front, token ops from nReq, and the
+	// Limits are laid out in the order the ops are written.
+	req, tok, lim := 0, nReq, 0
 	for i := range dims {
 		d, r := &dims[i], rules[i]
 		if !d.present {
@@ -167,28 +177,40 @@ func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan lim
 		q, tb := &r.Requests, &r.Tokens
 		private := d.dim == limit.DimAPIKey
 		if requestPeriods(q) > 0 {
-			from, kFrom := len(limits), len(keys)
-			limits = appendRequestLimits(limits, q)
+			from, kFrom := lim, len(keys)
+			lim = putRequestLimits(limits, lim, q)
 			keys = appendKey(keys, 'r', d, requestsVersion(r))
-			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindRequests, Dimension: d.dim,
-				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private, Key: viewFrom(keys, kFrom)})
+			putOp(&ops[req], limit.KindRequests, d.dim, limits[from:lim:lim], 1, private, viewFrom(keys, kFrom))
+			req++
 		}
 		if q.Concurrent > 0 {
-			from, kFrom := len(limits), len(keys)
-			limits = append(limits, limit.Limit{Budget: limit.PeriodConcurrent, Capacity: q.Concurrent})
+			from, kFrom := lim, len(keys)
+			putLimit(&limits[lim], limit.PeriodConcurrent, q.Concurrent, 0)
+			lim++
 			keys = appendKey(keys, 'c', d, requestsVersion(r))
-			plan.Requests = append(plan.Requests, limit.Op{Kind: limit.KindConcurrency, Dimension: d.dim,
-				Limits: limits[from:len(limits):len(limits)], Amount: 1, Private: private, Key: viewFrom(keys, kFrom)})
+			putOp(&ops[req], limit.KindConcurrency, d.dim, limits[from:lim:lim], 1, private, viewFrom(keys, kFrom))
+			req++
 		}
-		if tb.Any() {
-			from, kFrom := len(limits), len(keys)
-			limits = appendTokenLimits(limits, tb)
+		if !tb.Minute.Unlimited || !tb.Day.Unlimited {
+			from, kFrom := lim, len(keys)
+			lim = putTokenLimits(limits, lim, tb)
 			keys = appendKey(keys, 't', d, tokensVersion(r))
-			plan.Tokens = append(plan.Tokens, limit.Op{Kind: limit.KindTokens, Dimension: d.dim,
-				Limits: limits[from:len(limits):len(limits)], Amount: amount, Private: private, Key: viewFrom(keys, kFrom)})
+			putOp(&ops[tok], limit.KindTokens, d.dim, limits[from:lim:lim], amount, private, viewFrom(keys, kFrom))
+			tok++
 		}
 	}
-	return plan, skipped
+	if nReq > 0 {
+		plan.Requests = ops[:nReq:nReq]
+	}
+	if nTok > 0 {
+		plan.Tokens = ops[nReq : nReq+nTok : nReq+nTok]
+	}
+	return skipped
+}
+
+// putOp writes every field of an op into its slot.
+func putOp(op *limit.Op, kind limit.Kind, dim limit.Dimension, limits []limit.Limit, amount int64, private bool, key string) {
+	op.Key, op.Kind, op.Dimension, op.Limits, op.Amount, op.Private = key, kind, dim, limits, amount, private
 }
 
 // viewFrom is the text of b from index from on, sharing b's array.

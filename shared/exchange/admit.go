@@ -24,26 +24,26 @@ func (x *Exchange) admit(withTokens bool) {
 	if withTokens {
 		amount = x.req.Hold()
 	}
-	sp, ok := x.spendPlan()
-	if !ok {
+	// The plan is written where it stays (x.plan, read only once the store
+	// answers): in the VM each copy of a Plan is a memory.copy.
+	plan := &x.plan
+	if !x.spendPlan(&plan.Spend) {
 		return
 	}
-	plan, skipped := x.planBuf.Plan(x.rt, &x.who, amount)
+	skipped := x.planBuf.PlanInto(plan, x.rt, &x.who, amount)
 	for _, d := range skipped {
 		x.facts.CountSkipped(d)
 	}
 	x.log.skipped = skipped
-	plan.Spend = sp
 	x.planned = amount
-	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 && !sp.Any() {
+	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 && !plan.Spend.Any() {
 		x.phase = PhaseForwarded
 		x.countRequest(outcomeAdmitted)
 		x.log.outcome = outcomeAdmitted
 		return
 	}
-	x.plan = plan
 	x.phase = PhaseAdmitting
-	x.fx.Admit(&x.plan, false)
+	x.fx.Admit(plan, false)
 }
 
 // Admitted is the store's answer to an Admit effect. async says it came
@@ -188,14 +188,18 @@ func withoutDimension(p limit.Plan, dimension limit.Dimension, tokenRefusal bool
 // while a limit applies (400 model_not_priced: charging it $0 would let it
 // past every limit), or a clock before 1970 (503: no period to count in).
 // With no limit in force the plan is zero and the store skips spend.
-func (x *Exchange) spendPlan() (sp limit.Spend, ok bool) {
+func (x *Exchange) spendPlan(sp *limit.Spend) (ok bool) {
 	fleet := x.rt.FleetSpend()
 	if !x.rt.HasSpendLimits() && !fleet {
-		return sp, true
+		if sp.Any() { // a spend plan is zero exactly when it is not Any
+			*sp = limit.Spend{}
+		}
+		return true
 	}
+	*sp = limit.Spend{}
 	p := x.rt.SpendPolicy(x.who.Key, x.who.User, x.who.Team)
 	if !p.Any() && !fleet {
-		return sp, true
+		return true
 	}
 	entry, priced := x.rt.Price(x.who.Model)
 	if !priced {
@@ -203,7 +207,7 @@ func (x *Exchange) spendPlan() (sp limit.Spend, ok bool) {
 		x.log.outcome, x.log.code = "invalid", "model_not_priced"
 		status, body, headers := refusal.ModelNotPriced(x.who.Model)
 		x.reply(status, body, headers)
-		return sp, false
+		return false
 	}
 	start := x.env.Now()
 	day, month, valid := calendar.Both(start)
@@ -212,10 +216,11 @@ func (x *Exchange) spendPlan() (sp limit.Spend, ok bool) {
 		x.log.outcome = "unavailable"
 		status, body, headers := refusal.SpendUnavailable(unavailableRetryAfter)
 		x.reply(status, body, headers)
-		return sp, false
+		return false
 	}
 	x.price = entry
-	return limit.Spend{Policy: p, Day: day, Month: month, Start: start, Model: x.who.Model, Fleet: fleet}, true
+	sp.Policy, sp.Day, sp.Month, sp.Start, sp.Model, sp.Fleet = p, day, month, start, x.who.Model, fleet
+	return true
 }
 
 // spendRefused answers a spend limit's 429 (no Retry-After: waiting until
