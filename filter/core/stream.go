@@ -6,6 +6,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 )
 
 // FilterStateName is the filter-state name the decision of each metered
@@ -28,6 +29,11 @@ type Stream struct {
 	// admitting is true inside store.Admit: an answer now is synchronous.
 	admitting bool
 	x         exchange.Exchange
+
+	// spare is lent to each admission by the shared-data store for its
+	// outcome's levels and hold entries. The stream is recycled only once
+	// its hold has ended, so the next request's admission may reuse it.
+	spare local.Spare
 
 	// listed is the header map read whole in this callback, so every
 	// header the exchange reads costs one host call between them;
@@ -137,13 +143,17 @@ func (f *effects) LocalReply(status int, body []byte, headers []refusal.Header) 
 
 func (f *effects) Admit(plan *limit.Plan, retry bool) {
 	s := (*Stream)(f)
-	if retry {
-		s.store.Admit(*plan, s.onAdmitted) // keeps the first admission's timing
-		return
+	if !retry {
+		s.admitting = true // a retry keeps the first admission's timing
 	}
-	s.admitting = true
-	s.store.Admit(*plan, s.onAdmitted)
-	s.admitting = false
+	if ls, ok := s.store.(*local.Store); ok {
+		ls.AdmitWith(*plan, &s.spare, s.onAdmitted)
+	} else {
+		s.store.Admit(*plan, s.onAdmitted)
+	}
+	if !retry {
+		s.admitting = false
+	}
 }
 
 func (f *effects) ResumeRequest() { f.root.host.ContinueStream(abi.StreamRequest) }

@@ -22,7 +22,24 @@ const (
 // returning. The hold keeps the plan's Limits slices: a Plan's slices must
 // not be reused while its hold lives.
 func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
+	s.AdmitWith(plan, nil, done)
+}
+
+// Spare is storage a caller lends an admission for its outcome's Levels and
+// hold Entries, so an admitted request allocates neither (in the VM each is
+// a scanned allocation). The outcome views it, and the admission keeps in
+// it whatever it had to allocate instead: the caller lends it again only
+// once that outcome's hold has ended and its levels are no longer read.
+type Spare struct {
+	Levels  []sharedstore.OpLevel
+	Entries []sharedstore.HoldEntry
+}
+
+// AdmitWith is Admit with spare lent for the outcome (nil: none).
+func (s *Store) AdmitWith(plan sharedstore.Plan, spare *Spare, done func(sharedstore.Outcome)) {
+	s.spare = spare
 	out := s.admit(plan)
+	s.spare = nil
 	if done != nil {
 		done(out)
 	}
@@ -71,7 +88,7 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 		}
 	}
 	out.Result = sharedstore.ResultAdmitted
-	out.Hold.Entries = holdEntries(s.taken)
+	out.Hold.Entries = s.holdEntries(s.taken)
 	return out
 }
 
@@ -189,8 +206,17 @@ func (s *Store) recordLevels(op *sharedstore.Op, states []bucket.State, now int6
 		return -1
 	}
 	if out.Levels == nil {
-		// One allocation for every level the plan can report.
-		out.Levels = make([]sharedstore.OpLevel, 0, max(s.privateLimits, len(op.Limits)))
+		// One allocation for every level the plan can report, or none.
+		n := max(s.privateLimits, len(op.Limits))
+		switch sp := s.spare; {
+		case sp == nil:
+			out.Levels = make([]sharedstore.OpLevel, 0, n)
+		case cap(sp.Levels) >= n:
+			out.Levels = sp.Levels[:0]
+		default:
+			out.Levels = make([]sharedstore.OpLevel, 0, n)
+			sp.Levels = out.Levels
+		}
 	}
 	at := len(out.Levels)
 	for i, l := range op.Limits {
@@ -226,7 +252,7 @@ func (s *Store) recordRefusedLevels(op *sharedstore.Op, now int64, out *sharedst
 
 // holdEntries lists what the hold must give back or settle: the concurrency
 // and token ops that were charged (request-count units are never returned).
-func holdEntries(ops []taken) []sharedstore.HoldEntry {
+func (s *Store) holdEntries(ops []taken) []sharedstore.HoldEntry {
 	n := 0
 	for _, t := range ops {
 		if t.op.Kind != sharedstore.KindRequests {
@@ -236,7 +262,16 @@ func holdEntries(ops []taken) []sharedstore.HoldEntry {
 	if n == 0 {
 		return nil
 	}
-	entries := make([]sharedstore.HoldEntry, 0, n)
+	var entries []sharedstore.HoldEntry
+	switch sp := s.spare; {
+	case sp == nil:
+		entries = make([]sharedstore.HoldEntry, 0, n)
+	case cap(sp.Entries) >= n:
+		entries = sp.Entries[:0]
+	default:
+		entries = make([]sharedstore.HoldEntry, 0, n)
+		sp.Entries = entries
+	}
 	for _, t := range ops {
 		if t.op.Kind == sharedstore.KindRequests {
 			continue

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 )
 
 func TestAReservationChargesEveryPeriodOfEveryDimension(t *testing.T) {
@@ -189,4 +190,32 @@ func TestAStoreThatCannotAnswerReportsAnErrorAndLeavesNothingBehind(t *testing.T
 	f.sd.FailGet = errors.New("host gone")
 	out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{global}})
 	require.ErrorIs(t, out.Err, f.sd.FailGet)
+}
+
+// An admission lent a spare answers exactly what one without it answers;
+// what it had to allocate stays in the spare, and the next admission lent
+// the same spare writes its levels and hold entries there.
+func TestALentSpareHoldsTheOutcomeAndServesTheNextAdmission(t *testing.T) {
+	plan := func(amount int64) sharedstore.Plan {
+		return sharedstore.Plan{
+			Requests: []sharedstore.Op{requests("api_key", "h1", minute(100)), inflight("api_key", "h1", 5)},
+			Tokens:   []sharedstore.Op{tokens("global", "", amount, minute(1000)), tokens("api_key", "h1", amount, minute(600), day(2000))},
+		}
+	}
+	with, without := newFixture(0), newFixture(0)
+	var spare local.Spare
+	var kept []*sharedstore.OpLevel
+	for i, amount := range []int64{100, 200, 900} {
+		var got sharedstore.Outcome
+		with.store.AdmitWith(plan(amount), &spare, func(o sharedstore.Outcome) { got = o })
+		want := admit(t, without.store, plan(amount))
+		require.Equal(t, want, got, "admission %d", i)
+		require.NotEmpty(t, got.Levels, "every admission reports the key's levels, a refusal too")
+		require.Same(t, &spare.Levels[:1][0], &got.Levels[0], "the levels are written in the spare")
+		if got.Admitted() {
+			require.Same(t, &spare.Entries[:1][0], &got.Hold.Entries[0], "the hold's entries are written in the spare")
+		}
+		kept = append(kept, &got.Levels[0])
+	}
+	require.Same(t, kept[0], kept[2], "the spare was allocated once")
 }

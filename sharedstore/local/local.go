@@ -59,6 +59,8 @@ type Store struct {
 	sentinelCas uint32
 	// privateLimits sizes the levels of the admission under way.
 	privateLimits int
+	// spare is what the admission under way was lent (AdmitWith).
+	spare *Spare
 	// spendKeys caches built spend counter keys (see counterKey).
 	spendKeys map[spendKeyRef]string
 }
