@@ -54,19 +54,10 @@ type shadowRefusal struct{ limitType, dimension string }
 func (d *decision) appendJSON(b []byte) []byte {
 	b = append(b, `{"outcome":`...)
 	b = jsonx.AppendString(b, d.outcome)
-	// str writes member ,"name": when v is set; member is that prefix,
-	// spelled out (a constant needs no escaping, and in the VM a call to
-	// the escaper per member name was most of this function's cost).
-	str := func(member, v string) {
-		if v != "" {
-			b = append(b, member...)
-			b = jsonx.AppendString(b, v)
-		}
-	}
-	str(`,"code":`, d.code)
-	str(`,"limit_type":`, d.limitType)
-	str(`,"dimension":`, d.dimension)
-	str(`,"failed_open":`, d.failOpen)
+	b = appendMember(b, `,"code":`, d.code)
+	b = appendMember(b, `,"limit_type":`, d.limitType)
+	b = appendMember(b, `,"dimension":`, d.dimension)
+	b = appendMember(b, `,"failed_open":`, d.failOpen)
 	if len(d.shadow) > 0 {
 		b = append(b, `,"shadow_refusals":[`...)
 		for i, s := range d.shadow {
@@ -92,13 +83,13 @@ func (d *decision) appendJSON(b []byte) []byte {
 		b = jsonx.AppendInt(b, d.hold)
 	}
 	if d.end != endOpen {
-		str(`,"end":`, holdEndNames[d.end])
+		b = appendMember(b, `,"end":`, holdEndNames[d.end])
 		b = append(b, `,"usage":`...)
 		b = jsonx.AppendInt(b, d.usage)
 	}
 	if d.spendRefused {
-		str(`,"spend_scope":`, d.spendSlot.Scope().String())
-		str(`,"spend_period":`, d.spendSlot.Period().String())
+		b = appendMember(b, `,"spend_scope":`, d.spendSlot.Scope().String())
+		b = appendMember(b, `,"spend_period":`, d.spendSlot.Period().String())
 	}
 	if d.spendCharged {
 		b = append(b, `,"spend_nano_usd":`...)
@@ -107,11 +98,22 @@ func (d *decision) appendJSON(b []byte) []byte {
 		b = money.AppendUSD(b, int64(d.spend))
 		b = append(b, '"')
 	}
-	str(`,"key_id":`, d.keyID)
+	b = appendMember(b, `,"key_id":`, d.keyID)
 	if d.keyID == "" {
-		str(`,"key_hash":`, d.keyHash)
+		b = appendMember(b, `,"key_hash":`, d.keyHash)
 	}
 	return append(b, '}')
+}
+
+// appendMember writes member, the spelled-out prefix ,"name": (a constant
+// needs no escaping), and v as a JSON string, when v is set. It is a plain
+// function the compiler puts in line: in the VM a closure call per member
+// and the escaper per member name were most of appendJSON's cost.
+func appendMember(b []byte, member, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return jsonx.AppendString(append(b, member...), v)
 }
 
 // record writes the decision as filter state, once per exchange.
