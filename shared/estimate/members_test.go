@@ -149,3 +149,27 @@ func TestStatedCeilingIsAPositiveOutputCeiling(t *testing.T) {
 		require.Zero(t, n, raw)
 	}
 }
+
+// A Parser used body after body answers each as a fresh parse does: what
+// its buffers kept from the bodies before (longer escaped strings, other
+// member names) never reaches the next estimate.
+func TestAReusedParserReadsEachBodyAsAFreshParse(t *testing.T) {
+	bodies := []string{
+		`{"model":"gpt-4o","messages":[{"role":"user","content":"line one\nline \"two\"\n` + strings.Repeat(`\tx`, 300) + `"}],"max_tokens":20}`,
+		`{"model":"gpt-4o","messages":[{"role":"user","content":"short \u00e9"}]}`,
+		`{"mod\u0065l":"claude-3","max_tokens":9,"messages":[{"role":"user","content":[{"type":"text","text":"a\\b"}]}]}`,
+		`{"model":"gpt-4o","messages":[`,
+		`{"model":"o1","model":"o1","messages":[]}`,
+		`{"input":"plain text, no escape","model":"gpt-4.1"}`,
+	}
+	var p Parser
+	for i, b := range bodies {
+		wantR, wantM, wantErr := ParseMembers([]byte(b), 4096)
+		var r Request
+		var m Members
+		err := p.ParseInto(&r, &m, []byte(b), 4096)
+		require.Equal(t, wantErr, err, "body %d", i)
+		require.Equal(t, wantR, r, "body %d", i)
+		require.Equal(t, wantM, m, "body %d", i)
+	}
+}

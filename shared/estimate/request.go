@@ -154,28 +154,52 @@ func (m *Members) Exact(name string) (Span, bool) {
 
 // ParseMembers is Parse, also locating the members a rewrite edits.
 func ParseMembers(body []byte, defaultOutput int64) (Request, Members, error) {
-	r, m, input, err := parseCounts(body, defaultOutput)
+	var p Parser
+	var r Request
+	var m Members
+	err := p.ParseInto(&r, &m, body, defaultOutput)
+	return r, m, err
+}
+
+// Parser is ParseMembers with storage kept from parse to parse: the
+// buffers strings holding escapes are decoded into, and the results
+// written where the caller keeps them (in the VM a struct returned by
+// value is a memory.copy, a call into the host). The zero Parser is ready.
+type Parser struct {
+	buf, kbuf []byte
+}
+
+// ParseInto is ParseMembers into *r and *m (both zero on an error).
+func (p *Parser) ParseInto(r *Request, m *Members, body []byte, defaultOutput int64) error {
+	input, err := p.parseCounts(r, m, body, defaultOutput)
 	if err == nil && EncodingOf(r.Model) == O200k {
 		r.Input = input.o200k
 	}
-	return r, m, err
+	return err
 }
 
 // parseCounts is ParseMembers with both input estimates; Input is the one
 // that fits every encoding.
 func parseCounts(body []byte, defaultOutput int64) (Request, Members, counts, error) {
+	var p Parser
+	var r Request
 	var m Members
+	c, err := p.parseCounts(&r, &m, body, defaultOutput)
+	return r, m, c, err
+}
+
+func (p *Parser) parseCounts(r *Request, m *Members, body []byte, defaultOutput int64) (counts, error) {
+	*r, *m = Request{}, Members{}
 	// The body is validated as it is walked (a jsonx.StrictCursor), so
 	// each string is read once for the grammar and once for its text, and
 	// the messages array is walked as it is read instead of skipped first.
 	c := jsonx.Strict(body)
 	if c.Kind() != jsonx.Object {
-		return Request{}, m, counts{}, ErrNotJSON
+		return counts{}, ErrNotJSON
 	}
 	c.Enter(jsonx.Object)
 	m.Empty, m.Append = true, c.Offset()
-	var r Request
-	w := walker{body: body}
+	w := walker{body: body, buf: p.buf, kbuf: p.kbuf}
 	var seen uint8 // bit i: DecisiveMembers[i] was read
 	var dup error  // the first repeated decisive member, reported once the body is known valid
 	choices := int64(0)
@@ -231,11 +255,14 @@ func parseCounts(body []byte, defaultOutput int64) (Request, Members, counts, er
 			w.field(key, v)
 		}
 	}
+	p.buf, p.kbuf = w.buf, w.kbuf // kept, grown, for the next parse
 	switch {
 	case !c.Valid():
-		return Request{}, Members{}, counts{}, ErrNotJSON
+		*r, *m = Request{}, Members{}
+		return counts{}, ErrNotJSON
 	case dup != nil:
-		return Request{}, Members{}, counts{}, dup
+		*r, *m = Request{}, Members{}
+		return counts{}, dup
 	}
 	if !r.OutputStated {
 		r.Output = min(max(defaultOutput, 0), MaxOutput)
@@ -244,5 +271,5 @@ func parseCounts(body []byte, defaultOutput int64) (Request, Members, counts, er
 		r.Choices = min(choices, MaxOutput)
 	}
 	r.Input, r.Images = w.total, w.images
-	return r, m, counts{w.total, w.o200k}, nil
+	return counts{w.total, w.o200k}, nil
 }

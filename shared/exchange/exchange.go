@@ -184,8 +184,11 @@ type Exchange struct {
 	// exchange is Reset only once nothing holds its plan (filter/core
 	// recycles a stream only when its store keeps no reference).
 	planBuf budget.Buffers
-	fx      Effects // env.Effects
-	facts   Facts   // env.Facts
+	// parser keeps the estimator's decoding buffers for the next exchange
+	// (nothing of the body is kept in them past the body callback).
+	parser estimate.Parser
+	fx     Effects // env.Effects
+	facts  Facts   // env.Facts
 }
 
 // Start readies x for a new exchange under env: Reset, then Begin.
@@ -197,8 +200,8 @@ func (x *Exchange) Start(env Env) {
 // Reset forgets everything of the last exchange, keeping only buffers, so
 // a parked exchange holds no body or hold alive.
 func (x *Exchange) Reset() {
-	out, logBuf, planBuf := x.out[:0], x.logBuf[:0], x.planBuf
-	*x = Exchange{out: out, logBuf: logBuf, planBuf: planBuf}
+	out, logBuf, planBuf, parser := x.out[:0], x.logBuf[:0], x.planBuf, x.parser
+	*x = Exchange{out: out, logBuf: logBuf, planBuf: planBuf, parser: parser}
 }
 
 // Begin sets the environment of an exchange that is new or Reset.

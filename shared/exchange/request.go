@@ -96,7 +96,10 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 		x.admit(false)
 		return AfterAdmission
 	}
-	parsed, members, err := estimate.ParseMembers(body, x.rt.DefaultOutputTokens)
+	// Parsed where it is kept: the request into x.req, the members on this
+	// frame for the rewrite.
+	var members estimate.Members
+	err := x.parser.ParseInto(&x.req, &members, body, x.rt.DefaultOutputTokens)
 	if dup, ok := err.(estimate.DuplicateFieldError); ok {
 		// Backends disagree on which copy they read (Python and Go keep
 		// the last, others the first): the model, ceiling or stream mode
@@ -110,7 +113,7 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 		x.admit(false)
 		return AfterAdmission
 	}
-	if !x.readBody(parsed, members, body, size) {
+	if !x.readBody(&members, body, size) {
 		return Pause
 	}
 	x.admit(true)
@@ -120,12 +123,12 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 // readBody takes what admission needs from the parsed body and makes the
 // one rewrite the rules ask for (usage injection, output clamp) from the
 // members the parse located. false means the request was answered here.
-func (x *Exchange) readBody(req estimate.Request, m estimate.Members, body []byte, size int) bool {
-	x.req = req
+func (x *Exchange) readBody(m *estimate.Members, body []byte, size int) bool {
+	req := &x.req
 	if x.who.Model == "" || req.Model != "" {
 		x.who.Model = req.Model
 	}
-	w := newRewrite(body, m)
+	w := newRewrite(body, *m)
 	if x.rt.InjectStreamUsage && req.Stream && !req.StreamIncludeUsage {
 		x.injected = w.injectUsage(x.api)
 	}
