@@ -19,12 +19,7 @@ import "unsafe"
 // the first allocation of the call is served from it, so two buffers of one
 // call never share memory.
 type allocator struct {
-	// first is the first buffer of the running host call (nil when none),
-	// more any later ones: a host call returns one value, and in the VM a
-	// list for the usual one buffer cost a loop and its bookkeeping on
-	// every call.
-	first []byte
-	more  [][]byte
+	pending [][]byte
 
 	reuse   bool
 	scratch []byte
@@ -37,22 +32,24 @@ const maxScratch = 64 << 10
 // alloc returns size bytes the host may write, kept alive until take. A zero
 // size still gets a distinct non-nil address, since 0 reads as failure.
 func (a *allocator) alloc(size int) []byte {
-	var b []byte
-	if a.reuse && size > 0 && size <= maxScratch {
-		if cap(a.scratch) < size {
-			a.scratch = make([]byte, max(size, 2*cap(a.scratch), 256))
+	if a.reuse {
+		a.reuse = false
+		if size > 0 && size <= maxScratch {
+			if cap(a.scratch) < size {
+				a.scratch = make([]byte, max(size, 2*cap(a.scratch), 256))
+			}
+			b := a.scratch[:size]
+			a.pending = append(a.pending, b)
+			return b
 		}
-		b = a.scratch[:size]
-	} else {
-		b = make([]byte, max(size, 1))[:max(size, 0)]
 	}
-	a.reuse = false // only the call's first buffer is the scratch one
-	if a.first == nil {
-		a.first = b
-	} else {
-		a.more = append(a.more, b)
+	n := size
+	if n <= 0 {
+		n = 1
 	}
-	return b
+	b := make([]byte, n)
+	a.pending = append(a.pending, b)
+	return b[:max(size, 0)]
 }
 
 // take returns the pending buffer at addr cut to size and forgets every
@@ -60,31 +57,17 @@ func (a *allocator) alloc(size int) []byte {
 // size bytes starts at addr: the host returned memory we did not give it.
 func (a *allocator) take(addr uintptr, size int) (b []byte, ok bool) {
 	a.reuse = false
-	if size > 0 {
-		b = cut(a.first, addr, size)
-		for _, p := range a.more {
-			if b == nil {
-				b = cut(p, addr, size)
-			}
+	for i, p := range a.pending {
+		if b == nil && size > 0 && size <= cap(p) && uintptr(unsafe.Pointer(unsafe.SliceData(p))) == addr {
+			b = p[:size:size]
 		}
+		a.pending[i] = nil
 	}
-	a.first = nil
-	if len(a.more) > 0 {
-		clear(a.more)
-		a.more = a.more[:0]
-	}
+	a.pending = a.pending[:0]
 	if size <= 0 {
 		return nil, size == 0
 	}
 	return b, b != nil
-}
-
-// cut is p[:size:size] when p starts at addr and holds size bytes, else nil.
-func cut(p []byte, addr uintptr, size int) []byte {
-	if size <= cap(p) && p != nil && uintptr(unsafe.Pointer(unsafe.SliceData(p))) == addr {
-		return p[:size:size]
-	}
-	return nil
 }
 
 // drop forgets every pending buffer without taking one.
