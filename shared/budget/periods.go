@@ -114,20 +114,56 @@ func requestsVersion(r *config.Rules) string {
 	return r.Version
 }
 
-// keyLength is the length of a bucket key written by writeKey.
+// keyLength is the length of a bucket key written by appendKey.
 func keyLength(d *dimension, version string) int {
 	return len("tb|x|") + len(d.dim.String()) + 1 + len(version) + 1 + len(d.identity)
 }
 
-// appendKey appends "tb|<kind>|<dim>|<version>|<identity>". The version
+// Bucket keys are "tb|<kind>|<dim>|<version>|<identity>". The version
 // makes a parameter change start fresh buckets; the identity is the key
 // hash for api_key, never the raw key.
-func appendKey(b []byte, kind byte, d *dimension, version string) []byte {
-	b = append(b, "tb|"...)
-	b = append(b, kind, '|')
-	b = append(b, d.dim.String()...)
-	b = append(b, '|')
-	b = append(b, version...)
-	b = append(b, '|')
-	return append(b, d.identity...)
+
+// The kinds of bucket key, in the order of Buffers.prefixes.
+const (
+	keyRequests = iota
+	keyConcurrency
+	keyTokens
+	keyKinds
+)
+
+var keyKindByte = [keyKinds]byte{keyRequests: 'r', keyConcurrency: 'c', keyTokens: 't'}
+
+// prefixMemo is a key prefix "tb|<kind>|<dim>|<version>|" and the
+// version it was written for.
+type prefixMemo struct{ version, text string }
+
+// appendKey appends the bucket key of kind for dimension i of the plan
+// being built to b and returns it as a view of b. Buffers that planned
+// before keep each prefix in a memo, which changes only with the version:
+// in the VM writing it anew cost over a thousand instructions a key. A
+// dimension without an identity (global) is then its prefix, and takes
+// no room in b. A first plan writes every key whole into b, so a one-off
+// Plan allocates no memo.
+func (bu *Buffers) appendKey(b []byte, kind, i int, d *dimension, version string) ([]byte, string) {
+	from := len(b)
+	m := &bu.prefixes[i][kind]
+	if m.text == "" || m.version != version {
+		if !bu.warm {
+			b = append(b, "tb|"...)
+			b = append(b, keyKindByte[kind], '|')
+			b = append(b, d.dim.String()...)
+			b = append(b, '|')
+			b = append(b, version...)
+			b = append(b, '|')
+			b = append(b, d.identity...)
+			return b, viewFrom(b, from)
+		}
+		m.version = version
+		m.text = "tb|" + string(keyKindByte[kind]) + "|" + d.dim.String() + "|" + version + "|"
+	}
+	if d.identity == "" {
+		return b, m.text
+	}
+	b = append(append(b, m.text...), d.identity...)
+	return b, viewFrom(b, from)
 }

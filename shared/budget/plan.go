@@ -68,6 +68,10 @@ type Buffers struct {
 	limits []limit.Limit
 	ops    []limit.Op
 	keys   []byte
+	// prefixes are the last bucket-key prefix of each dimension and kind,
+	// kept once warm: these buffers made a plan before.
+	prefixes [6][keyKinds]prefixMemo
+	warm     bool
 }
 
 // Plan is budget.Plan into b's storage, which grows as needed.
@@ -94,18 +98,16 @@ func (b *Buffers) PlanInto(plan *limit.Plan, rt *config.Runtime, id *Identity, a
 	if team == "" {
 		team = id.Key.Team
 	}
-	// The model's rules by pointer: unlimited's, the map's copy, or
-	// anyModel's, never copied again.
+	// The model's rules by pointer (the config's, unlimited's or
+	// anyModel's), never copied; anyModel's are made only when there is no
+	// model, since in the VM zeroing a Rules is a memory.fill.
 	modelRules := &unlimited
-	var model config.ModelRules
-	var anyRules config.Rules
 	if id.Model != "" {
-		var ok bool
-		if model, ok = rt.Models[id.Model]; ok {
-			modelRules = &model.Rules
+		if m := rt.ModelOf(id.Model); m != nil {
+			modelRules = &m.Rules
 		}
 	} else {
-		anyRules = anyModel(rt)
+		anyRules := anyModel(rt)
 		modelRules = &anyRules
 	}
 	dims := [6]dimension{
@@ -177,28 +179,32 @@ func (b *Buffers) PlanInto(plan *limit.Plan, rt *config.Runtime, id *Identity, a
 		q, tb := &r.Requests, &r.Tokens
 		private := d.dim == limit.DimAPIKey
 		if requestPeriods(q) > 0 {
-			from, kFrom := lim, len(keys)
+			from := lim
 			lim = putRequestLimits(limits, lim, q)
-			keys = appendKey(keys, 'r', d, requestsVersion(r))
-			putOp(&ops[req], limit.KindRequests, d.dim, limits[from:lim:lim], 1, private, viewFrom(keys, kFrom))
+			var key string
+			keys, key = b.appendKey(keys, keyRequests, i, d, requestsVersion(r))
+			putOp(&ops[req], limit.KindRequests, d.dim, limits[from:lim:lim], 1, private, key)
 			req++
 		}
 		if q.Concurrent > 0 {
-			from, kFrom := lim, len(keys)
+			from := lim
 			putLimit(&limits[lim], limit.PeriodConcurrent, q.Concurrent, 0)
 			lim++
-			keys = appendKey(keys, 'c', d, requestsVersion(r))
-			putOp(&ops[req], limit.KindConcurrency, d.dim, limits[from:lim:lim], 1, private, viewFrom(keys, kFrom))
+			var key string
+			keys, key = b.appendKey(keys, keyConcurrency, i, d, requestsVersion(r))
+			putOp(&ops[req], limit.KindConcurrency, d.dim, limits[from:lim:lim], 1, private, key)
 			req++
 		}
 		if !tb.Minute.Unlimited || !tb.Day.Unlimited {
-			from, kFrom := lim, len(keys)
+			from := lim
 			lim = putTokenLimits(limits, lim, tb)
-			keys = appendKey(keys, 't', d, tokensVersion(r))
-			putOp(&ops[tok], limit.KindTokens, d.dim, limits[from:lim:lim], amount, private, viewFrom(keys, kFrom))
+			var key string
+			keys, key = b.appendKey(keys, keyTokens, i, d, tokensVersion(r))
+			putOp(&ops[tok], limit.KindTokens, d.dim, limits[from:lim:lim], amount, private, key)
 			tok++
 		}
 	}
+	b.warm = true
 	if nReq > 0 {
 		plan.Requests = ops[:nReq:nReq]
 	}

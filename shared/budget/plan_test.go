@@ -267,3 +267,17 @@ func TestThePlanCarriesOnUncoveredOverage(t *testing.T) {
 		})
 	}
 }
+
+// Buffers that remember key prefixes write the keys a fresh Plan writes,
+// across a reload that changes some budgets and not others, and back.
+func TestReusedBuffersWriteTheKeysOfTheConfigInForce(t *testing.T) {
+	rt := load(t, everything)
+	changed := load(t, strings.Replace(everything, `"tokens_per_minute": 6000`, `"tokens_per_minute": 7000`, 1))
+	var b budget.Buffers
+	for i, cfg := range []*config.Runtime{rt, rt, changed, changed, rt} {
+		id := fullIdentity(cfg)
+		want, _ := budget.Plan(cfg, id, 1)
+		got, _ := b.Plan(cfg, &id, 1)
+		require.Equal(t, want, got, "plan %d", i)
+	}
+}

@@ -136,12 +136,14 @@ func (c *Config) Compile() (*Runtime, error) {
 	}
 
 	rt.Models = c.compileModels(d)
+	rt.models = pointersTo(rt.Models)
 	rt.shadow, rt.shadowModels = c.shadowModes()
 	rt.spend = c.compileSpend()
 
 	rt.hasTokens, rt.hasRequests = rt.scan()
 	if fb != nil {
 		fb.Models = c.compileModels(fd)
+		fb.models = pointersTo(fb.Models)
 		fb.hasTokens, fb.hasRequests = fb.scan()
 		rt.fallback = fb
 	}
@@ -244,6 +246,15 @@ func ceilRate(rps float64) int64 {
 }
 
 // compileModels merges limits.per_model and models by model name.
+// pointersTo is a copy of each of models' rules, by pointer.
+func pointersTo(models map[string]ModelRules) map[string]*ModelRules {
+	out := make(map[string]*ModelRules, len(models))
+	for name, m := range models {
+		out[name] = &m
+	}
+	return out
+}
+
 func (c *Config) compileModels(d divider) map[string]ModelRules {
 	out := make(map[string]ModelRules, len(c.Models)+len(c.RateLimiting.Limits.PerModel))
 	for name, s := range c.RateLimiting.Limits.PerModel {

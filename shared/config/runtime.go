@@ -92,6 +92,8 @@ type Runtime struct {
 	APIKeyDefault Rules
 	// Models holds every model named in limits.per_model or models.
 	Models map[string]ModelRules
+	// models points at a copy of each of Models' rules (Compile).
+	models map[string]*ModelRules
 	// Backend is per_backend's request limits (its token fields are inert).
 	Backend RequestLimits
 
@@ -170,11 +172,26 @@ func (r *Runtime) APIKeyRules(k KeyInfo) *Rules {
 	return &r.APIKeyDefault
 }
 
-// Model returns a model's rules, ok=false when the config names no limit
-// for it.
+// Model returns a copy of a model's rules, ok=false when the config names
+// no limit for it.
 func (r *Runtime) Model(name string) (ModelRules, bool) {
-	m, ok := r.Models[name]
-	return m, ok
+	if m := r.ModelOf(name); m != nil {
+		return *m, true
+	}
+	return ModelRules{}, false
+}
+
+// ModelOf is Model by pointer, nil when the config names no limit for the
+// model. The rules are the compiled config's, read-only, read where they
+// lie: in the VM a copy of ModelRules is a memory.copy, a call into the host.
+func (r *Runtime) ModelOf(name string) *ModelRules {
+	if r.models != nil {
+		return r.models[name]
+	}
+	if m, ok := r.Models[name]; ok { // a Runtime not made by Compile
+		return &m
+	}
+	return nil
 }
 
 // UsesClientAddress reports whether the peer's address matters to any rule:

@@ -132,7 +132,7 @@ func (x *Exchange) readBody(m *estimate.Members, body []byte, size int) bool {
 	if x.rt.InjectStreamUsage && req.Stream && !req.StreamIncludeUsage {
 		x.injected = w.injectUsage(x.api)
 	}
-	if mr, ok := x.rt.Model(x.who.Model); ok && x.applyModelLimits(mr, &w) {
+	if mr := x.rt.ModelOf(x.who.Model); mr != nil && x.applyModelLimits(mr, &w) {
 		return false
 	}
 	if out, changed := w.apply(); changed {
@@ -150,7 +150,7 @@ func (x *Exchange) readBody(m *estimate.Members, body []byte, size int) bool {
 // read it as "no limit"), because the backend would otherwise generate
 // freely. Under clamp an unstated ceiling reserves the limit; under refuse
 // it reserves the default, at most the limit.
-func (x *Exchange) applyModelLimits(mr config.ModelRules, w *rewrite) (refused bool) {
+func (x *Exchange) applyModelLimits(mr *config.ModelRules, w *rewrite) (refused bool) {
 	if mr.MaxContextLength > 0 && x.req.Input > mr.MaxContextLength {
 		x.invalid("context_length_exceeded", "messages", "This request's input (about "+itoa64(x.req.Input)+
 			" tokens) exceeds the "+itoa64(mr.MaxContextLength)+"-token context limit of model "+x.who.Model+".")
