@@ -92,8 +92,14 @@ func FuzzAppendString(f *testing.F) {
 	for _, s := range []string{"", "a", "\"\\", "\x00\x1f", "\xff", "é😀", "\u2028", "\xed\xa0\x80"} {
 		f.Add(s)
 	}
+	f.Add("admitted")
+	f.Add("a4a6d307ad00fa67176e1099fdbc4f4a09bb527a7f24718a5030f2f173d11f7f")
 	f.Fuzz(func(t *testing.T, s string) {
 		out := AppendString(nil, s)
+		// The plain-string path writes exactly what the escaper writes,
+		// after whatever dst held.
+		require.Equal(t, AppendStringWith(nil, s, 0), out)
+		require.Equal(t, append([]byte("pre"), out...), AppendString([]byte("pre"), s))
 		require.True(t, json.Valid(out))
 		require.True(t, Valid(out))
 		got, ok := Unquote(out)

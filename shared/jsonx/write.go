@@ -2,6 +2,7 @@ package jsonx
 
 import (
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -37,7 +38,28 @@ var plain = func() (t [4][utf8.RuneSelf]bool) {
 // invalid UTF-8 becomes \ufffd (as encoding/json does) instead of producing a
 // body the upstream would reject. U+2028/U+2029 are escaped too so the output
 // is also safe inside JavaScript.
-func AppendString(dst []byte, s string) []byte { return AppendStringWith(dst, s, 0) }
+//
+// A string that needs no escape (a name, a hash, most values) is written
+// in one copy; in the VM the escaper's frame alone cost more than that.
+func AppendString(dst []byte, s string) []byte {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if x := loadString64(s, i); x&msb|stringStops(x) != 0 {
+			return AppendStringWith(dst, s, 0)
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			return AppendStringWith(dst, s, 0)
+		}
+	}
+	n := len(dst)
+	dst = slices.Grow(dst, len(s)+2)[:n+len(s)+2]
+	dst[n] = '"'
+	copy(dst[n+1:], s)
+	dst[n+1+len(s)] = '"'
+	return dst
+}
 
 // AppendStrings appends ss as a JSON array of strings.
 func AppendStrings(dst []byte, ss []string) []byte {
