@@ -30,7 +30,7 @@ func (x *Exchange) admit(withTokens bool) {
 	if !x.spendPlan(&plan.Spend) {
 		return
 	}
-	skipped := x.planBuf.PlanInto(plan, x.rt, &x.who, amount)
+	skipped := x.buffers().planBuf.PlanInto(plan, x.rt, &x.who, amount)
 	for _, d := range skipped {
 		x.facts.CountSkipped(d)
 	}

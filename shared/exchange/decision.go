@@ -124,6 +124,7 @@ func (x *Exchange) record() {
 	}
 	d.recorded = true
 	d.keyID, d.keyHash = x.who.Key.ID, x.who.APIKeyHash
-	x.logBuf = d.appendJSON(x.logBuf[:0])
-	x.fx.RecordDecision(x.logBuf)
+	k := x.buffers()
+	k.logBuf = d.appendJSON(k.logBuf[:0])
+	x.fx.RecordDecision(k.logBuf)
 }

@@ -173,22 +173,29 @@ type Exchange struct {
 	// reader and for dropping the usage chunk the filter asked for.
 	split  *sse.Splitter
 	reader *usage.Stream
-	out    []byte // a forwarded chunk that differs from the one read
 	body   []byte // the copy of a non-streamed answer
 
 	log decision
-	// logBuf is the decision's JSON, kept for the next exchange: the
-	// adapter copies it into the host.
+	// kept is what the exchange keeps for the next one, by pointer, so
+	// that Reset zeroes the rest without copying it out and back (in the
+	// VM each copy is a memory.copy of the whole struct).
+	kept  *kept
+	fx    Effects // env.Effects
+	facts Facts   // env.Facts
+}
+
+// kept is an exchange's buffers, lent again to the next exchange.
+type kept struct {
+	out []byte // a forwarded chunk that differs from the one read
+	// logBuf is the decision's JSON: the adapter copies it into the host.
 	logBuf []byte
-	// planBuf is the plan's storage, kept for the next exchange: an
-	// exchange is Reset only once nothing holds its plan (filter/core
-	// recycles a stream only when its store keeps no reference).
+	// planBuf is the plan's storage: an exchange is Reset only once
+	// nothing holds its plan (filter/core recycles a stream only when its
+	// store keeps no reference).
 	planBuf budget.Buffers
-	// parser keeps the estimator's decoding buffers for the next exchange
-	// (nothing of the body is kept in them past the body callback).
+	// parser keeps the estimator's decoding buffers (nothing of the body
+	// is kept in them past the body callback).
 	parser estimate.Parser
-	fx     Effects // env.Effects
-	facts  Facts   // env.Facts
 }
 
 // Start readies x for a new exchange under env: Reset, then Begin.
@@ -200,12 +207,21 @@ func (x *Exchange) Start(env Env) {
 // Reset forgets everything of the last exchange, keeping only buffers, so
 // a parked exchange holds no body or hold alive.
 func (x *Exchange) Reset() {
-	out, logBuf, planBuf, parser := x.out[:0], x.logBuf[:0], x.planBuf, x.parser
-	*x = Exchange{out: out, logBuf: logBuf, planBuf: planBuf, parser: parser}
+	k := x.kept
+	*x = Exchange{}
+	x.kept = k
 }
 
 // Begin sets the environment of an exchange that is new or Reset.
 func (x *Exchange) Begin(env Env) { x.env, x.fx, x.facts = env, env.Effects, env.Facts }
+
+// buffers is x.kept, made on first use.
+func (x *Exchange) buffers() *kept {
+	if x.kept == nil {
+		x.kept = &kept{}
+	}
+	return x.kept
+}
 
 // Phase is where the request side stands.
 func (x *Exchange) Phase() Phase { return x.phase }

@@ -99,7 +99,7 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 	// Parsed where it is kept: the request into x.req, the members on this
 	// frame for the rewrite.
 	var members estimate.Members
-	err := x.parser.ParseInto(&x.req, &members, body, x.rt.DefaultOutputTokens)
+	err := x.buffers().parser.ParseInto(&x.req, &members, body, x.rt.DefaultOutputTokens)
 	if dup, ok := err.(estimate.DuplicateFieldError); ok {
 		// Backends disagree on which copy they read (Python and Go keep
 		// the last, others the first): the model, ceiling or stream mode

@@ -100,14 +100,14 @@ func (x *Exchange) ResponseBody(resp Response, size int, endOfStream bool) {
 		if observe {
 			h = readEvents{x}
 		}
-		out := x.split.Forward(x.out[:0], chunk, endOfStream, h)
+		out := x.split.Forward(x.buffers().out[:0], chunk, endOfStream, h)
 		if !sameBytes(out, chunk) {
 			x.fx.SetResponseBody(size, out)
 			// The adapter hands the bytes to the host, which copies them:
 			// the buffer serves the next chunk that changes. It is never
 			// a prefix of chunk, which may be the host's scratch buffer.
 			if copied := len(out) > 0 && (len(chunk) == 0 || &out[0] != &chunk[0]); copied && cap(out) <= 64<<10 {
-				x.out = out[:0]
+				x.buffers().out = out[:0]
 			}
 		}
 	case observe && len(chunk) > 0:
