@@ -23,6 +23,9 @@ type allocator struct {
 
 	reuse   bool
 	scratch []byte
+	// lent says the running call was served the scratch buffer, which
+	// scratch itself keeps alive: it is not put on pending.
+	lent bool
 }
 
 // maxScratch bounds the scratch buffer: a larger value is allocated as
@@ -38,9 +41,8 @@ func (a *allocator) alloc(size int) []byte {
 			if cap(a.scratch) < size {
 				a.scratch = make([]byte, max(size, 2*cap(a.scratch), 256))
 			}
-			b := a.scratch[:size]
-			a.pending = append(a.pending, b)
-			return b
+			a.lent = true
+			return a.scratch[:size]
 		}
 	}
 	n := size
@@ -57,6 +59,12 @@ func (a *allocator) alloc(size int) []byte {
 // size bytes starts at addr: the host returned memory we did not give it.
 func (a *allocator) take(addr uintptr, size int) (b []byte, ok bool) {
 	a.reuse = false
+	if a.lent {
+		a.lent = false
+		if s := a.scratch; size > 0 && size <= cap(s) && uintptr(unsafe.Pointer(unsafe.SliceData(s))) == addr {
+			b = s[:size:size]
+		}
+	}
 	for i, p := range a.pending {
 		if b == nil && size > 0 && size <= cap(p) && uintptr(unsafe.Pointer(unsafe.SliceData(p))) == addr {
 			b = p[:size:size]
