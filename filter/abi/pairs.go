@@ -75,8 +75,9 @@ func appendDecodedPairs(dst [][2]string, b []byte) (pairs [][2]string, ok bool) 
 	// One pair a turn, key then value: a loop over the two would go back
 	// through the function's dispatch once more per string in the VM.
 	for i := range out {
-		ks := uint64(binary.LittleEndian.Uint32(sizes[8*i:]))
-		vs := uint64(binary.LittleEndian.Uint32(sizes[8*i+4:]))
+		// Both sizes in one load: key size low, value size high.
+		kv := binary.LittleEndian.Uint64((*[8]byte)(sizes[8*i:])[:])
+		ks, vs := kv&0xffffffff, kv>>32
 		if ks >= end-at || b[at+ks] != 0 {
 			return dst, false
 		}
