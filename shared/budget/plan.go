@@ -124,6 +124,8 @@ func (b *Buffers) PlanInto(plan *limit.Plan, rt *config.Runtime, id *Identity, a
 	for i := range dims {
 		d, r := &dims[i], rules[i]
 		q, tb := &r.Requests, &r.Tokens
+		// tb.Any() and q.Any() spelled out: their value receivers copy the
+		// struct, a memory.copy in the VM.
 		tokens := !tb.Minute.Unlimited || !tb.Day.Unlimited
 		if !d.present {
 			if tokens {
