@@ -245,7 +245,6 @@ func ceilRate(rps float64) int64 {
 	return int64(c)
 }
 
-// compileModels merges limits.per_model and models by model name.
 // pointersTo is a copy of each of models' rules, by pointer.
 func pointersTo(models map[string]ModelRules) map[string]*ModelRules {
 	out := make(map[string]*ModelRules, len(models))
@@ -255,6 +254,7 @@ func pointersTo(models map[string]ModelRules) map[string]*ModelRules {
 	return out
 }
 
+// compileModels merges limits.per_model and models by model name.
 func (c *Config) compileModels(d divider) map[string]ModelRules {
 	out := make(map[string]ModelRules, len(c.Models)+len(c.RateLimiting.Limits.PerModel))
 	for name, s := range c.RateLimiting.Limits.PerModel {
