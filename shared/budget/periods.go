@@ -142,28 +142,26 @@ type prefixMemo struct{ version, text string }
 // before keep each prefix in a memo, which changes only with the version:
 // in the VM writing it anew cost over a thousand instructions a key. A
 // dimension without an identity (global) is then its prefix, and takes
-// no room in b. A first plan writes every key whole into b, so a one-off
-// Plan allocates no memo.
+// no room in b. A first plan keeps no memo, so a one-off Plan allocates
+// none.
 func (bu *Buffers) appendKey(b []byte, kind, i int, d *dimension, version string) ([]byte, string) {
 	from := len(b)
-	m := &bu.prefixes[i][kind]
-	if m.text == "" || m.version != version {
-		if !bu.warm {
-			b = append(b, "tb|"...)
-			b = append(b, keyKindByte[kind], '|')
-			b = append(b, d.dim.String()...)
-			b = append(b, '|')
-			b = append(b, version...)
-			b = append(b, '|')
-			b = append(b, d.identity...)
-			return b, viewFrom(b, from)
+	if m := &bu.prefixes[i][kind]; m.text != "" && m.version == version {
+		if d.identity == "" {
+			return b, m.text
 		}
-		m.version = version
-		m.text = "tb|" + string(keyKindByte[kind]) + "|" + d.dim.String() + "|" + version + "|"
+		b = append(b, m.text...)
+	} else {
+		b = append(b, "tb|"...)
+		b = append(b, keyKindByte[kind], '|')
+		b = append(b, d.dim.String()...)
+		b = append(b, '|')
+		b = append(b, version...)
+		b = append(b, '|')
+		if bu.warm {
+			m.version, m.text = version, string(b[from:])
+		}
 	}
-	if d.identity == "" {
-		return b, m.text
-	}
-	b = append(append(b, m.text...), d.identity...)
+	b = append(b, d.identity...)
 	return b, viewFrom(b, from)
 }
