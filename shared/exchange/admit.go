@@ -189,14 +189,15 @@ func withoutDimension(p limit.Plan, dimension limit.Dimension, tokenRefusal bool
 // past every limit), or a clock before 1970 (503: no period to count in).
 // With no limit in force the plan is zero and the store skips spend.
 func (x *Exchange) spendPlan(sp *limit.Spend) (ok bool) {
+	// Cleared only when set: a spend plan is zero exactly when it is not
+	// Any, and in the VM zeroing one is a memory.fill.
+	if sp.Any() {
+		*sp = limit.Spend{}
+	}
 	fleet := x.rt.FleetSpend()
 	if !x.rt.HasSpendLimits() && !fleet {
-		if sp.Any() { // a spend plan is zero exactly when it is not Any
-			*sp = limit.Spend{}
-		}
 		return true
 	}
-	*sp = limit.Spend{}
 	p := x.rt.SpendPolicy(x.who.Key, x.who.User, x.who.Team)
 	if !p.Any() && !fleet {
 		return true
