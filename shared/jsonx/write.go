@@ -49,7 +49,7 @@ func AppendString(dst []byte, s string) []byte {
 		}
 	}
 	for ; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+		if c := s[i]; c >= utf8.RuneSelf || !plain[0][c] {
 			return AppendStringWith(dst, s, 0)
 		}
 	}

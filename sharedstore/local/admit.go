@@ -35,6 +35,15 @@ type Spare struct {
 	Entries []sharedstore.HoldEntry
 }
 
+// lend is room for n elements from *buf, emptied; when *buf holds less,
+// the room is made and left in *buf for the next admission.
+func lend[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, 0, n)
+	}
+	return (*buf)[:0]
+}
+
 // AdmitWith is Admit with spare lent for the outcome (nil: none).
 func (s *Store) AdmitWith(plan sharedstore.Plan, spare *Spare, done func(sharedstore.Outcome)) {
 	s.spare = spare
@@ -208,14 +217,10 @@ func (s *Store) recordLevels(op *sharedstore.Op, states []bucket.State, now int6
 	if out.Levels == nil {
 		// One allocation for every level the plan can report, or none.
 		n := max(s.privateLimits, len(op.Limits))
-		switch sp := s.spare; {
-		case sp == nil:
+		if sp := s.spare; sp != nil {
+			out.Levels = lend(&sp.Levels, n)
+		} else {
 			out.Levels = make([]sharedstore.OpLevel, 0, n)
-		case cap(sp.Levels) >= n:
-			out.Levels = sp.Levels[:0]
-		default:
-			out.Levels = make([]sharedstore.OpLevel, 0, n)
-			sp.Levels = out.Levels
 		}
 	}
 	at := len(out.Levels)
@@ -263,14 +268,10 @@ func (s *Store) holdEntries(ops []taken) []sharedstore.HoldEntry {
 		return nil
 	}
 	var entries []sharedstore.HoldEntry
-	switch sp := s.spare; {
-	case sp == nil:
+	if sp := s.spare; sp != nil {
+		entries = lend(&sp.Entries, n)
+	} else {
 		entries = make([]sharedstore.HoldEntry, 0, n)
-	case cap(sp.Entries) >= n:
-		entries = sp.Entries[:0]
-	default:
-		entries = make([]sharedstore.HoldEntry, 0, n)
-		sp.Entries = entries
 	}
 	for _, t := range ops {
 		if t.op.Kind == sharedstore.KindRequests {
