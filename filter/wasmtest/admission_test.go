@@ -207,3 +207,35 @@ func TestConcurrentReservationsFromTwoWorkersNeverExceedTheBudget(t *testing.T) 
 	require.Equal(t, 10000-amount-admitted*inputOf(t, body), atoi(t, after.header("x-ratelimit-tokens-remaining")),
 		"every cut hold ended exactly once, charged its input and nothing more")
 }
+
+// Each success header replaces every value of its name that the backend
+// sent (an upstream's own rate-limit headers must not reach the client
+// beside ours), and every other header reaches the client as the backend
+// sent it, repeats and pseudo-headers included.
+func TestTheSuccessHeadersReplaceTheBackendsOwnAndKeepEveryOtherHeader(t *testing.T) {
+	x := newHarness(t, keyBudgetConfig)
+	backend := host.Headers{
+		{"set-cookie", "a=1"}, {"x-ratelimit-tokens-limit", "999"}, {"x-request-id", "req-7"},
+		{"set-cookie", "b=2"}, {"x-ratelimit-tokens-limit", "998"}, {"x-empty", ""},
+	}
+	r := x.do(call{key: "sk-a", body: chatBody("hello", 500), respHeaders: backend, chunks: []string{chatResponse(10, 5)}})
+	require.Equal(t, 200, r.status)
+
+	var limits, cookies []string
+	for _, h := range r.headers {
+		switch h[0] {
+		case "x-ratelimit-tokens-limit":
+			limits = append(limits, h[1])
+		case "set-cookie":
+			cookies = append(cookies, h[1])
+		}
+	}
+	require.Equal(t, []string{"10000"}, limits, "ours replaces both of the backend's values")
+	require.Equal(t, []string{"a=1", "b=2"}, cookies, "a repeated header keeps its values and their order")
+	for _, want := range [][2]string{{":status", "200"}, {"content-type", "application/json"}, {"x-request-id", "req-7"}, {"x-empty", ""}} {
+		v, ok := r.headers.Get(want[0])
+		require.True(t, ok, "%s reaches the client", want[0])
+		require.Equal(t, want[1], v)
+	}
+	require.Equal(t, "1000000", r.header("x-ratelimit-tokens-day-limit"))
+}
