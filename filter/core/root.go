@@ -42,6 +42,9 @@ type Root struct {
 
 	rt    *config.Runtime
 	store sharedstore.Store
+	// local is this config's shared-data store, store itself or the
+	// fallback's local side: its pending refunds are flushed on the tick.
+	local *local.Store
 	// remote is this config's fleet store, nil under storage "memory".
 	remote  *remote.Store
 	deleted bool
@@ -157,8 +160,15 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	// and an earlier config's streams may still hand their settlements to
 	// its fleet store, which only ticks retry.
 	r.host.SetTickPeriod(tickPeriodMs)
+	if r.local != nil {
+		// The retired store's streams may still settle through it, and no
+		// tick flushes it any more: its refunds are written now and later
+		// ones at once.
+		r.local.Close()
+	}
 	r.rt = rt
 	r.store = store
+	r.local = localStore
 	r.anyClamp = false
 	for _, m := range rt.Models {
 		r.anyClamp = r.anyClamp || m.Clamp
@@ -167,11 +177,16 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	return true
 }
 
-// OnTick hands the root's pending metric increments to the host, retries
-// the VM's undelivered settlements and releases, and forgets the fleet
-// store of a deleted root once it has nothing left to send.
+// OnTick hands the root's pending metric increments to the host, writes
+// the shared-data store's pending refunds (other workers see a refund at
+// most one tick late), retries the VM's undelivered settlements and
+// releases, and forgets the fleet store of a deleted root once it has
+// nothing left to send.
 func (r *Root) OnTick() {
 	r.metrics.flush()
+	if r.local != nil {
+		r.local.Flush()
+	}
 	kept := vm.remotes[:0]
 	for _, rem := range vm.remotes {
 		rem.store.Tick()
@@ -227,10 +242,13 @@ func (r *Root) NewHttpContext(contextID uint32) types.HttpContext {
 	return s
 }
 
-// OnPluginDone hands the pending metric increments to the host: no tick
-// follows.
+// OnPluginDone hands the pending metric increments and refunds to the
+// host: no tick follows, so a refund settled later is written at once.
 func (r *Root) OnPluginDone() bool {
 	r.metrics.flush()
+	if r.local != nil {
+		r.local.Close()
+	}
 	return true
 }
 
@@ -239,6 +257,9 @@ func (r *Root) OnPluginDone() bool {
 // Increments counted since OnPluginDone (a late callout answer) are flushed too.
 func (r *Root) OnDelete() {
 	r.metrics.flush()
+	if r.local != nil {
+		r.local.Close()
+	}
 	r.deleted = true
 }
 

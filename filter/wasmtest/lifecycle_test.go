@@ -56,7 +56,11 @@ func TestReloadResetsBucketsExactlyWhenABudgetChanged(t *testing.T) {
 func reservedBy2(t testing.TB, _ reply, _ int64) int64 {
 	t.Helper()
 	x := newHarness(t, keyBudgetConfig)
-	return reservedBy(t, x.do(call{key: "sk-fresh", body: chatBody("hello", 10), chunks: []string{chatResponse(0, 0)}}))
+	r := x.do(call{key: "sk-fresh", body: chatBody("hello", 10), chunks: []string{chatResponse(0, 0)}})
+	// The next call's harness (same vm_id, so the same shared data) reads
+	// sk-fresh again: the refund reaches shared data on the tick.
+	x.h.Tick()
+	return reservedBy(t, r)
 }
 
 func TestAFailedReloadKeepsTheOldConfigRunning(t *testing.T) {

@@ -137,6 +137,9 @@ func TestAZeroMaxTokensReservesLikeAnAbsentCeiling(t *testing.T) {
 		// under clamp, where the zero becomes the limit and so reserves it.
 		r := ok(t, x, call{key: "sk-mixed", body: `{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}],"max_tokens":0,"max_completion_tokens":50}`,
 			chunks: []string{chatResponse(0, 0)}})
+		// The next case's harness (same vm_id, so the same shared data)
+		// reads these keys again: their refunds reach shared data on the tick.
+		x.h.Tick()
 		if tc.name == "clamp" {
 			require.Equal(t, input+1000, reservedBy(t, r), tc.name)
 			up := upstreamJSON(t, r)
@@ -206,6 +209,9 @@ func TestClampWritesTheModelLimitWhenTheRequestStatesNoCeiling(t *testing.T) {
 		require.Equal(t, small, string(r.upstreamBody))
 		e := x.do(call{path: "/v1/messages", key: "sk-small-explicit", body: strings.Replace(small, `:100}`, `:4096}`, 1)})
 		require.Equal(t, int64(4096-100), reservedBy(t, e)-reservedBy(t, r), name)
+		// The next config's harness (same vm_id, so the same shared data)
+		// reads these keys again: their refunds reach shared data on the tick.
+		x.h.Tick()
 	}
 }
 

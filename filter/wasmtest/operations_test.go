@@ -80,6 +80,7 @@ func TestShadowModeCountsWouldBeRefusalsAndAdmits(t *testing.T) {
 			x := newHarness(t, c.cfg)
 			first := x.do(call{key: "sk-a", body: chatBody("hi", 50), chunks: []string{chatResponse(5, 5)}})
 			require.Equal(t, 200, first.status)
+			x.h.Tick() // the next request runs on the other worker: the refund reaches it on the tick
 			r := x.do(call{key: "sk-a", body: chatBody("hi", 400), chunks: []string{chatResponse(5, 5)}})
 			require.Equal(t, c.status, r.status, string(r.body))
 			for _, d := range c.shadowed {

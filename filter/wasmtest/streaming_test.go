@@ -41,9 +41,12 @@ var (
 const done = Done
 
 // level reads the key's minute level through a probe request of a known
-// reservation, settled at zero so it does not move the level itself.
+// reservation, settled at zero so it does not move the level itself. It
+// ticks first: the probe runs on the next worker round robin, which sees a
+// refund settled on the other one once a tick has written it.
 func (x *harness) level(t testing.TB, key string, probeReserve int64) int64 {
 	t.Helper()
+	x.h.Tick()
 	r := x.do(call{key: key, body: chatBody("hello", 10), chunks: []string{chatResponse(0, 0)}})
 	require.Equal(t, 200, r.status)
 	return atoi(t, r.header("x-ratelimit-tokens-remaining")) + probeReserve

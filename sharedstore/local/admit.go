@@ -112,11 +112,15 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 		return opFailed, 0, errs.New("admit " + op.Dimension.String() + ": too many limits on one op")
 	}
 	states := s.states[:n]
+	pending := s.pendingRefund(op.Key)
 	for attempt := 0; attempt < admitAttempts; attempt++ {
 		value, cas, err := s.sd.Get(op.Key)
 		fresh := errors.Is(err, ErrNotFound)
 		switch {
 		case fresh:
+			if pending != nil {
+				pending.amount = 0 // no bucket to give back to, as change finds
+			}
 			if full := s.fullFamilies(op); full != 0 {
 				out.Skipped = appendFamilies(out.Skipped, full)
 				return opSkipped, 0, nil
@@ -130,6 +134,12 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 			if err := bucket.Decode(value, states); err != nil {
 				return opFailed, 0, errs.Wrap("decode "+op.Dimension.String()+" bucket", err)
 			}
+			// This VM's pending refund rides on this write (refund.go). A
+			// refusal writes nothing and the refund stays pending, but is
+			// judged, and its levels and Retry-After told, with the refund
+			// in: it is the caller's budget already, and a refund written at
+			// once would have been there.
+			fold(pending, states, now)
 		}
 		if at := bucket.Take(states, op.Limits, units(op), now); at >= 0 {
 			s.recordRefusedLevels(op, now, out)
@@ -154,6 +164,9 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 		s.buf = bucket.AppendEncoded(s.buf[:0], states)
 		err = s.sd.Set(op.Key, s.buf, cas)
 		if err == nil {
+			if pending != nil {
+				pending.amount = 0 // written with this admission
+			}
 			s.taken = append(s.taken, taken{op: op, levelsAt: s.recordLevels(op, states, now, out)})
 			return opAdmitted, 0, nil
 		}
@@ -197,7 +210,9 @@ func (s *Store) undo(ops []taken, now int64, out *sharedstore.Outcome, onlyConcu
 		if onlyConcurrency && t.op.Kind != sharedstore.KindConcurrency {
 			continue
 		}
-		states, ok := s.change(t.op.Key, t.op.Limits, changeGive, units(t.op), 0, 0, now)
+		// Immediate, and with nothing to fold: the op's own admission just
+		// wrote its bucket's pending refund.
+		states, ok := s.change(t.op.Key, t.op.Limits, changeGive, units(t.op), 0, 0, now, nil)
 		if ok && out != nil && t.levelsAt >= 0 {
 			for i, l := range t.op.Limits {
 				if j := t.levelsAt + i; j < len(out.Levels) && i < len(states) {

@@ -20,7 +20,12 @@ const (
 // nothing was changed: a missing key has nothing to give back, a value that
 // is not ours is left alone, and contention past endAttempts drops the
 // change (the bucket then recovers by refill, as a lost settle would).
-func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, amount, actual int64, overage sharedstore.Overage, now int64) ([]bucket.State, bool) {
+//
+// pending (nil: none) is key's pending refund: it is folded in before the
+// change and spent when the write succeeds, so an overage charged at once
+// sees the level an immediate refund would have left (the skip rule reads
+// it) and the refund costs no call of its own.
+func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, amount, actual int64, overage sharedstore.Overage, now int64, pending *refund) ([]bucket.State, bool) {
 	n := len(limits)
 	if n == 0 || n > bucket.MaxLimits {
 		return nil, false
@@ -34,6 +39,7 @@ func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, 
 		if bucket.Decode(value, states) != nil {
 			return nil, false
 		}
+		fold(pending, states, now)
 		switch kind {
 		case changeGive:
 			bucket.Give(states, limits, amount, now)
@@ -43,6 +49,9 @@ func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, 
 		s.buf = bucket.AppendEncoded(s.buf[:0], states)
 		err = s.sd.Set(key, s.buf, cas)
 		if err == nil {
+			if pending != nil {
+				pending.amount = 0
+			}
 			return states, true
 		}
 		if !errors.Is(err, ErrCasMismatch) {
@@ -59,6 +68,10 @@ func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, 
 // concurrency unit comes back; the hold's SpendCost is added to its spend
 // counters of the call's start periods. A hold of another backend is
 // not this store's to end.
+//
+// A refund (usage at or under the reservation) is pending in the VM until
+// the bucket's next admission here or the next Flush (refund.go); an
+// overage, the concurrency units and the spend cost are written at once.
 func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	if h.Backend != sharedstore.BackendLocal {
 		return
@@ -67,17 +80,26 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	now := s.now()
 	for i := range h.Entries {
 		e := &h.Entries[i]
-		switch e.Kind {
-		case sharedstore.KindTokens:
-			s.change(e.Key, e.Limits, changeSettle, e.Amount, actual, h.Overage, now)
-		case sharedstore.KindConcurrency:
-			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, now)
+		switch {
+		case e.Kind == sharedstore.KindTokens && max(actual, 0) <= max(e.Amount, 0):
+			// Settle with usage at or under the reservation is exactly a
+			// give-back of the difference (bucket.Settle): it waits.
+			s.refund(e.Key, e.Limits, max(e.Amount, 0)-max(actual, 0), now)
+		case e.Kind == sharedstore.KindTokens:
+			// An overage is charged at once: a charge left pending could be
+			// lost, and the tokens would be free.
+			s.change(e.Key, e.Limits, changeSettle, e.Amount, actual, h.Overage, now, s.pendingRefund(e.Key))
+		case e.Kind == sharedstore.KindConcurrency:
+			// Concurrency units come back at once: another worker's request
+			// may be waiting for this very unit.
+			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, now, nil)
 		}
 	}
 }
 
 // Release ends a hold that will never report usage (failure, cut stream,
-// cache hit): every token and concurrency unit comes back.
+// cache hit): every token and concurrency unit comes back, the tokens as a
+// pending refund (refund.go), the concurrency units at once.
 func (s *Store) Release(h sharedstore.Hold) {
 	if h.Backend != sharedstore.BackendLocal {
 		return
@@ -87,9 +109,9 @@ func (s *Store) Release(h sharedstore.Hold) {
 		e := &h.Entries[i]
 		switch e.Kind {
 		case sharedstore.KindTokens:
-			s.change(e.Key, e.Limits, changeGive, e.Amount, 0, 0, now)
+			s.refund(e.Key, e.Limits, e.Amount, now)
 		case sharedstore.KindConcurrency:
-			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, now)
+			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, now, nil)
 		}
 	}
 }

@@ -196,6 +196,7 @@ func levelsExplainedBySettledUsage(t *testing.T, overage sharedstore.Overage, se
 	for _, h := range holds {
 		f.store.Release(h.hold)
 	}
+	f.store.Flush() // refunds reach shared data on the tick
 	for key, limits := range limitsOf {
 		got := levels(t, f.sd, sharedstore.Op{Key: key, Limits: limits})
 		if got == nil {

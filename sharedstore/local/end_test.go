@@ -25,6 +25,7 @@ func TestSettleRefundsUnusedAndChargesOverage(t *testing.T) {
 			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
 			require.True(t, out.Admitted())
 			f.store.Settle(out.Hold, c.actual)
+			f.store.Flush() // a refund reaches shared data on the tick
 			require.Equal(t, c.after, levels(t, f.sd, key))
 		})
 	}
@@ -123,6 +124,7 @@ func TestReleaseGivesBackTheWholeHold(t *testing.T) {
 	require.True(t, out.Admitted())
 
 	f.store.Release(out.Hold)
+	f.store.Flush() // a refund reaches shared data on the tick
 	require.Equal(t, []float64{1000, 5000}, levels(t, f.sd, global))
 	require.Equal(t, []float64{600}, levels(t, f.sd, key))
 }
@@ -164,6 +166,7 @@ func TestSettleUsesTheRecordedParametersAfterAReload(t *testing.T) {
 	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{after}}).Admitted())
 
 	f.store.Settle(out.Hold, 100)
+	f.store.Flush() // a refund reaches shared data on the tick
 	require.Equal(t, []float64{900}, levels(t, f.sd, before), "refunded up to the recorded capacity of 1000, not the live 100")
 	require.Equal(t, []float64{50}, levels(t, f.sd, after), "the new bucket is untouched by the old hold")
 }

@@ -63,6 +63,13 @@ type Store struct {
 	spare *Spare
 	// spendKeys caches built spend counter keys (see counterKey).
 	spendKeys map[spendKeyRef]string
+
+	// refunds are the token refunds not yet in shared data, by bucket key
+	// (refund.go); spareRefunds are removed entries kept for reuse.
+	refunds      map[string]*refund
+	spareRefunds []*refund
+	// closed: no tick will flush this store, so refunds are written at once.
+	closed bool
 }
 
 // taken is an op this admission charged, kept so a later refusal can give

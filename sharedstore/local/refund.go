@@ -1,0 +1,169 @@
+package local
+
+import (
+	"math"
+	"strings"
+
+	"github.com/tokenbudget/tokenbudget/shared/bucket"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
+
+// Token refunds (a settlement under its reservation, a release) are pending
+// in the VM rather than written at once: Envoy's shared data is one mutex
+// for every worker, and a refund written on its own costs a get and a set
+// per token bucket per request. The next admission of the same bucket by
+// this VM folds the refund into its own compare-and-swap, and Flush (the
+// root's tick) writes what is left, so other workers see a refund at most
+// one tick late and this VM sees it at once. DECISIONS.md, "Refunds reach
+// shared data with the next admission or the tick".
+
+// maxPendingRefunds bounds the buckets with a pending refund. A worker
+// settles on a handful of shared buckets (global, model, team) and one per
+// caller (key, user, client): 1024 is the callers of a busy worker in one
+// 500 ms tick, and about 300 KiB at most (an entry is its key and
+// MaxLimits Limits). Past it a refund is written at once, as before, so the
+// bound caps the saving, never correctness.
+const maxPendingRefunds = 1024
+
+// refund is one bucket's pending give-back. It keeps its own copy of the
+// hold's Limits (a hold's slices are reused once it ends); the map keeps a
+// copy of the key.
+type refund struct {
+	limits [bucket.MaxLimits]sharedstore.Limit
+	n      int
+	amount int64
+	// touched: a refund was added since the last Flush. An entry left
+	// untouched for a whole tick is removed, so cold buckets leave the
+	// table while a hot one keeps its entry and allocates nothing.
+	touched bool
+}
+
+func (r *refund) Limits() []sharedstore.Limit { return r.limits[:r.n] }
+
+// sameLimits reports that limits are the ones r was recorded with.
+func (r *refund) sameLimits(limits []sharedstore.Limit) bool {
+	if len(limits) != r.n {
+		return false
+	}
+	for i, l := range limits {
+		if l != r.limits[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// pendingRefund is key's pending refund entry, nil when it has none. The
+// entry may hold a zero amount.
+func (s *Store) pendingRefund(key string) *refund {
+	if len(s.refunds) == 0 {
+		return nil
+	}
+	return s.refunds[key]
+}
+
+// fold gives r's pending amount back to states (decoded, not yet written):
+// the write that follows carries the refund, so it costs no call of its own.
+// The caller zeroes r.amount once that write succeeded.
+func fold(r *refund, states []bucket.State, now int64) {
+	if r != nil && r.amount > 0 {
+		bucket.Give(states, r.Limits(), r.amount, now)
+	}
+}
+
+// refund gives amount back to key's bucket: pending when the table has room
+// (or already holds key) and the store is not closed, else at once.
+func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now int64) {
+	if amount <= 0 {
+		return // an exact usage only refills, which is lazy: nothing to write
+	}
+	n := len(limits)
+	if n == 0 || n > bucket.MaxLimits {
+		return // as change: nothing was charged on such an op
+	}
+	if s.closed {
+		s.change(key, limits, changeGive, amount, 0, 0, now, nil)
+		return
+	}
+	r := s.pendingRefund(key)
+	if r != nil && !r.sameLimits(limits) {
+		// Another hold's parameters on the same key (a fallback plan sized
+		// differently): a sum on one set of Limits would cap it wrongly, so
+		// what was pending is written first and the entry takes these.
+		if r.amount > 0 {
+			s.change(key, r.Limits(), changeGive, r.amount, 0, 0, now, nil)
+			r.amount = 0
+		}
+		r.n = copy(r.limits[:], limits)
+	}
+	if r == nil {
+		if len(s.refunds) >= maxPendingRefunds {
+			s.change(key, limits, changeGive, amount, 0, 0, now, nil)
+			return
+		}
+		if s.refunds == nil {
+			s.refunds = make(map[string]*refund, 16)
+		}
+		if k := len(s.spareRefunds); k > 0 {
+			r, s.spareRefunds[k-1] = s.spareRefunds[k-1], nil
+			s.spareRefunds = s.spareRefunds[:k-1]
+			*r = refund{}
+		} else {
+			r = &refund{}
+		}
+		r.n = copy(r.limits[:], limits)
+		// The key is copied: a hold's key may view memory the request reuses.
+		s.refunds[strings.Clone(key)] = r
+	}
+	// Saturating: past a bucket's capacity more changes nothing.
+	r.amount += min(amount, math.MaxInt64-r.amount)
+	r.touched = true
+}
+
+// Flush writes every pending refund to shared data, each in its own
+// compare-and-swap loop as a give-back was written before refunds waited,
+// and empties the table. The root calls it on every tick, so another worker
+// sees a refund at most one tick late. Contention past endAttempts drops a
+// refund, as it dropped one written at once.
+func (s *Store) Flush() {
+	if len(s.refunds) == 0 {
+		return
+	}
+	now := s.now()
+	for key, r := range s.refunds {
+		if r.amount > 0 {
+			s.change(key, r.Limits(), changeGive, r.amount, 0, 0, now, nil)
+			r.amount = 0
+		} else if !r.touched {
+			delete(s.refunds, key)
+			if len(s.spareRefunds) < maxSpareRefunds {
+				s.spareRefunds = append(s.spareRefunds, r)
+			}
+			continue
+		}
+		r.touched = false
+	}
+}
+
+// maxSpareRefunds bounds the removed entries kept for reuse.
+const maxSpareRefunds = 64
+
+// Close flushes and makes every later refund immediate: no tick follows
+// (the plugin is done, or a reload retired this store while its streams
+// may still settle here).
+func (s *Store) Close() {
+	s.Flush()
+	s.closed = true
+}
+
+// PendingRefunds is the number of buckets with a refund not yet in shared
+// data, for tests and metrics.
+func (s *Store) PendingRefunds() int {
+	n := 0
+	for _, r := range s.refunds {
+		if r.amount > 0 {
+			n++
+		}
+	}
+	return n
+}
