@@ -36,3 +36,19 @@ func FuzzGarbageInSharedDataNeverPanics(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPendingRefundsFlushToImmediateLevels drives the pending refunds with
+// arbitrary sequences of admissions, settlements, releases, clock moves and
+// flushes (see refundOps): every answer, and every level after a flush,
+// must be what a store writing each refund at once gives.
+func FuzzPendingRefundsFlushToImmediateLevels(f *testing.F) {
+	f.Add([]byte{0, 29, 3, 16, 0, 155, 2, 73, 0, 39, 4, 74, 1, 32, 4, 56, 1, 127, 4, 174, 3, 131, 4, 249})
+	f.Add([]byte{0, 200, 0, 200, 2, 1, 5, 200, 2, 3, 4, 9, 0, 1})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 2048 {
+			ops = ops[:2048]
+		}
+		refundOps(t, ops)
+	})
+}
