@@ -43,6 +43,9 @@ func (l *ledger) level(key string) int64 {
 	// end of the stream (Envoy gives no ordering either): wait until every
 	// earlier stream is done, and so settled, before reading the level.
 	require.Eventually(l.t, func() bool { return l.g.Host().OpenStreams() == 0 }, 5*time.Second, time.Millisecond)
+	// The probe may run on another worker than the settlement, which sees
+	// its refund once a tick has written it to shared data.
+	l.g.Host().Tick()
 	r := post(l.t, l.g, "/v1/chat/completions", key, probeBody, "x-mock-output-tokens", "0")
 	require.Equal(l.t, 200, r.status, string(r.body))
 	return atoi(l.t, r.header.Get("x-ratelimit-tokens-remaining")) + l.reserve

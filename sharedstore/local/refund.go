@@ -157,7 +157,7 @@ func (s *Store) Close() {
 }
 
 // PendingRefunds is the number of buckets with a refund not yet in shared
-// data, for tests and metrics.
+// data, for tests.
 func (s *Store) PendingRefunds() int {
 	n := 0
 	for _, r := range s.refunds {
