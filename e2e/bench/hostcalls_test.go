@@ -17,9 +17,9 @@ var hostCallCases = []struct {
 	config string
 	max    int64 // host calls one steady-state request may make
 }{
-	{"2 dimensions", budgetConfig, 22},
-	{"6 dimensions", sixDimensionConfig(tokenLimits), 31},
-	{"6 dimensions + request counts", sixDimensionConfig(tokenLimits + ", " + requestLimits), 52},
+	{"2 dimensions", budgetConfig, 21},
+	{"6 dimensions", sixDimensionConfig(tokenLimits), 30},
+	{"6 dimensions + request counts", sixDimensionConfig(tokenLimits + ", " + requestLimits), 51},
 }
 
 // callsPerRequest runs warm requests through d and returns the host calls

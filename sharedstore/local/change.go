@@ -77,22 +77,22 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 		return
 	}
 	s.postflight(&h.Spend, h.SpendCost)
-	now := s.now()
+	var now int64 // read once, when a write needs it: a refund that waits does not
 	for i := range h.Entries {
 		e := &h.Entries[i]
 		switch {
 		case e.Kind == sharedstore.KindTokens && max(actual, 0) <= max(e.Amount, 0):
 			// Settle with usage at or under the reservation is exactly a
 			// give-back of the difference (bucket.Settle): it waits.
-			s.refund(e.Key, e.Limits, max(e.Amount, 0)-max(actual, 0), now)
+			s.refund(e.Key, e.Limits, max(e.Amount, 0)-max(actual, 0), &now)
 		case e.Kind == sharedstore.KindTokens:
 			// An overage is charged at once: a charge left pending could be
 			// lost, and the tokens would be free.
-			s.change(e.Key, e.Limits, changeSettle, e.Amount, actual, h.Overage, now, s.pendingRefund(e.Key))
+			s.change(e.Key, e.Limits, changeSettle, e.Amount, actual, h.Overage, s.clock(&now), s.pendingRefund(e.Key))
 		case e.Kind == sharedstore.KindConcurrency:
 			// Concurrency units come back at once: another worker's request
 			// may be waiting for this very unit.
-			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, now, nil)
+			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, s.clock(&now), nil)
 		}
 	}
 }
@@ -104,14 +104,24 @@ func (s *Store) Release(h sharedstore.Hold) {
 	if h.Backend != sharedstore.BackendLocal {
 		return
 	}
-	now := s.now()
+	var now int64 // read once, when a write needs it
 	for i := range h.Entries {
 		e := &h.Entries[i]
 		switch e.Kind {
 		case sharedstore.KindTokens:
-			s.refund(e.Key, e.Limits, e.Amount, now)
+			s.refund(e.Key, e.Limits, e.Amount, &now)
 		case sharedstore.KindConcurrency:
-			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, now, nil)
+			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, s.clock(&now), nil)
 		}
 	}
+}
+
+// clock is the time *now holds, read from the store's clock the first
+// time it is needed (0: not read yet). Each read is a host call in the VM,
+// and an end of a hold whose refunds all wait writes nothing that needs it.
+func (s *Store) clock(now *int64) int64 {
+	if *now == 0 {
+		*now = s.now()
+	}
+	return *now
 }

@@ -68,6 +68,9 @@ type Store struct {
 	// (refund.go); spareRefunds are removed entries kept for reuse.
 	refunds      map[string]*refund
 	spareRefunds []*refund
+	// recent are entries of refunds found again without the map.
+	recent     [recentRefunds]*refund
+	recentNext uint8
 	// closed: no tick will flush this store, so refunds are written at once.
 	closed bool
 }

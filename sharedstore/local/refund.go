@@ -29,6 +29,7 @@ const maxPendingRefunds = 1024
 // hold's Limits (a hold's slices are reused once it ends); the map keeps a
 // copy of the key.
 type refund struct {
+	key    string // the map's own copy
 	limits [bucket.MaxLimits]sharedstore.Limit
 	n      int
 	amount int64
@@ -45,8 +46,8 @@ func (r *refund) sameLimits(limits []sharedstore.Limit) bool {
 	if len(limits) != r.n {
 		return false
 	}
-	for i, l := range limits {
-		if l != r.limits[i] {
+	for i := range limits { // by index: in the VM a Limit copied out is a memory.copy
+		if limits[i] != r.limits[i] {
 			return false
 		}
 	}
@@ -59,7 +60,37 @@ func (s *Store) pendingRefund(key string) *refund {
 	if len(s.refunds) == 0 {
 		return nil
 	}
-	return s.refunds[key]
+	for _, r := range &s.recent {
+		if r != nil && sameKey(r.key, key) {
+			return r
+		}
+	}
+	r := s.refunds[key]
+	if r != nil {
+		s.remember(r)
+	}
+	return r
+}
+
+// recentRefunds is how many entries the store finds without the map: in
+// the VM a map lookup of a bucket key costs about 1.9 k instructions, and a
+// worker's requests settle and admit on the same few buckets (six
+// dimensions with request counts are twelve) again and again.
+const recentRefunds = 16
+
+// remember puts r in the recent entries, in place of the oldest.
+func (s *Store) remember(r *refund) {
+	s.recent[s.recentNext%recentRefunds] = r
+	s.recentNext++
+}
+
+// forgetRecent empties the recent entries, as an entry leaves the map.
+func (s *Store) forgetRecent() { s.recent = [recentRefunds]*refund{} }
+
+// sameKey is a == b, deciding most unequal bucket keys on their length and
+// last byte: keys of one dimension differ in the identity that ends them.
+func sameKey(a, b string) bool {
+	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1]) && a == b
 }
 
 // fold gives r's pending amount back to states (decoded, not yet written):
@@ -73,7 +104,7 @@ func fold(r *refund, states []bucket.State, now int64) {
 
 // refund gives amount back to key's bucket: pending when the table has room
 // (or already holds key) and the store is not closed, else at once.
-func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now int64) {
+func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now *int64) {
 	if amount <= 0 {
 		return // an exact usage only refills, which is lazy: nothing to write
 	}
@@ -82,7 +113,7 @@ func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now
 		return // as change: nothing was charged on such an op
 	}
 	if s.closed {
-		s.change(key, limits, changeGive, amount, 0, 0, now, nil)
+		s.change(key, limits, changeGive, amount, 0, 0, s.clock(now), nil)
 		return
 	}
 	r := s.pendingRefund(key)
@@ -91,14 +122,14 @@ func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now
 		// differently): a sum on one set of Limits would cap it wrongly, so
 		// what was pending is written first and the entry takes these.
 		if r.amount > 0 {
-			s.change(key, r.Limits(), changeGive, r.amount, 0, 0, now, nil)
+			s.change(key, r.Limits(), changeGive, r.amount, 0, 0, s.clock(now), nil)
 			r.amount = 0
 		}
 		r.n = copy(r.limits[:], limits)
 	}
 	if r == nil {
 		if len(s.refunds) >= maxPendingRefunds {
-			s.change(key, limits, changeGive, amount, 0, 0, now, nil)
+			s.change(key, limits, changeGive, amount, 0, 0, s.clock(now), nil)
 			return
 		}
 		if s.refunds == nil {
@@ -113,7 +144,9 @@ func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now
 		}
 		r.n = copy(r.limits[:], limits)
 		// The key is copied: a hold's key may view memory the request reuses.
-		s.refunds[strings.Clone(key)] = r
+		r.key = strings.Clone(key)
+		s.refunds[r.key] = r
+		s.remember(r)
 	}
 	// Saturating: past a bucket's capacity more changes nothing.
 	r.amount += min(amount, math.MaxInt64-r.amount)
@@ -129,13 +162,14 @@ func (s *Store) Flush() {
 	if len(s.refunds) == 0 {
 		return
 	}
-	now := s.now()
+	var now int64 // read when the first refund is written
 	for key, r := range s.refunds {
 		if r.amount > 0 {
-			s.change(key, r.Limits(), changeGive, r.amount, 0, 0, now, nil)
+			s.change(key, r.Limits(), changeGive, r.amount, 0, 0, s.clock(&now), nil)
 			r.amount = 0
 		} else if !r.touched {
 			delete(s.refunds, key)
+			s.forgetRecent()
 			if len(s.spareRefunds) < maxSpareRefunds {
 				s.spareRefunds = append(s.spareRefunds, r)
 			}

@@ -424,3 +424,55 @@ func TestLevelsAfterFlushEqualImmediateSettlement(t *testing.T) {
 		})
 	}
 }
+
+// An entry that leaves the table (idle for a tick) must not be found again
+// through the store's recent entries: a refund added to it would never be
+// flushed, and the caller would lose those tokens.
+func TestARefundAfterItsEntryLeftTheTableIsStillWritten(t *testing.T) {
+	f := newCountingFixture()
+	idle := tokens("api_key", "h1", 300, minute(600))
+	busy := tokens("api_key", "h2", 300, minute(600))
+	settle := func(op sharedstore.Op) {
+		out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
+		require.True(t, out.Admitted())
+		f.store.Settle(out.Hold, 100) // a refund of 200, pending
+	}
+	settle(idle)
+	settle(busy)
+	f.store.Flush() // both written
+	settle(busy)    // the busy bucket keeps its entry
+	f.store.Flush() // the idle one leaves the table
+
+	settle(idle)
+	require.Equal(t, 1, f.store.PendingRefunds(), "the idle bucket's new refund waits in the table")
+	f.store.Flush()
+	require.Equal(t, []float64{400}, levels(t, f.sd.SharedData, idle), "600-300+200-300+200")
+}
+
+// The store's clock is a host call in the VM: ending a hold whose refunds
+// all wait reads it not at all, and one that writes reads it once.
+func TestEndingAHoldReadsTheClockOnlyForAWrite(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		end   func(s *local.Store, h sharedstore.Hold)
+		reads int
+	}{
+		{"refunds that wait", func(s *local.Store, h sharedstore.Hold) { s.Settle(h, 100) }, 0},
+		{"a release that waits", func(s *local.Store, h sharedstore.Hold) { s.Release(h) }, 0},
+		{"an overage on both buckets", func(s *local.Store, h sharedstore.Hold) { s.Settle(h, 400) }, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clk := &clock{t: 1_700_000_000 * sec}
+			reads := 0
+			store := local.New(localtest.New(), func() int64 { reads++; return clk.now() }, 0)
+			plan := sharedstore.Plan{Tokens: []sharedstore.Op{
+				tokens("global", "", 300, minute(1000)), tokens("api_key", "h1", 300, minute(600)),
+			}}
+			out := admit(t, store, plan)
+			require.True(t, out.Admitted())
+			reads = 0
+			c.end(store, out.Hold)
+			require.Equal(t, c.reads, reads)
+		})
+	}
+}
