@@ -84,6 +84,20 @@ func admit(t testing.TB, s *local.Store, plan sharedstore.Plan) sharedstore.Outc
 // levels reads op's bucket levels straight from shared data (nil: never created).
 func levels(t testing.TB, sd *localtest.SharedData, op sharedstore.Op) []float64 {
 	t.Helper()
+	states := storedStates(t, sd, op)
+	if states == nil {
+		return nil
+	}
+	out := make([]float64, len(states))
+	for i, s := range states {
+		out[i] = s.Level
+	}
+	return out
+}
+
+// storedStates decodes op's bucket as shared data holds it (nil: never created).
+func storedStates(t testing.TB, sd *localtest.SharedData, op sharedstore.Op) []bucket.State {
+	t.Helper()
 	value, _, err := sd.Get(op.Key)
 	if err == local.ErrNotFound {
 		return nil
@@ -91,9 +105,5 @@ func levels(t testing.TB, sd *localtest.SharedData, op sharedstore.Op) []float64
 	require.NoError(t, err)
 	states := make([]bucket.State, len(op.Limits))
 	require.NoError(t, bucket.Decode(value, states))
-	out := make([]float64, len(states))
-	for i, s := range states {
-		out[i] = s.Level
-	}
-	return out
+	return states
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
@@ -397,13 +396,10 @@ func refundOps(t *testing.T, b []byte) {
 // a refund written later has refilled the stored level later too.
 func levelsAt(t testing.TB, sd *localtest.SharedData, op sharedstore.Op, now int64) []float64 {
 	t.Helper()
-	value, _, err := sd.Get(op.Key)
-	if err == local.ErrNotFound {
+	states := storedStates(t, sd, op)
+	if states == nil {
 		return nil
 	}
-	require.NoError(t, err)
-	states := make([]bucket.State, len(op.Limits))
-	require.NoError(t, bucket.Decode(value, states))
 	out := make([]float64, len(states))
 	for i := range states {
 		states[i].Refill(op.Limits[i], now)
