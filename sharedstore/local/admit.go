@@ -112,7 +112,10 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 		return opFailed, 0, errs.New("admit " + op.Dimension.String() + ": too many limits on one op")
 	}
 	states := s.states[:n]
-	pending := s.pendingRefund(op.Key)
+	var pending *refund // only token buckets get refunds, so only they look
+	if op.Kind == sharedstore.KindTokens {
+		pending = s.pendingRefund(op.Key)
+	}
 	for attempt := 0; attempt < admitAttempts; attempt++ {
 		value, cas, err := s.sd.Get(op.Key)
 		fresh := errors.Is(err, ErrNotFound)

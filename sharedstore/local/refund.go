@@ -154,10 +154,12 @@ func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now
 }
 
 // Flush writes every pending refund to shared data, each in its own
-// compare-and-swap loop as a give-back was written before refunds waited,
-// and empties the table. The root calls it on every tick, so another worker
-// sees a refund at most one tick late. Contention past endAttempts drops a
-// refund, as it dropped one written at once.
+// compare-and-swap loop as a give-back was written before refunds waited.
+// Entries stay, their amounts zeroed, so a hot bucket allocates nothing;
+// an entry that had no refund for a whole tick leaves the table. The root
+// calls it on every tick, so another worker sees a refund at most one tick
+// late. Contention past endAttempts drops a refund, as it dropped one
+// written at once.
 func (s *Store) Flush() {
 	if len(s.refunds) == 0 {
 		return
