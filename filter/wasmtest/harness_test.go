@@ -125,16 +125,23 @@ func (r reply) json(t testing.TB) map[string]any {
 
 func (x *harness) do(c call) reply {
 	x.t.Helper()
+	if c.worker == 0 {
+		c.worker = -1
+	}
+	return x.doOn(c.worker, c)
+}
+
+// doOn is do on worker w, where do's zero worker means round robin (-1
+// here), so that worker 0 can be named.
+func (x *harness) doOn(w int, c call) reply {
+	x.t.Helper()
 	if c.path == "" {
 		c.path = "/v1/chat/completions"
 	}
 	if c.source == "" {
 		c.source = "10.1.2.3:40000"
 	}
-	if c.worker == 0 {
-		c.worker = -1
-	}
-	s := x.h.NewStream(host.StreamInfo{Worker: c.worker, SourceAddress: c.source})
+	s := x.h.NewStream(host.StreamInfo{Worker: w, SourceAddress: c.source})
 	out := x.play(s, c)
 	s.Done()
 	if v, ok := s.FilterState("tokenbudget"); ok {

@@ -5,20 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/envoy/host"
 )
-
-// doOn is do on worker w (do's zero worker means round robin).
-func (x *harness) doOn(w int, c call) reply {
-	x.t.Helper()
-	if c.path == "" {
-		c.path = "/v1/chat/completions"
-	}
-	s := x.h.NewStream(host.StreamInfo{Worker: w, SourceAddress: "10.1.2.3:40000"})
-	out := x.play(s, c)
-	s.Done()
-	return out
-}
 
 // A settlement's refund waits in its worker VM: that worker's next request
 // on the bucket writes it with its own admission, and the tick writes it
