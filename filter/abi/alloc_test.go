@@ -92,3 +92,30 @@ func TestAnOversizedScratchReadIsAllocatedAsUsual(t *testing.T) {
 	require.True(t, ok)
 	require.Len(t, got, maxScratch+1)
 }
+
+// A scratch read that asks for room gets its buffer past the room before
+// it, with the room after it inside the scratch buffer too, and hands it
+// back from there; the room is that read's alone.
+func TestAScratchReadWithRoomIsServedInsideIt(t *testing.T) {
+	var a allocator
+	a.reuse, a.room = true, [2]int{16, 300}
+	b := a.alloc(5)
+	copy(b, "hello")
+	require.GreaterOrEqual(t, len(a.scratch), 16+5+300)
+	require.Equal(t, addrOf(a.scratch[16:]), addrOf(b))
+	got, ok := a.take(addrOf(b), 5)
+	require.True(t, ok)
+	require.Equal(t, "hello", string(got))
+
+	a.reuse = true
+	c := a.alloc(3)
+	require.Equal(t, addrOf(a.scratch), addrOf(c), "the next scratch read starts at the buffer again")
+	_, ok = a.take(addrOf(c), 3)
+	require.True(t, ok)
+
+	a.room = [2]int{8, 8}
+	a.take(0, 0)
+	a.reuse = true
+	d := a.alloc(3)
+	require.Equal(t, addrOf(a.scratch), addrOf(d), "a call that ends without allocating drops its room")
+}

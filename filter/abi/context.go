@@ -86,6 +86,23 @@ type ScratchReader interface {
 	AppendHeaders(dst [][2]string, m MapType) ([][2]string, Status)
 }
 
+// HeaderAdder is a Host that can add headers to a map in two host calls
+// whatever their number: it lists the map and writes it back whole
+// (proxy_set_header_map_pairs, with which Envoy removes every header, then
+// adds each pair), the listed headers first, as listed, then add's. Each of
+// add's headers replaces every value of its name, as ReplaceHeader does. A
+// replace per header costs a host call each, and a merge that leaves the
+// listed headers where the host wrote them costs less than two of them.
+type HeaderAdder interface {
+	// AddHeaders writes map m back with add after its own headers and
+	// appends to dst the map's own headers that stay (those add does not
+	// name), for reads within the callback: the map as written is those,
+	// then add. Their strings are valid only until the next scratch read
+	// (see ScratchReader). On a failure nothing was written and dst comes
+	// back as given.
+	AddHeaders(dst [][2]string, m MapType, add []Pair) ([][2]string, Status)
+}
+
 // The binding dispatches every callback to the SDK's context interfaces
 // (types.VMContext, types.PluginContext, types.HttpContext; see dispatch.go).
 // Envoy calls three callbacks those interfaces leave out; a context that

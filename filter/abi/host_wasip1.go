@@ -29,7 +29,10 @@ const (
 
 func init() { host = &wasmHost{} }
 
-var _ ScratchReader = (*wasmHost)(nil)
+var (
+	_ ScratchReader = (*wasmHost)(nil)
+	_ HeaderAdder   = (*wasmHost)(nil)
+)
 
 //go:wasmexport proxy_on_memory_allocate
 func proxyOnMemoryAllocate(size uint32) unsafe.Pointer {
@@ -113,6 +116,39 @@ func (*wasmHost) AppendHeaders(dst [][2]string, m MapType) ([][2]string, Status)
 		return dst, StatusSerializationFailure
 	}
 	return pairs, StatusOK
+}
+
+// AddHeaders implements HeaderAdder. The map is listed into the scratch
+// buffer with room around it for add, and merged there in place when it
+// holds none of add's names (see mergeInPlace); otherwise it is encoded
+// afresh without them.
+func (*wasmHost) AddHeaders(dst [][2]string, m MapType, add []Pair) ([][2]string, Status) {
+	r := roomFor(add)
+	before, after := r.before, r.after
+	mem.reuse, mem.room = true, [2]int{before, after}
+	b, st := returned(proxyGetHeaderMapPairs(uint32(m), &retData, &retSize))
+	if st != StatusOK {
+		return dst, st
+	}
+	var kept [][2]string
+	var enc []byte
+	ok := false
+	if s := mem.scratch; len(b) > 0 && len(b) <= len(s)-before-after && &s[before] == &b[0] {
+		kept, enc, ok = mergeInPlace(dst, s[:before+len(b)+after], len(b), add, r)
+	}
+	if !ok {
+		listed, valid := appendDecodedPairs(nil, b)
+		if !valid {
+			return dst, StatusSerializationFailure
+		}
+		if kept, enc, ok = mergeFresh(dst, listed, add); !ok {
+			return dst, StatusBadArgument
+		}
+	}
+	if st := Status(proxySetHeaderMapPairs(uint32(m), bytesArg(enc))); st != StatusOK {
+		return dst, st
+	}
+	return kept, StatusOK
 }
 
 func (*wasmHost) GetBuffer(b BufferType, start, maxSize int) ([]byte, Status) {

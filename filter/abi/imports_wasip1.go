@@ -44,6 +44,9 @@ func proxyRemoveHeaderMapValue(m uint32, key string) uint32
 //go:wasmimport env proxy_get_header_map_pairs
 func proxyGetHeaderMapPairs(m uint32, retData *uint32, retSize *uint32) uint32
 
+//go:wasmimport env proxy_set_header_map_pairs
+func proxySetHeaderMapPairs(m uint32, pairs string) uint32
+
 //go:wasmimport env proxy_get_buffer_bytes
 func proxyGetBufferBytes(b uint32, start uint32, maxSize uint32, retData *uint32, retSize *uint32) uint32
 
