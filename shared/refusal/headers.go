@@ -2,6 +2,7 @@ package refusal
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
@@ -23,6 +24,24 @@ var familyNames = [...][3]string{
 	familyRequestsDay:    {"x-ratelimit-requests-day-limit", "x-ratelimit-requests-day-remaining", "x-ratelimit-requests-day-reset"},
 	familyTokensMinute:   {"x-ratelimit-tokens-limit", "x-ratelimit-tokens-remaining", "x-ratelimit-tokens-reset"},
 	familyTokensDay:      {"x-ratelimit-tokens-day-limit", "x-ratelimit-tokens-day-remaining", "x-ratelimit-tokens-day-reset"},
+}
+
+// MayWrite says whether name may be one of the success headers
+// (AppendSuccess, AppendSpendHeaders and AppendCompatHeaders write them):
+// each is "ratelimit", "ratelimit-policy", or starts with "x-ratelimit-" or
+// "x-spend-". A reader of the response that does not see the headers the
+// filter wrote asks it to know when to look among them; most names it
+// turns away at the first byte.
+func MayWrite(name string) bool {
+	switch {
+	case len(name) < len("ratelimit"):
+		return false
+	case name[0] == 'x':
+		return strings.HasPrefix(name, "x-ratelimit-") || strings.HasPrefix(name, "x-spend-")
+	case name[0] == 'r':
+		return name == "ratelimit" || name == "ratelimit-policy"
+	}
+	return false
 }
 
 // familyOf maps a bucket period to its header family; concurrency has none.
