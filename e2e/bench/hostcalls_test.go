@@ -17,9 +17,9 @@ var hostCallCases = []struct {
 	config string
 	max    int64 // host calls one steady-state request may make
 }{
-	{"2 dimensions", budgetConfig, 21},
-	{"6 dimensions", sixDimensionConfig(tokenLimits), 30},
-	{"6 dimensions + request counts", sixDimensionConfig(tokenLimits + ", " + requestLimits), 51},
+	{"2 dimensions", budgetConfig, 13},
+	{"6 dimensions", sixDimensionConfig(tokenLimits), 22},
+	{"6 dimensions + request counts", sixDimensionConfig(tokenLimits + ", " + requestLimits), 34},
 }
 
 // callsPerRequest runs warm requests through d and returns the host calls

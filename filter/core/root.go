@@ -57,6 +57,9 @@ type Root struct {
 	health  storeHealth // the fleet store's reachability, across reloads
 	// scratch is the host's scratch reads, nil when it has none.
 	scratch abi.ScratchReader
+	// adder writes a response's success headers in two host calls, nil
+	// when the host cannot (each is then a replace).
+	adder abi.HeaderAdder
 	// headers is reused for each admitted response's x-ratelimit-* headers.
 	headers refusal.HeaderBuffer
 	// free holds deleted streams nothing can reach any more, for reuse.
@@ -114,6 +117,7 @@ type vmRemote struct {
 // NewRoot makes the root of one plugin context (VM.NewPluginContext).
 func NewRoot(id uint32, h abi.Host) *Root {
 	sr, _ := h.(abi.ScratchReader)
+	ad, _ := h.(abi.HeaderAdder)
 	return &Root{
 		id:      id,
 		host:    h,
@@ -121,6 +125,7 @@ func NewRoot(id uint32, h abi.Host) *Root {
 		metrics: newMetricSet(h),
 		health:  storeHealth{h: h},
 		scratch: sr,
+		adder:   ad,
 		keys:    identity.NewKeyCache(maxCachedKeys),
 	}
 }
