@@ -91,8 +91,11 @@ type ScratchReader interface {
 // (proxy_set_header_map_pairs, with which Envoy removes every header, then
 // adds each pair), the listed headers first, as listed, then add's. Each of
 // add's headers replaces every value of its name, as ReplaceHeader does. A
-// replace per header costs a host call each, and a merge that leaves the
-// listed headers where the host wrote them costs less than two of them.
+// replace per header costs a host call each; the listing and the whole-map
+// write cost more than a call each, so this pays when several headers are
+// added or the caller reads the map from the listing too. The merge leaves
+// the listed headers where the host wrote them: only sizes and add's bytes
+// are copied.
 type HeaderAdder interface {
 	// AddHeaders writes map m back with add after its own headers and
 	// appends to dst the map's own headers that stay (those add does not

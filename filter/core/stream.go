@@ -170,9 +170,9 @@ func (f *effects) Release(hold *limit.Hold) { f.store.Release(*hold) }
 
 // SetResponseHeaders writes the success headers, each replacing every
 // value of its name. Through a HeaderAdder that is two host calls whatever
-// their number (a replace each cost ≈ 2.3 k instructions in the VM, the
-// merge less than two of them), and the response's headers as written are
-// then listed for the exchange's reads, which come next in the callback.
+// their number, and the response's own headers that stayed are then listed
+// for the exchange's four reads, which come next in the callback and so
+// cost no call either (BENCHMARKS.md section 28 has what each part costs).
 func (f *effects) SetResponseHeaders(headers []refusal.Header) {
 	s := (*Stream)(f)
 	if ad := s.root.adder; ad != nil {
