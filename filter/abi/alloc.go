@@ -23,9 +23,9 @@ type allocator struct {
 
 	reuse   bool
 	scratch []byte
-	// room is free space a scratch read asks for around its buffer:
+	// around is free space a scratch read asks for around its buffer:
 	// before it and after it, within the scratch buffer (HeaderAdder).
-	room [2]int
+	around [2]int
 	// lent says the running call was served the scratch buffer, which
 	// scratch itself keeps alive: it is not put on pending; lentAt is
 	// where in scratch the buffer starts.
@@ -42,8 +42,8 @@ const maxScratch = 64 << 10
 func (a *allocator) alloc(size int) []byte {
 	if a.reuse {
 		a.reuse = false
-		before, need := a.room[0], a.room[0]+size+a.room[1]
-		a.room = [2]int{}
+		before, need := a.around[0], a.around[0]+size+a.around[1]
+		a.around = [2]int{}
 		if size > 0 && need <= maxScratch {
 			if cap(a.scratch) < need {
 				a.scratch = make([]byte, max(need, 2*cap(a.scratch), 256))
@@ -65,7 +65,7 @@ func (a *allocator) alloc(size int) []byte {
 // pending buffer. ok is false when size > 0 and no pending buffer of at least
 // size bytes starts at addr: the host returned memory we did not give it.
 func (a *allocator) take(addr uintptr, size int) (b []byte, ok bool) {
-	a.reuse, a.room = false, [2]int{}
+	a.reuse, a.around = false, [2]int{}
 	if a.lent {
 		a.lent = false
 		if s := a.scratch[a.lentAt:]; size > 0 && size <= cap(s) && uintptr(unsafe.Pointer(unsafe.SliceData(s))) == addr {

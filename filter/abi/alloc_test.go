@@ -98,7 +98,7 @@ func TestAnOversizedScratchReadIsAllocatedAsUsual(t *testing.T) {
 // back from there; the room is that read's alone.
 func TestAScratchReadWithRoomIsServedInsideIt(t *testing.T) {
 	var a allocator
-	a.reuse, a.room = true, [2]int{16, 300}
+	a.reuse, a.around = true, [2]int{16, 300}
 	b := a.alloc(5)
 	copy(b, "hello")
 	require.GreaterOrEqual(t, len(a.scratch), 16+5+300)
@@ -113,7 +113,7 @@ func TestAScratchReadWithRoomIsServedInsideIt(t *testing.T) {
 	_, ok = a.take(addrOf(c), 3)
 	require.True(t, ok)
 
-	a.room = [2]int{8, 8}
+	a.around = [2]int{8, 8}
 	a.take(0, 0)
 	a.reuse = true
 	d := a.alloc(3)

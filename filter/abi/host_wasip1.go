@@ -125,7 +125,7 @@ func (*wasmHost) AppendHeaders(dst [][2]string, m MapType) ([][2]string, Status)
 func (*wasmHost) AddHeaders(dst [][2]string, m MapType, add []Pair) ([][2]string, Status) {
 	r := roomFor(add)
 	before, after := r.before, r.after
-	mem.reuse, mem.room = true, [2]int{before, after}
+	mem.reuse, mem.around = true, [2]int{before, after}
 	b, st := returned(proxyGetHeaderMapPairs(uint32(m), &retData, &retSize))
 	if st != StatusOK {
 		return dst, st
