@@ -125,6 +125,8 @@ bench: build
 # spend its time compiling the modules. Async preemption is off because
 # callgrind cannot follow the Go runtime's preemption signals.
 INSTR_REQUESTS ?= 200
+# INSTR_CONFIG picks the filter's config: empty (two dimensions), six or six+requests.
+INSTR_CONFIG ?=
 CGDIR := build/callgrind
 bench-instructions: build
 	@mkdir -p $(CGDIR) build/wasmcache && rm -f $(CGDIR)/callgrind.out*
@@ -132,12 +134,12 @@ bench-instructions: build
 	$(WASMENV) $(GO) build -buildmode=c-shared -o build/estvm.wasm ./e2e/bench/testdata/estvm
 	cd e2e/bench && TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
 		TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
-		TOKENBUDGET_INSTRUCTION_REQUESTS=2 \
+		TOKENBUDGET_INSTRUCTION_REQUESTS=2 TOKENBUDGET_INSTRUCTION_CONFIG=$(INSTR_CONFIG) \
 		../../build/bench.test -test.run '^TestInstructionCountPhasesAdmitEveryRequest$$' -test.count 1
 	cd e2e/bench && GODEBUG=asyncpreemptoff=1 TOKENBUDGET_WASM=$(CURDIR)/$(WASM) \
 		TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache \
 		TOKENBUDGET_ESTVM_WASM=$(CURDIR)/build/estvm.wasm \
-		TOKENBUDGET_INSTRUCTION_REQUESTS=$(INSTR_REQUESTS) valgrind --tool=callgrind -q \
+		TOKENBUDGET_INSTRUCTION_REQUESTS=$(INSTR_REQUESTS) TOKENBUDGET_INSTRUCTION_CONFIG=$(INSTR_CONFIG) valgrind --tool=callgrind -q \
 		--callgrind-out-file=$(CURDIR)/$(CGDIR)/callgrind.out \
 		../../build/bench.test -test.run '^TestInstructionCountPhases(AdmitEveryRequest|StreamEveryChunk)$$' -test.count 1
 	@awk -v n=$(INSTR_REQUESTS) '/^desc: Trigger: Client Request: / { m = $$NF } \

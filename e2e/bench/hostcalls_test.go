@@ -14,12 +14,13 @@ import (
 // budgets, and all six with request counts as well.
 var hostCallCases = []struct {
 	name   string
+	short  string // its name for TOKENBUDGET_INSTRUCTION_CONFIG
 	config string
 	max    int64 // host calls one steady-state request may make
 }{
-	{"2 dimensions", budgetConfig, 13},
-	{"6 dimensions", sixDimensionConfig(tokenLimits), 22},
-	{"6 dimensions + request counts", sixDimensionConfig(tokenLimits + ", " + requestLimits), 34},
+	{"2 dimensions", "", budgetConfig, 13},
+	{"6 dimensions", "six", sixDimensionConfig(tokenLimits), 22},
+	{"6 dimensions + request counts", "six+requests", sixDimensionConfig(tokenLimits + ", " + requestLimits), 34},
 }
 
 // callsPerRequest runs warm requests through d and returns the host calls

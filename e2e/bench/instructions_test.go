@@ -13,8 +13,15 @@ import (
 )
 
 // envInstructionRequests sets how many requests each measured phase of
-// TestInstructionCountPhasesAdmitEveryRequest runs (default 50).
-const envInstructionRequests = "TOKENBUDGET_INSTRUCTION_REQUESTS"
+// TestInstructionCountPhasesAdmitEveryRequest runs (default 50), and
+// envInstructionConfig which plugin config the filter runs: the two
+// dimensions of BenchmarkRequest (default), "six" (six dimensions with
+// token budgets) or "six+requests" (and request counts), the shapes
+// TestAMeteredRequestMakesFewHostCalls pins.
+const (
+	envInstructionRequests = "TOKENBUDGET_INSTRUCTION_REQUESTS"
+	envInstructionConfig   = "TOKENBUDGET_INSTRUCTION_CONFIG"
+)
 
 // TestInstructionCountPhasesAdmitEveryRequest is what `make
 // bench-instructions` runs under valgrind's callgrind: for the pass-through
@@ -31,7 +38,7 @@ func TestInstructionCountPhasesAdmitEveryRequest(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for _, module := range []string{passthrough, filter} {
-		d := newDriver(t, module, budgetConfig)
+		d := newDriver(t, module, instructionConfig(t))
 		e := exchange{key: "sk-bench", body: chatBody(t, 1<<10, false), chunks: [][]byte{chatResponse(256, 20)}}
 		req, resp := e.requestHeaders(), e.responseHeaders()
 		for range 10 {
@@ -79,6 +86,16 @@ func TestInstructionCountPhasesAdmitEveryRequest(t *testing.T) {
 
 // instructionPhaseCount is how many requests (or streams) each measured
 // phase runs: envInstructionRequests, default 50.
+func instructionConfig(t *testing.T) string {
+	for _, c := range hostCallCases {
+		if c.short == os.Getenv(envInstructionConfig) {
+			return c.config
+		}
+	}
+	require.Failf(t, "unknown config", "%s=%q: want \"\", \"six\" or \"six+requests\"", envInstructionConfig, os.Getenv(envInstructionConfig))
+	return ""
+}
+
 func instructionPhaseCount(t *testing.T) int {
 	n := 50
 	if v := os.Getenv(envInstructionRequests); v != "" {
