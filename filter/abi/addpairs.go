@@ -46,13 +46,15 @@ func roomFor(add []Pair) (r room) {
 // sizes and add, never the backend's headers.
 //
 // kept is dst with the listed pairs appended, viewing buf: they all stay in
-// the map. ok is false, with buf's listing untouched and dst as given,
-// when the listing is malformed,
-// when it holds one of add's names (each of add's headers must replace
-// every value of its name: mergeFresh drops them), or when the result would
-// pass the limits a host decodes.
+// the map. ok is false, with buf's listing untouched and dst as given, when
+// the listing is malformed, when it holds one of add's names (each of add's
+// headers must replace every value of its name: mergeFresh drops them), or
+// when the result would pass the limits a host decodes.
 func mergeInPlace(dst [][2]string, buf []byte, listed int, add []Pair, r room) (kept [][2]string, enc []byte, ok bool) {
 	before, after := r.before, r.after
+	if len(add) > maxPairsCount || 4+before+after > maxPairsBytes {
+		return dst, nil, false
+	}
 	if listed == 0 {
 		// An empty map: the host allocated nothing.
 		enc = make([]byte, 4+before+after)

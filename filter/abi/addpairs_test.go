@@ -95,6 +95,10 @@ func TestAMergePastTheHostsLimitsIsNotWritten(t *testing.T) {
 	_, _, ok = mergeFresh(nil, many[:len(many)-1], successPairs)
 	require.True(t, ok, "exactly at the limit is written")
 
+	tooMany := make([]Pair, maxPairsCount+1)
+	_, _, ok = mergeInPlace(nil, nil, 0, tooMany, roomFor(tooMany))
+	require.False(t, ok, "too many pairs added to an empty map")
+
 	big := [][2]string{{":status", "200"}, {"x-big", string(make([]byte, maxPairsBytes))}}
 	buf, size = listedWithRoom(big, successPairs)
 	_, _, ok = mergeInPlace(nil, buf, size, successPairs, roomFor(successPairs))
