@@ -16,8 +16,8 @@ import (
 var (
 	host    Host
 	vm      types.VMContext
-	roots   = map[uint32]types.PluginContext{}
-	streams = map[uint32]types.HttpContext{}
+	roots   = newRegistry[types.PluginContext]()
+	streams = newRegistry[types.HttpContext]()
 )
 
 // SetVMContext registers the plugin's VM context, the SDK's entry point.
@@ -68,20 +68,20 @@ func onContextCreate(id, parent uint32) {
 			logf(LogError, "the VM context made no plugin context", id)
 			return
 		}
-		roots[id] = r
+		roots.put(id, r)
 		return
 	}
-	r, ok := roots[parent]
+	r, ok := roots.get(parent)
 	if !ok {
 		logf(LogWarn, "stream of unknown root "+strconv.FormatUint(uint64(parent), 10)+" passes through", id)
-		streams[id] = &passStream{}
+		streams.put(id, &passStream{})
 		return
 	}
 	var s types.HttpContext = r.NewHttpContext(id)
 	if s == nil {
 		s = &passStream{}
 	}
-	streams[id] = s
+	streams.put(id, s)
 }
 
 // Configuration reads a configuration buffer the host announced with its
@@ -107,7 +107,7 @@ func (e configError) Unwrap() error { return e.err }
 // result is only set by a completed return.
 func onVMStart(id uint32, size int) (ok bool) {
 	defer contain("proxy_on_vm_start", id)
-	if _, found := roots[id]; !found {
+	if _, found := roots.get(id); !found {
 		logf(LogError, "vm start for unknown root context", id)
 		return false
 	}
@@ -116,7 +116,7 @@ func onVMStart(id uint32, size int) (ok bool) {
 
 func onConfigure(id uint32, size int) (ok bool) {
 	defer contain("proxy_on_configure", id)
-	r, found := roots[id]
+	r, found := roots.get(id)
 	if !found {
 		logf(LogError, "configure for unknown root context", id)
 		return false
@@ -126,7 +126,7 @@ func onConfigure(id uint32, size int) (ok bool) {
 
 func onTick(id uint32) {
 	defer contain("proxy_on_tick", id)
-	if r, ok := roots[id]; ok {
+	if r, ok := roots.get(id); ok {
 		r.OnTick()
 		return
 	}
@@ -135,7 +135,7 @@ func onTick(id uint32) {
 
 func onHTTPCallResponse(id, token uint32, numHeaders, bodySize, numTrailers int) {
 	defer contain("proxy_on_http_call_response", id)
-	r, ok := roots[id]
+	r, ok := roots.get(id)
 	if !ok {
 		logf(LogWarn, "callout response for unknown root context", id)
 		return
@@ -149,7 +149,7 @@ func onHTTPCallResponse(id, token uint32, numHeaders, bodySize, numTrailers int)
 
 // stream finds a stream context; unknown ids are logged and continue.
 func stream(id uint32, where string) types.HttpContext {
-	if s, ok := streams[id]; ok {
+	if s, ok := streams.get(id); ok {
 		return s
 	}
 	logf(LogWarn, where+" for unknown stream context", id)
@@ -189,7 +189,7 @@ func onResponseTrailers(id uint32, n int) Action {
 // onLog is the SDK's OnHttpStreamDone.
 func onLog(id uint32) {
 	defer contain("proxy_on_log", id)
-	if s, ok := streams[id]; ok {
+	if s, ok := streams.get(id); ok {
 		s.OnHttpStreamDone()
 	}
 }
@@ -198,13 +198,13 @@ func onLog(id uint32) {
 func onDone(id uint32) (done bool) {
 	done = true
 	defer contain("proxy_on_done", id)
-	if s, ok := streams[id]; ok {
+	if s, ok := streams.get(id); ok {
 		if d, wants := s.(StreamDoner); wants {
 			d.OnDone()
 		}
 		return true
 	}
-	if r, ok := roots[id]; ok {
+	if r, ok := roots.get(id); ok {
 		return r.OnPluginDone()
 	}
 	logf(LogWarn, "done for unknown context", id)
@@ -213,15 +213,15 @@ func onDone(id uint32) (done bool) {
 
 func onDelete(id uint32) {
 	defer contain("proxy_on_delete", id)
-	if s, ok := streams[id]; ok {
-		delete(streams, id)
+	if s, ok := streams.get(id); ok {
+		streams.remove(id)
 		if d, wants := s.(Deleter); wants {
 			d.OnDelete()
 		}
 		return
 	}
-	if r, ok := roots[id]; ok {
-		delete(roots, id)
+	if r, ok := roots.get(id); ok {
+		roots.remove(id)
 		if d, wants := r.(Deleter); wants {
 			d.OnDelete()
 		}

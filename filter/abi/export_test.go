@@ -8,8 +8,8 @@ import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 // factory or VM context.
 func UseHost(h Host) {
 	host, vm = h, nil
-	roots = map[uint32]types.PluginContext{}
-	streams = map[uint32]types.HttpContext{}
+	roots = newRegistry[types.PluginContext]()
+	streams = newRegistry[types.HttpContext]()
 }
 
 var (
@@ -28,4 +28,4 @@ var (
 )
 
 // Contexts reports how many root and stream contexts are registered.
-func Contexts() (nroots, nstreams int) { return len(roots), len(streams) }
+func Contexts() (nroots, nstreams int) { return roots.len(), streams.len() }
