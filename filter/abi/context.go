@@ -1,5 +1,7 @@
 package abi
 
+import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
+
 // Host is every host call the filter makes, in Go terms. The filter core
 // depends on this interface only, so it runs natively (package
 // filter/sdkhost, under the SDK's proxytest emulator) and in the wasm build
@@ -131,6 +133,22 @@ type StreamDoner interface {
 // last callback it gets.
 type Deleter interface {
 	OnDelete()
+}
+
+// Stream is an HTTP context that takes every callback Envoy makes of one,
+// the two the SDK's interface leaves out included.
+type Stream interface {
+	types.HttpContext
+	StreamDoner
+	Deleter
+}
+
+// StreamMaker is a plugin context that makes Streams. The binding learns
+// that once per root; the streams of another root are asked for
+// StreamDoner and Deleter with a type assertion at each of those
+// callbacks, which costs the VM about a thousand instructions each.
+type StreamMaker interface {
+	NewStream(contextID uint32) Stream
 }
 
 // CalloutDelivery is a Host that hands callout answers to a function

@@ -16,9 +16,32 @@ import (
 var (
 	host    Host
 	vm      types.VMContext
-	roots   = newRegistry[types.PluginContext]()
-	streams = newRegistry[types.HttpContext]()
+	roots   = newRegistry[rootEntry]()
+	streams = newRegistry[Stream]()
 )
+
+// rootEntry is a registered plugin context, with its StreamMaker side
+// when it has one.
+type rootEntry struct {
+	ctx   types.PluginContext
+	maker StreamMaker
+}
+
+// sdkStream is a stream of a root that is no StreamMaker: it is asked for
+// StreamDoner and Deleter when those callbacks come.
+type sdkStream struct{ types.HttpContext }
+
+func (s sdkStream) OnDone() {
+	if d, wants := s.HttpContext.(StreamDoner); wants {
+		d.OnDone()
+	}
+}
+
+func (s sdkStream) OnDelete() {
+	if d, wants := s.HttpContext.(Deleter); wants {
+		d.OnDelete()
+	}
+}
 
 // SetVMContext registers the plugin's VM context, the SDK's entry point.
 // Call it from an init function: a reactor's main never runs, and the host
@@ -33,6 +56,9 @@ func CurrentHost() Host { return host }
 // passStream stands in for a stream whose root declined it (or that belongs
 // to no known root): it continues everything, without a log line per call.
 type passStream struct{ types.DefaultHttpContext }
+
+func (*passStream) OnDone()   {}
+func (*passStream) OnDelete() {}
 
 func logf(level LogLevel, what string, id uint32) {
 	if host != nil {
@@ -68,7 +94,8 @@ func onContextCreate(id, parent uint32) {
 			logf(LogError, "the VM context made no plugin context", id)
 			return
 		}
-		roots.put(id, r)
+		maker, _ := r.(StreamMaker)
+		roots.put(id, rootEntry{r, maker})
 		return
 	}
 	r, ok := roots.get(parent)
@@ -77,11 +104,16 @@ func onContextCreate(id, parent uint32) {
 		streams.put(id, &passStream{})
 		return
 	}
-	var s types.HttpContext = r.NewHttpContext(id)
-	if s == nil {
-		s = &passStream{}
+	if r.maker != nil {
+		if s := r.maker.NewStream(id); s != nil {
+			streams.put(id, s)
+			return
+		}
+	} else if s := r.ctx.NewHttpContext(id); s != nil {
+		streams.put(id, sdkStream{s})
+		return
 	}
-	streams.put(id, s)
+	streams.put(id, &passStream{})
 }
 
 // Configuration reads a configuration buffer the host announced with its
@@ -121,13 +153,13 @@ func onConfigure(id uint32, size int) (ok bool) {
 		logf(LogError, "configure for unknown root context", id)
 		return false
 	}
-	return r.OnPluginStart(size) == types.OnPluginStartStatusOK
+	return r.ctx.OnPluginStart(size) == types.OnPluginStartStatusOK
 }
 
 func onTick(id uint32) {
 	defer contain("proxy_on_tick", id)
 	if r, ok := roots.get(id); ok {
-		r.OnTick()
+		r.ctx.OnTick()
 		return
 	}
 	logf(LogWarn, "tick for unknown root context", id)
@@ -140,7 +172,7 @@ func onHTTPCallResponse(id, token uint32, numHeaders, bodySize, numTrailers int)
 		logf(LogWarn, "callout response for unknown root context", id)
 		return
 	}
-	if cr, takes := r.(HTTPCallResponder); takes {
+	if cr, takes := r.ctx.(HTTPCallResponder); takes {
 		cr.OnHTTPCallResponse(token, numHeaders, bodySize, numTrailers)
 		return
 	}
@@ -148,7 +180,7 @@ func onHTTPCallResponse(id, token uint32, numHeaders, bodySize, numTrailers int)
 }
 
 // stream finds a stream context; unknown ids are logged and continue.
-func stream(id uint32, where string) types.HttpContext {
+func stream(id uint32, where string) Stream {
 	if s, ok := streams.get(id); ok {
 		return s
 	}
@@ -199,13 +231,11 @@ func onDone(id uint32) (done bool) {
 	done = true
 	defer contain("proxy_on_done", id)
 	if s, ok := streams.get(id); ok {
-		if d, wants := s.(StreamDoner); wants {
-			d.OnDone()
-		}
+		s.OnDone()
 		return true
 	}
 	if r, ok := roots.get(id); ok {
-		return r.OnPluginDone()
+		return r.ctx.OnPluginDone()
 	}
 	logf(LogWarn, "done for unknown context", id)
 	return true
@@ -215,14 +245,12 @@ func onDelete(id uint32) {
 	defer contain("proxy_on_delete", id)
 	if s, ok := streams.get(id); ok {
 		streams.remove(id)
-		if d, wants := s.(Deleter); wants {
-			d.OnDelete()
-		}
+		s.OnDelete()
 		return
 	}
 	if r, ok := roots.get(id); ok {
 		roots.remove(id)
-		if d, wants := r.(Deleter); wants {
+		if d, wants := r.ctx.(Deleter); wants {
 			d.OnDelete()
 		}
 		return

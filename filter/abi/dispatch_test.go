@@ -245,3 +245,41 @@ func TestMissingVMContextIsLoggedNotFatal(t *testing.T) {
 	require.False(t, abi.OnConfigure(1, 0))
 	require.True(t, f.logged(abi.LogError, "no VM context registered"))
 }
+
+// makerRoot is a testRoot that makes its streams as abi.Streams.
+type makerRoot struct{ *testRoot }
+
+func (r makerRoot) NewStream(id uint32) abi.Stream {
+	s := &testStream{root: r.testRoot, events: []string{"made as a Stream"}}
+	r.streams[id] = s
+	return s
+}
+
+// NewHttpContext is what the binding must not call on a StreamMaker.
+func (r makerRoot) NewHttpContext(uint32) types.HttpContext {
+	panic("a StreamMaker's streams are made by NewStream")
+}
+
+type makerVM struct {
+	types.DefaultVMContext
+	root makerRoot
+}
+
+func (v *makerVM) NewPluginContext(uint32) types.PluginContext { return v.root }
+
+// A root that makes abi.Streams gets every callback of its streams as an
+// SDK root's streams do, done and delete included.
+func TestAStreamMakersStreamsGetEveryCallback(t *testing.T) {
+	newHost(t, "", "")
+	root := makerRoot{&testRoot{streams: map[uint32]*testStream{}}}
+	abi.SetVMContext(&makerVM{root: root})
+	abi.OnContextCreate(1, 0)
+	abi.OnContextCreate(2, 1)
+	require.Equal(t, abi.ActionPause, abi.OnRequestHeaders(2, 3, false))
+	abi.OnLog(2)
+	require.True(t, abi.OnDone(2))
+	abi.OnDelete(2)
+	require.Equal(t, []string{"made as a Stream", "request headers", "log", "done", "delete"}, root.streams[2].events)
+	_, nstreams := abi.Contexts()
+	require.Zero(t, nstreams)
+}

@@ -2,14 +2,12 @@ package abi
 
 // Test access to the callback side of the binding, driven natively.
 
-import "github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
-
 // UseHost installs h as the host and forgets every context and the
 // factory or VM context.
 func UseHost(h Host) {
 	host, vm = h, nil
-	roots = newRegistry[types.PluginContext]()
-	streams = newRegistry[types.HttpContext]()
+	roots = newRegistry[rootEntry]()
+	streams = newRegistry[Stream]()
 }
 
 var (

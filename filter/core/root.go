@@ -234,7 +234,11 @@ func (r *Root) OnHTTPCallResponse(token uint32, numHeaders, bodySize, numTrailer
 	cb(status, body, nil)
 }
 
-func (r *Root) NewHttpContext(contextID uint32) types.HttpContext {
+func (r *Root) NewHttpContext(contextID uint32) types.HttpContext { return r.NewStream(contextID) }
+
+// NewStream is NewHttpContext for the binding, which then calls the
+// stream's OnDone and OnDelete without asking it for them.
+func (r *Root) NewStream(contextID uint32) abi.Stream {
 	var s *Stream
 	if n := len(r.free); n > 0 {
 		s, r.free[n-1] = r.free[n-1], nil
