@@ -159,15 +159,22 @@ func TestConfigureRejectsWhenTheRootSaysNoOrTheBufferIsMissing(t *testing.T) {
 	})
 }
 
-func TestStreamLifecycleRoutesToTheStreamAndForgetsItOnDelete(t *testing.T) {
-	root := &testRoot{}
-	setup(t, root, "", "")
+// liveOneStream creates root 1 and its stream 2, and takes the stream
+// through request headers, log, done and delete.
+func liveOneStream(t *testing.T) {
+	t.Helper()
 	abi.OnContextCreate(1, 0)
 	abi.OnContextCreate(2, 1)
 	require.Equal(t, abi.ActionPause, abi.OnRequestHeaders(2, 3, false))
 	abi.OnLog(2)
 	require.True(t, abi.OnDone(2))
 	abi.OnDelete(2)
+}
+
+func TestStreamLifecycleRoutesToTheStreamAndForgetsItOnDelete(t *testing.T) {
+	root := &testRoot{}
+	setup(t, root, "", "")
+	liveOneStream(t)
 	require.Equal(t, []string{"request headers", "log", "done", "delete"}, root.streams[2].events)
 	nroots, nstreams := abi.Contexts()
 	require.Equal(t, 1, nroots)
@@ -273,12 +280,7 @@ func TestAStreamMakersStreamsGetEveryCallback(t *testing.T) {
 	newHost(t, "", "")
 	root := makerRoot{&testRoot{streams: map[uint32]*testStream{}}}
 	abi.SetVMContext(&makerVM{root: root})
-	abi.OnContextCreate(1, 0)
-	abi.OnContextCreate(2, 1)
-	require.Equal(t, abi.ActionPause, abi.OnRequestHeaders(2, 3, false))
-	abi.OnLog(2)
-	require.True(t, abi.OnDone(2))
-	abi.OnDelete(2)
+	liveOneStream(t)
 	require.Equal(t, []string{"made as a Stream", "request headers", "log", "done", "delete"}, root.streams[2].events)
 	_, nstreams := abi.Contexts()
 	require.Zero(t, nstreams)
