@@ -152,8 +152,9 @@ func (r *Runtime) Fallback() *Runtime { return r.fallback }
 // Key returns what api_keys says about a key hash; Known is false (and only
 // Hash is set) for a key the config does not list.
 func (r *Runtime) Key(hash string) KeyInfo {
-	// Each map lookup below is guarded by the map's length: in the VM the
-	// lookup is a runtime call that hashes the key, even in an empty map.
+	// This lookup, and those of ModelOf and Exempt, are skipped when the
+	// map is empty: in the VM a lookup is a runtime call that hashes its
+	// key even then, and most configs leave these sections empty.
 	if len(r.keys) > 0 {
 		if k, ok := r.keys[hash]; ok {
 			return k
