@@ -1,17 +1,18 @@
 package abi
 
 // registry holds the contexts of one sort (roots or streams) by the host's
-// context id: a map, in front of which a direct-mapped table keeps the
-// contexts most recently registered or found. Every callback of a request
-// looks its context up, and in the VM a map lookup is a runtime call that
-// hashes the id and probes, where a slot costs a comparison (the eight
-// lookups of a request cost about 1.9 k instructions). Envoy numbers every
-// context from one counter, so the streams alive on a worker at once have
-// nearby ids and fall into distinct slots; a slot another id has taken
-// sends the lookup to the map, which always holds every context.
+// context id: a direct-mapped table, and a map for the contexts whose slot
+// another live context holds. Every callback of a request looks its
+// context up, and in the VM a map access is a runtime call that hashes the
+// id and probes, where a slot costs a comparison (a request's lookups, its
+// insertion and its removal cost about 3 k instructions through a map).
+// Envoy numbers every context from one counter, so the streams alive on a
+// worker at once have nearby ids and fall into distinct slots; the map is
+// only used when more than a table's worth are alive together.
 type registry[T any] struct {
-	m     map[uint32]T
-	slots [registrySlots]registrySlot[T]
+	slots    [registrySlots]registrySlot[T]
+	overflow map[uint32]T
+	n        int
 }
 
 const registrySlots = 64
@@ -22,34 +23,54 @@ type registrySlot[T any] struct {
 	ctx  T
 }
 
-func newRegistry[T any]() registry[T] { return registry[T]{m: map[uint32]T{}} }
+func newRegistry[T any]() registry[T] { return registry[T]{} }
 
 // get is the context registered under id.
 func (r *registry[T]) get(id uint32) (T, bool) {
-	s := &r.slots[id%registrySlots]
-	if s.used && s.id == id {
+	if s := &r.slots[id%registrySlots]; s.used && s.id == id {
 		return s.ctx, true
 	}
-	ctx, ok := r.m[id]
-	if ok {
-		s.id, s.used, s.ctx = id, true, ctx
+	if len(r.overflow) > 0 {
+		ctx, ok := r.overflow[id]
+		return ctx, ok
 	}
-	return ctx, ok
+	var none T
+	return none, false
 }
 
-// put registers ctx under id.
+// put registers ctx under id, in place of what id had.
 func (r *registry[T]) put(id uint32, ctx T) {
-	r.m[id] = ctx
 	s := &r.slots[id%registrySlots]
-	s.id, s.used, s.ctx = id, true, ctx
+	if s.used && s.id == id {
+		s.ctx = ctx
+		return
+	}
+	if _, ok := r.overflow[id]; ok {
+		r.overflow[id] = ctx
+		return
+	}
+	r.n++
+	if !s.used {
+		s.id, s.used, s.ctx = id, true, ctx
+		return
+	}
+	if r.overflow == nil {
+		r.overflow = map[uint32]T{}
+	}
+	r.overflow[id] = ctx
 }
 
 // remove forgets id's context.
 func (r *registry[T]) remove(id uint32) {
-	delete(r.m, id)
 	if s := &r.slots[id%registrySlots]; s.used && s.id == id {
 		*s = registrySlot[T]{}
+		r.n--
+		return
+	}
+	if _, ok := r.overflow[id]; ok {
+		delete(r.overflow, id)
+		r.n--
 	}
 }
 
-func (r *registry[T]) len() int { return len(r.m) }
+func (r *registry[T]) len() int { return r.n }
