@@ -42,12 +42,11 @@ func TestInstructionCountPhasesStreamEveryChunk(t *testing.T) {
 			for range 10 {
 				stream()
 			}
-			runtime.GC()
-			callgrind.ZeroStats()
-			for range n {
-				stream()
-			}
-			callgrind.DumpStatsAt(module + phase.name)
+			callgrind.Count(module+phase.name, func() {
+				for range n {
+					stream()
+				}
+			})
 		}
 	}
 }

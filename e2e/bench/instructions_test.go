@@ -27,9 +27,10 @@ const (
 // bench-instructions` runs under valgrind's callgrind: for the pass-through
 // module and the filter, in the same process, a few warm-up requests, then
 // N measured 1 KiB requests (BenchmarkRequest's exchange) between a
-// callgrind ZERO_STATS and a DUMP_STATS_AT named after the module. Each
-// dump thus holds the instructions of exactly N steady-state requests, the
-// host's and the guest's, on every thread. Outside valgrind the requests
+// callgrind ZERO_STATS and a DUMP_STATS_AT named after the module, with the
+// host's garbage collector off in between (callgrind.Count). Each dump thus
+// holds the instructions of exactly N steady-state requests, the host's and
+// the guest's, on every thread. Outside valgrind the requests
 // to callgrind do nothing and the test checks that every measured request
 // went the filter's whole way (admitted with its x-ratelimit-* headers).
 func TestInstructionCountPhasesAdmitEveryRequest(t *testing.T) {
@@ -44,13 +45,12 @@ func TestInstructionCountPhasesAdmitEveryRequest(t *testing.T) {
 		for range 10 {
 			d.do(e, req, resp, nil)
 		}
-		runtime.GC()
 		outs := make([]outcome, n)
-		callgrind.ZeroStats()
-		for i := range n {
-			d.do(e, req, resp, &outs[i])
-		}
-		callgrind.DumpStatsAt(module)
+		callgrind.Count(module, func() {
+			for i := range n {
+				d.do(e, req, resp, &outs[i])
+			}
+		})
 		for _, o := range outs {
 			require.Equal(t, 200, o.status)
 			if module == filter {
@@ -69,16 +69,17 @@ func TestInstructionCountPhasesAdmitEveryRequest(t *testing.T) {
 	vm.load(t, body)
 	require.Equal(t, want.Input, vm.run(t, len(body)))
 	got := make([]int64, 2*n)
-	callgrind.ZeroStats()
-	for i := range n {
-		r, _ := estimate.Parse(body, 4096)
-		got[i] = r.Input
-	}
-	callgrind.DumpStatsAt("estimator-native")
-	for i := range n {
-		got[n+i] = vm.run(t, len(body))
-	}
-	callgrind.DumpStatsAt("estimator-vm")
+	callgrind.Count("estimator-native", func() {
+		for i := range n {
+			r, _ := estimate.Parse(body, 4096)
+			got[i] = r.Input
+		}
+	})
+	callgrind.Count("estimator-vm", func() {
+		for i := range n {
+			got[n+i] = vm.run(t, len(body))
+		}
+	})
 	for _, g := range got {
 		require.Equal(t, want.Input, g)
 	}
