@@ -197,11 +197,15 @@ func waitFor(d time.Duration, cond func() bool) bool {
 	}
 }
 
-// waitEnds waits until the replicas together ended n holds.
+// waitEnds waits until the replicas together ended n holds. A settlement
+// retried after an outage comes with the remote store's backoff, up to 8 s
+// after the last failure, on the root's tick: the wait leaves room for that
+// on a loaded machine (a CI run beside two callgrind runs once took longer
+// than 15 s), and returns as soon as the holds are ended.
 func waitEnds(t testing.TB, n int, rs ...*replica) {
 	t.Helper()
 	got := 0
-	ok := waitFor(15*time.Second, func() bool {
+	ok := waitFor(30*time.Second, func() bool {
 		got = 0
 		for _, r := range rs {
 			got += r.ends()
