@@ -4,8 +4,9 @@ package abi
 // context id: a direct-mapped table, and a map for the contexts whose slot
 // another live context holds. Every callback of a request looks its
 // context up, and in the VM a map access is a runtime call that hashes the
-// id and probes, where a slot costs a comparison (a request's lookups, its
-// insertion and its removal cost about 3 k instructions through a map).
+// id and probes, where a slot costs a comparison: taking the map out of a
+// request's path (eight lookups, an insertion and a removal) saved about
+// 4.5 k instructions (BENCHMARKS.md, section 30).
 // Envoy numbers every context from one counter, so the streams alive on a
 // worker at once have nearby ids and fall into distinct slots; the map is
 // only used when more than a table's worth are alive together.
