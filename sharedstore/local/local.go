@@ -69,8 +69,7 @@ type Store struct {
 	refunds      map[string]*refund
 	spareRefunds []*refund
 	// recent are entries of refunds found again without the map.
-	recent     [recentRefunds]*refund
-	recentNext uint8
+	recent [recentRefunds]*refund
 	// closed: no tick will flush this store, so refunds are written at once.
 	closed bool
 }
