@@ -11,8 +11,20 @@ package identity
 // is for one goroutine (one proxy-wasm VM is single threaded).
 type KeyCache struct {
 	max    int
-	hashes map[string]string
+	hashes map[string]*keyHash
+	// recent holds keys found or hashed lately, direct-mapped by length
+	// and last byte: in the VM a string-map lookup hashes the whole key
+	// and cost a request about 3 k instructions, where a slot costs one
+	// comparison of the key. A slot may outlive the map's starting over;
+	// it still holds a key and its own hash.
+	recent [recentKeys]*keyHash
 }
+
+// keyHash is a remembered key (a copy: the request's key may be a view of
+// a larger host buffer the cache would pin) and its hash.
+type keyHash struct{ raw, hash string }
+
+const recentKeys = 8
 
 // NewKeyCache returns a cache holding at most n keys (at least one).
 func NewKeyCache(n int) *KeyCache {
@@ -21,16 +33,28 @@ func NewKeyCache(n int) *KeyCache {
 
 // Hash is HashKey(raw), from the cache when raw was hashed before.
 func (c *KeyCache) Hash(raw string) string {
-	if h, ok := c.hashes[raw]; ok {
-		return h
+	slot := &c.recent[recentKey(raw)]
+	if k := *slot; k != nil && k.raw == raw {
+		return k.hash
 	}
-	h := HashKey(raw)
-	if c.hashes == nil || len(c.hashes) >= c.max {
-		c.hashes = make(map[string]string, min(c.max, 64))
+	k, ok := c.hashes[raw]
+	if !ok {
+		if c.hashes == nil || len(c.hashes) >= c.max {
+			c.hashes = make(map[string]*keyHash, min(c.max, 64))
+		}
+		k = &keyHash{raw: string([]byte(raw)), hash: HashKey(raw)}
+		c.hashes[k.raw] = k
 	}
-	// A copy: raw may be a view of a larger host buffer the map would pin.
-	c.hashes[string([]byte(raw))] = h
-	return h
+	*slot = k
+	return k.hash
+}
+
+// recentKey is raw's slot among the recent keys.
+func recentKey(raw string) int {
+	if raw == "" {
+		return 0
+	}
+	return (len(raw)*31 + int(raw[len(raw)-1])) % recentKeys
 }
 
 // Len is the number of keys remembered.

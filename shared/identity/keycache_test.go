@@ -24,3 +24,21 @@ func TestTheKeyCacheNeverHoldsMoreThanItsBound(t *testing.T) {
 	}
 	require.Equal(t, HashKey("sk-3"), c.Hash("sk-3"), "a key forgotten when the cache started over is hashed again")
 }
+
+// Keys of one length and last byte share a recent slot: each still gets
+// its own hash, from the slot or from the map behind it, whichever holds it.
+func TestKeysSharingARecentSlotKeepTheirOwnHashes(t *testing.T) {
+	c := NewKeyCache(4)
+	a, b := "sk-a1", "sk-b1"
+	require.Equal(t, recentKey(a), recentKey(b), "the test needs keys that share a slot")
+	for range 3 {
+		require.Equal(t, HashKey(a), c.Hash(a))
+		require.Equal(t, HashKey(b), c.Hash(b))
+	}
+	require.Equal(t, 2, c.Len(), "each key hashed once, then found")
+	for i := range 8 { // the map starts over; the slot still answers for b
+		c.Hash("sk-" + strconv.Itoa(i) + "x")
+	}
+	require.Equal(t, HashKey(b), c.Hash(b))
+	require.Equal(t, HashKey(a), c.Hash(a))
+}
