@@ -69,7 +69,8 @@ type Store struct {
 	refunds      map[string]*refund
 	spareRefunds []*refund
 	// recent are entries of refunds found again without the map.
-	recent [recentRefunds]*refund
+	recent     [recentRefunds]*refund
+	recentNext uint8
 	// closed: no tick will flush this store, so refunds are written at once.
 	closed bool
 }

@@ -60,13 +60,14 @@ func (s *Store) pendingRefund(key string) *refund {
 	if len(s.refunds) == 0 {
 		return nil
 	}
-	slot := &s.recent[recentSlot(key)]
-	if r := *slot; r != nil && sameKey(r.key, key) {
-		return r
+	for _, r := range &s.recent {
+		if r != nil && sameKey(r.key, key) {
+			return r
+		}
 	}
 	r := s.refunds[key]
 	if r != nil {
-		*slot = r
+		s.remember(r)
 	}
 	return r
 }
@@ -74,23 +75,14 @@ func (s *Store) pendingRefund(key string) *refund {
 // recentRefunds is how many entries the store finds without the map: in
 // the VM a map lookup of a bucket key costs about 1.9 k instructions, and a
 // worker's requests settle and admit on the same few buckets (six
-// dimensions with request counts are twelve) again and again. The entries
-// are direct-mapped by the key's length and last byte (recentSlot), so a
-// lookup compares one entry's key, not each of them in turn.
+// dimensions with request counts are twelve) again and again.
 const recentRefunds = 16
 
-// recentSlot is key's place among the recent entries: keys of one
-// dimension differ in the identity that ends them, keys of different
-// dimensions in their length.
-func recentSlot(key string) int {
-	if key == "" {
-		return 0
-	}
-	return (len(key)*31 + int(key[len(key)-1])) % recentRefunds
+// remember puts r in the recent entries, in place of the oldest.
+func (s *Store) remember(r *refund) {
+	s.recent[s.recentNext%recentRefunds] = r
+	s.recentNext++
 }
-
-// remember puts r in its recent entry, in place of the one there.
-func (s *Store) remember(r *refund) { s.recent[recentSlot(r.key)] = r }
 
 // forgetRecent empties the recent entries, as an entry leaves the map.
 func (s *Store) forgetRecent() { s.recent = [recentRefunds]*refund{} }
