@@ -129,7 +129,13 @@ func runFault(t *testing.T, fl fault, fallback bool) {
 	f.r = startReplica(t, f.redis.Addr())
 	f.g = startGateway(t, fleetConfig(faultLimits, fleetToken, faultTimeoutMs, fallback),
 		withClusters(map[string]string{"sharedstore": f.r.URL()}))
-	const key = "sk-fault"
+	// A key of its own per sub-test: the gateways of one test process share
+	// the per-Envoy shared data of their vm_id while any of them is open, so
+	// a key an earlier sub-test charged on the local buckets is not on a
+	// fresh one if that gateway has not let go yet (a clean-clone CI run
+	// once found the first fallback request's bucket 712 tokens short of
+	// what a fresh bucket shows).
+	key := "sk-fault-" + t.Name()
 	rdb := f.r.rdb
 
 	// Before the fault: a large remote spend, so the Redis buckets sit far
