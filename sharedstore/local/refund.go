@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
+	"github.com/tokenbudget/tokenbudget/shared/strcmp"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -89,8 +90,10 @@ func (s *Store) forgetRecent() { s.recent = [recentRefunds]*refund{} }
 
 // sameKey is a == b, deciding most unequal bucket keys on their length and
 // last byte: keys of one dimension differ in the identity that ends them.
+// Equal keys are compared eight bytes at a time (strcmp): == in the VM goes
+// a byte at a time, and a token bucket's key is about 80 bytes.
 func sameKey(a, b string) bool {
-	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1]) && a == b
+	return len(a) == len(b) && (len(a) == 0 || a[len(a)-1] == b[len(b)-1]) && strcmp.Equal(a, b)
 }
 
 // fold gives r's pending amount back to states (decoded, not yet written):
