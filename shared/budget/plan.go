@@ -72,6 +72,7 @@ type Buffers struct {
 	// kept once warm: these buffers made a plan before.
 	prefixes [6][keyKinds]prefixMemo
 	warm     bool
+	memo     planMemo
 }
 
 // Plan is budget.Plan into b's storage, which grows as needed.
@@ -85,6 +86,10 @@ func (b *Buffers) Plan(rt *config.Runtime, id *Identity, amount int64) (plan lim
 // plan written where it will stay, and each op and Limit written field by
 // field into its slot: in the VM a copy of any of these structs is a
 // memory.copy, a call into the host.
+//
+// Buffers that planned before remember the config and identity of their
+// last plan (memo.go): a plan for the same caller under the same config is
+// that plan again with the new amount, and only the amount is written.
 func (b *Buffers) PlanInto(plan *limit.Plan, rt *config.Runtime, id *Identity, amount int64) (skipped []string) {
 	plan.Requests, plan.Tokens, plan.Overage = nil, nil, 0
 	if rt == nil {
@@ -98,6 +103,21 @@ func (b *Buffers) PlanInto(plan *limit.Plan, rt *config.Runtime, id *Identity, a
 	if team == "" {
 		team = id.Key.Team
 	}
+	m := &b.memo
+	if m.ok && m.same(rt, id, user, team) {
+		return m.replay(plan, amount)
+	}
+	m.ok = false // the buffers the memo views are written again
+	keep := b.warm
+	skipped = b.build(plan, rt, id, user, team, amount)
+	if keep {
+		m.keep(plan, rt, id, user, team, skipped)
+	}
+	return skipped
+}
+
+// build is PlanInto without the memo, user and team resolved.
+func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user, team string, amount int64) (skipped []string) {
 	// The model's rules by pointer (the config's, unlimited's or
 	// anyModel's), never copied; anyModel's are made only when there is no
 	// model, since in the VM zeroing a Rules is a memory.fill.

@@ -3,6 +3,7 @@ package budget_test
 import (
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
@@ -279,5 +280,72 @@ func TestReusedBuffersWriteTheKeysOfTheConfigInForce(t *testing.T) {
 		want, _ := budget.Plan(cfg, id, 1)
 		got, _ := b.Plan(cfg, &id, 1)
 		require.Equal(t, want, got, "plan %d", i)
+	}
+}
+
+// Buffers replay their last plan for the same caller under the same config
+// with the new amount, and plan afresh for anything else: each plan of the
+// sequence, its skipped dimensions included, is the plan a fresh Plan
+// makes. The identity's texts view one byte buffer that each step
+// overwrites, as a header listing or a body read into a reused buffer is:
+// a memo that kept views would find the new text equal to its own.
+func TestReusedBuffersReplayAPlanOnlyForTheSameCallerAndConfig(t *testing.T) {
+	rt := load(t, everything)
+	changed := load(t, strings.Replace(everything, `"tokens_per_minute": 6000`, `"tokens_per_minute": 7000`, 1))
+	h := identity.HashKey(rawKey)
+	other := identity.HashKey("sk-other")
+	type step struct {
+		name          string
+		rt            *config.Runtime
+		key           string
+		client, model string
+		user, team    string
+		amount        int64
+	}
+	steps := []step{
+		{name: "first", rt: rt, key: h, client: "10.1.2.3", model: "gpt-4o", amount: 100},
+		{name: "second fills the memo", rt: rt, key: h, client: "10.1.2.3", model: "gpt-4o", amount: 200},
+		{name: "replayed with its own amount", rt: rt, key: h, client: "10.1.2.3", model: "gpt-4o", amount: 300},
+		{name: "a zero amount", rt: rt, key: h, client: "10.1.2.3", model: "gpt-4o", amount: 0},
+		{name: "another model of the same length", rt: rt, key: h, client: "10.1.2.3", model: "gpt-4x", amount: 300},
+		{name: "another client of the same length", rt: rt, key: h, client: "10.1.2.4", model: "gpt-4x", amount: 300},
+		{name: "no client: skipped", rt: rt, key: h, model: "gpt-4x", amount: 300},
+		{name: "no client again", rt: rt, key: h, model: "gpt-4x", amount: 301},
+		{name: "a user of its own", rt: rt, key: h, model: "gpt-4x", user: "bob", amount: 301},
+		{name: "another user of the same length", rt: rt, key: h, model: "gpt-4x", user: "bib", amount: 301},
+		{name: "a team of its own", rt: rt, key: h, model: "gpt-4x", user: "bib", team: "ops", amount: 301},
+		{name: "an unknown key", rt: rt, key: other, model: "gpt-4x", amount: 301},
+		{name: "no key", rt: rt, model: "gpt-4x", amount: 301},
+		{name: "no model", rt: rt, key: h, amount: 301},
+		{name: "a reloaded config", rt: changed, key: h, amount: 301},
+		{name: "the reloaded config again", rt: changed, key: h, amount: 302},
+		{name: "back to the first config", rt: rt, key: h, amount: 302},
+	}
+	var b budget.Buffers
+	text := make([]byte, 0, 64)
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			// Every text of the identity views text, overwritten each step.
+			text = append(text[:0], s.client...)
+			text = append(text, s.model...)
+			text = append(text, s.user...)
+			text = append(text, s.team...)
+			view := func(from, n int) string { return unsafe.String(unsafe.SliceData(text[from:]), n) }
+			id := budget.Identity{APIKeyHash: s.key, Client: view(0, len(s.client)), Model: view(len(s.client), len(s.model)),
+				User: view(len(s.client)+len(s.model), len(s.user)), Team: view(len(s.client)+len(s.model)+len(s.user), len(s.team))}
+			if s.key != "" {
+				id.Key = s.rt.Key(s.key)
+			}
+			fresh := id
+			fresh.Client, fresh.Model = strings.Clone(id.Client), strings.Clone(id.Model)
+			fresh.User, fresh.Team = strings.Clone(id.User), strings.Clone(id.Team)
+			want, wantSkipped := budget.Plan(s.rt, fresh, s.amount)
+
+			got, skipped := b.Plan(s.rt, &id, s.amount)
+			require.Equal(t, want, got)
+			require.Equal(t, wantSkipped, skipped)
+			// A caller may append to the skipped list it was given.
+			_ = append(skipped, "appended by the caller")
+		})
 	}
 }
