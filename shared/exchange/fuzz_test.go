@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 )
 
 // Whatever the body and the answer, an exchange never panics and its hold
@@ -31,6 +32,10 @@ func FuzzAHoldEndsExactlyOnce(f *testing.F) {
 			for _, e := range r.x.Drain() {
 				if e.Kind == Settle || e.Kind == Release {
 					ends++
+				}
+				if e.Kind == RecordDecision {
+					require.True(t, gjson.ValidBytes(e.Body) && gjson.ParseBytes(e.Body).IsObject(),
+						"the decision is a JSON object: %s", e.Body)
 				}
 			}
 		}
