@@ -49,8 +49,8 @@ func TestOnlyAMeteredRouteUnderAConfigIsMetered(t *testing.T) {
 func TestAnAdmittedRequestReservesItsEstimateAndSettlesOnReportedUsage(t *testing.T) {
 	r := newRig(t, keyBudget)
 	require.Equal(t, AfterAdmission, r.send(chat(hiBody)))
-	require.Equal(t, []string{"remove_request_header accept-encoding", "remove_request_header content-length",
-		"admit tokens=108"}, r.drain(), "the body may be rewritten, so its length goes; the backend answers uncompressed")
+	require.Equal(t, []string{"remove_request_header content-length", "admit tokens=108"}, r.drain(),
+		"the body may be rewritten, so its length goes")
 	require.Equal(t, PhaseAdmitting, r.x.Phase())
 	require.Equal(t, Pause, r.x.Admission(), "the request waits for the store")
 	r.admitAll(false)
@@ -291,4 +291,34 @@ func TestAShadowRefusalIsCountedAndTheRestOfThePlanDecides(t *testing.T) {
 	r.x.Admitted(limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute}}, true)
 	require.Equal(t, []string{"count_shadow_refusal token_budget api_key", "count_request admitted", "resume_request"}, r.drain())
 	require.Equal(t, PhaseForwarded, r.x.Phase())
+}
+
+// The filter asks the backend for an uncompressed answer and drops the
+// length of a body it may rewrite, by removing the request's headers; a
+// header the request does not carry is not removed (no host call).
+func TestOnlyTheHeadersTheRequestCarriesAreRemoved(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		headers [][2]string
+		want    []string
+	}{
+		{"both", [][2]string{{"accept-encoding", "gzip, br"}, {"content-length", "20"}},
+			[]string{"remove_request_header accept-encoding", "remove_request_header content-length"}},
+		{"an empty accept-encoding is removed too", [][2]string{{"accept-encoding", ""}, {"content-length", "20"}},
+			[]string{"remove_request_header accept-encoding", "remove_request_header content-length"}},
+		{"a repeated accept-encoding is removed once, every value with it",
+			[][2]string{{"accept-encoding", "gzip"}, {"accept-encoding", "br"}},
+			[]string{"remove_request_header accept-encoding"}},
+		{"no accept-encoding", [][2]string{{"content-length", "20"}}, []string{"remove_request_header content-length"}},
+		{"a chunked body has no length to drop", [][2]string{{"transfer-encoding", "chunked"}}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, keyBudget)
+			req := chat(hiBody)
+			req.headers = append([][2]string{{":method", "POST"}, {":path", "/v1/chat/completions"},
+				{"authorization", "Bearer sk-a"}}, c.headers...)
+			require.Equal(t, Continue, r.x.RequestHeaders(req, false))
+			require.Equal(t, c.want, r.drain())
+		})
+	}
 }

@@ -44,6 +44,18 @@ func (x *Exchange) identify(req Request) (conflict bool) {
 	return conflict
 }
 
+// hasHeader says whether pairs hold header name, whatever its value (the
+// host lists names in lower case, as HTTP/2 writes them and Envoy's codecs
+// store them).
+func hasHeader(pairs [][2]string, name string) bool {
+	for i := range pairs {
+		if pairs[i][0] == name {
+			return true
+		}
+	}
+	return false
+}
+
 // firstValue is the first non-empty value of header name ("" = none
 // configured) among pairs, as Envoy's own header lookup answers.
 func firstValue(pairs [][2]string, name string) (string, bool) {

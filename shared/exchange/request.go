@@ -46,9 +46,13 @@ func (x *Exchange) RequestHeaders(req Request, endOfStream bool) Action {
 	}
 	// The usage block must be readable: ask the backend for an uncompressed
 	// answer (a compressor filter before this one re-compresses for the
-	// client, as in Envoy's usual chain).
-	x.fx.RemoveRequestHeader("accept-encoding")
-	if x.mayRewriteBody() {
+	// client, as in Envoy's usual chain). A header the request does not
+	// carry costs no host call: identify read the whole map.
+	pairs := req.Headers()
+	if hasHeader(pairs, "accept-encoding") {
+		x.fx.RemoveRequestHeader("accept-encoding")
+	}
+	if x.mayRewriteBody() && hasHeader(pairs, "content-length") {
 		// Headers are read-only once this callback returns Continue, and the
 		// body is read (and maybe rewritten) later: drop the length now and
 		// let the proxy frame the body, as Envoy filters that rewrite do.
