@@ -128,14 +128,15 @@ const (
 	keyRequests = iota
 	keyConcurrency
 	keyTokens
+	keyRecord
 	keyKinds
 )
 
-var keyKindByte = [keyKinds]byte{keyRequests: 'r', keyConcurrency: 'c', keyTokens: 't'}
+var keyKindByte = [keyKinds]byte{keyRequests: 'r', keyConcurrency: 'c', keyTokens: 't', keyRecord: 'q'}
 
 // prefixMemo is a key prefix "tb|<kind>|<dim>|<version>|" and the
-// version it was written for.
-type prefixMemo struct{ version, text string }
+// version it was written for; a record key's prefix has two versions.
+type prefixMemo struct{ version, version2, text string }
 
 // appendKey appends the bucket key of kind for dimension i of the plan
 // being built to b and returns it as a view of b. Buffers that planned
@@ -160,6 +161,31 @@ func (bu *Buffers) appendKey(b []byte, kind, i int, d *dimension, version string
 		b = append(b, '|')
 		if bu.warm {
 			m.version, m.text = version, string(b[from:])
+		}
+	}
+	b = append(b, d.identity...)
+	return b, viewFrom(b, from)
+}
+
+// appendRecordKey appends the key of the record that holds dimension i's
+// request counts and tokens together (limit.Op.Record),
+// "tb|q|<dim>|<requests version>|<tokens version>|<identity>", as
+// appendKey appends a bucket key. Both versions are in it: a reload that
+// changes either budget of the dimension starts the record afresh.
+func (bu *Buffers) appendRecordKey(b []byte, i int, d *dimension, requests, tokens string) ([]byte, string) {
+	from := len(b)
+	if m := &bu.prefixes[i][keyRecord]; m.text != "" && m.version == requests && m.version2 == tokens {
+		b = append(b, m.text...)
+	} else {
+		b = append(b, "tb|q|"...)
+		b = append(b, d.dim.String()...)
+		b = append(b, '|')
+		b = append(b, requests...)
+		b = append(b, '|')
+		b = append(b, tokens...)
+		b = append(b, '|')
+		if bu.warm {
+			m.version, m.version2, m.text = requests, tokens, string(b[from:])
 		}
 	}
 	b = append(b, d.identity...)

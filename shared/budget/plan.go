@@ -160,6 +160,9 @@ func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user
 			nReq++
 			nLimits += n
 			keyLen += keyLength(d, requestsVersion(r))
+			if tokens {
+				keyLen += keyLength(d, requestsVersion(r)) + len(tokensVersion(r)) + 1
+			}
 		}
 		if q.Concurrent > 0 {
 			nReq++
@@ -200,12 +203,18 @@ func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user
 		}
 		q, tb := &r.Requests, &r.Tokens
 		private := d.dim == limit.DimAPIKey
+		tokens := !tb.Minute.Unlimited || !tb.Day.Unlimited
+		var record string // the dimension's request counts and tokens in one value
 		if requestPeriods(q) > 0 {
+			if tokens {
+				keys, record = b.appendRecordKey(keys, i, d, requestsVersion(r), tokensVersion(r))
+			}
 			from := lim
 			lim = putRequestLimits(limits, lim, q)
 			var key string
 			keys, key = b.appendKey(keys, keyRequests, i, d, requestsVersion(r))
 			putOp(&ops[req], limit.KindRequests, d.dim, limits[from:lim:lim], 1, private, key)
+			ops[req].Record = record
 			req++
 		}
 		if q.Concurrent > 0 {
@@ -215,14 +224,16 @@ func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user
 			var key string
 			keys, key = b.appendKey(keys, keyConcurrency, i, d, requestsVersion(r))
 			putOp(&ops[req], limit.KindConcurrency, d.dim, limits[from:lim:lim], 1, private, key)
+			ops[req].Record = ""
 			req++
 		}
-		if !tb.Minute.Unlimited || !tb.Day.Unlimited {
+		if tokens {
 			from := lim
 			lim = putTokenLimits(limits, lim, tb)
 			var key string
 			keys, key = b.appendKey(keys, keyTokens, i, d, tokensVersion(r))
 			putOp(&ops[tok], limit.KindTokens, d.dim, limits[from:lim:lim], amount, private, key)
+			ops[tok].Record = record
 			tok++
 		}
 	}

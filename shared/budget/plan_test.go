@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -348,4 +349,37 @@ func TestReusedBuffersReplayAPlanOnlyForTheSameCallerAndConfig(t *testing.T) {
 			_ = append(skipped, "appended by the caller")
 		})
 	}
+}
+
+// A dimension with request counts and token budgets has its two ops share
+// one record (limit.Op.Record), keyed by both versions and the identity; a
+// dimension with one of them, and a concurrency op, has none.
+func TestADimensionWithRequestCountsAndTokensSharesOneRecord(t *testing.T) {
+	rt := load(t, everything)
+	id := fullIdentity(rt)
+	plan, _ := budget.Plan(rt, id, 1)
+	apiRules := rt.APIKeyRules(id.Key)
+	records := map[string]string{}
+	for _, op := range append(slices.Clone(plan.Requests), plan.Tokens...) {
+		records[op.Kind.String()+" "+op.Dimension.String()] = op.Record
+	}
+	require.Equal(t, map[string]string{
+		"requests global":     "tb|q|global|" + rt.Global.RequestsVersion + "|" + rt.Global.TokensVersion + "|",
+		"tokens global":       "tb|q|global|" + rt.Global.RequestsVersion + "|" + rt.Global.TokensVersion + "|",
+		"requests client":     "tb|q|client|" + rt.Client.RequestsVersion + "|" + rt.Client.TokensVersion + "|10.1.2.3",
+		"tokens client":       "tb|q|client|" + rt.Client.RequestsVersion + "|" + rt.Client.TokensVersion + "|10.1.2.3",
+		"requests api_key":    "tb|q|api_key|" + apiRules.RequestsVersion + "|" + apiRules.TokensVersion + "|" + id.APIKeyHash,
+		"tokens api_key":      "tb|q|api_key|" + apiRules.RequestsVersion + "|" + apiRules.TokensVersion + "|" + id.APIKeyHash,
+		"concurrency api_key": "",
+		"tokens user":         "",
+		"tokens team":         "",
+		"tokens model":        "",
+		"concurrency model":   "",
+	}, records)
+
+	changed := load(t, strings.Replace(everything, `"tokens_per_minute": 6000`, `"tokens_per_minute": 7000`, 1))
+	again, _ := budget.Plan(changed, fullIdentity(changed), 1)
+	require.NotEqual(t, plan.Tokens[2].Record, again.Tokens[2].Record, "either budget changed restarts the record")
+	require.Equal(t, again.Tokens[2].Record, again.Requests[2].Record)
+	require.Equal(t, plan.Tokens[0].Record, again.Tokens[0].Record, "global did not change")
 }

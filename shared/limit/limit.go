@@ -70,6 +70,13 @@ type Op struct {
 	// Private marks the caller's own bucket (the API-key dimension): only a
 	// private bucket's level may be reported to the caller.
 	Private bool
+	// Record, when set, is the key of one value that holds this op's
+	// buckets and its partner's: the request-count op and the token op of
+	// one dimension and identity carry the same Record, and the
+	// replica-local store reads and writes both in one compare-and-swap
+	// (the request counts' states first, then the tokens'). Key still names
+	// the op's own bucket, the one the fleet store keeps.
+	Record string
 }
 
 // Plan is everything one request must fit. Requests (request-count and
@@ -184,6 +191,10 @@ type HoldEntry struct {
 	Dimension Dimension
 	Limits    []Limit
 	Amount    int64
+	// At and Of place the entry's states in a record (Key is then the
+	// record's, see Op.Record): they are states At to At+len(Limits) of
+	// the record's Of. Of 0: the value at Key is the entry's alone.
+	At, Of uint8
 }
 
 // HoldEntries are the units an admitted plan's hold must give back or

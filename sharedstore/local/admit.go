@@ -70,9 +70,23 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 	}
 	s.taken = s.taken[:0]
 	s.privateLimits = privateLimits(plan)
+	// What the request-count phase did with each token op's record
+	// (record.go): a plan without records leaves every entry zero.
+	s.pairs, s.deferred = s.pairs[:0], s.deferred[:0]
+	for range plan.Tokens {
+		s.pairs = append(s.pairs, pairState{})
+	}
 	for i := range plan.Requests {
 		op := &plan.Requests[i]
-		switch res, at, err := s.admitOp(op, now, &out); res {
+		var res opResult
+		var at int
+		var err error
+		if t := partner(op, plan.Tokens); t >= 0 {
+			res, at, err = s.admitRecord(op, &plan.Tokens[t], t, now, &out)
+		} else {
+			res, at, err = s.admitOp(op, now, &out)
+		}
+		switch res {
 		case opFailed:
 			s.undo(s.taken, now, nil, false)
 			return sharedstore.Outcome{Err: err, Skipped: out.Skipped}
@@ -82,17 +96,31 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 			return out
 		}
 	}
-	requests := len(s.taken)
 	for i := range plan.Tokens {
 		op := &plan.Tokens[i]
-		switch res, at, err := s.admitOp(op, now, &out); res {
+		var res opResult
+		var at int
+		var err error
+		switch p := s.pairs[i]; {
+		case p.taken:
+			s.reportTaken(op, p, now, &out) // taken with its request counts
+			continue
+		case p.skipped:
+			continue // its record's map is full: failed open with them
+		case p.paired:
+			res, at, err = s.admitRecordTokens(op, int(p.nReq), now, &out)
+		default:
+			res, at, err = s.admitOp(op, now, &out)
+		}
+		switch res {
 		case opFailed:
 			s.undo(s.taken, now, nil, false)
 			return sharedstore.Outcome{Err: err, Skipped: out.Skipped}
 		case opRefused:
+			// Request-count units admitted the request and stay consumed;
+			// tokens and concurrency units come back.
 			out.Result, out.Refusal = sharedstore.ResultRefused, s.refusal(op, at, now)
-			s.undo(s.taken[requests:], now, &out, false)
-			s.undo(s.taken[:requests], now, &out, true)
+			s.undo(s.taken, now, &out, true)
 			return out
 		}
 	}
@@ -204,18 +232,19 @@ func (s *Store) refusal(op *sharedstore.Op, at int, now int64) *sharedstore.Refu
 	return r
 }
 
-// undo gives back what ops took. With onlyConcurrency it gives back only
-// concurrency units: request-count units admitted the request and stay
-// consumed on a token refusal. out (when not nil) gets the private levels
-// after the give-back.
-func (s *Store) undo(ops []taken, now int64, out *sharedstore.Outcome, onlyConcurrency bool) {
-	for _, t := range ops {
-		if onlyConcurrency && t.op.Kind != sharedstore.KindConcurrency {
+// undo gives back what ops took. With keepRequests it gives back all but
+// request-count units, which admitted the request and stay consumed on a
+// token refusal. out (when not nil) gets the private levels after the
+// give-back.
+func (s *Store) undo(ops []taken, now int64, out *sharedstore.Outcome, keepRequests bool) {
+	for i := range ops {
+		t := &ops[i]
+		if keepRequests && t.op.Kind == sharedstore.KindRequests {
 			continue
 		}
 		// Immediate, and with nothing to fold: the op's own admission just
 		// wrote its bucket's pending refund.
-		states, ok := s.change(t.op.Key, t.op.Limits, changeGive, units(t.op), 0, 0, now, nil)
+		states, ok := s.change(takenKey(t), t.op.Limits, t.lay, changeGive, units(t.op), 0, 0, now, nil)
 		if ok && out != nil && t.levelsAt >= 0 {
 			for i, l := range t.op.Limits {
 				if j := t.levelsAt + i; j < len(out.Levels) && i < len(states) {
@@ -291,12 +320,14 @@ func (s *Store) holdEntries(ops []taken) []sharedstore.HoldEntry {
 	} else {
 		entries = make([]sharedstore.HoldEntry, 0, n)
 	}
-	for _, t := range ops {
+	for i := range ops {
+		t := &ops[i]
 		if t.op.Kind == sharedstore.KindRequests {
 			continue
 		}
 		entries = append(entries, sharedstore.HoldEntry{
-			Key: t.op.Key, Kind: t.op.Kind, Dimension: t.op.Dimension, Limits: t.op.Limits, Amount: units(t.op),
+			Key: takenKey(t), Kind: t.op.Kind, Dimension: t.op.Dimension, Limits: t.op.Limits, Amount: units(t.op),
+			At: t.lay.at, Of: t.lay.of,
 		})
 	}
 	return entries

@@ -25,18 +25,23 @@ const (
 // change and spent when the write succeeds, so an overage charged at once
 // sees the level an immediate refund would have left (the skip rule reads
 // it) and the refund costs no call of its own.
-func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, amount, actual int64, overage sharedstore.Overage, now int64, pending *refund) ([]bucket.State, bool) {
+//
+// lay places limits' states in the value at key (a record holds another
+// op's too); the other states are written back as they were read.
+func (s *Store) change(key string, limits []sharedstore.Limit, lay layout, kind changeKind, amount, actual int64, overage sharedstore.Overage, now int64, pending *refund) ([]bucket.State, bool) {
 	n := len(limits)
-	if n == 0 || n > bucket.MaxLimits {
+	total, ok := lay.total(n)
+	if !ok {
 		return nil, false
 	}
-	states := s.states[:n]
+	all := s.states[:total]
+	states := all[lay.at : int(lay.at)+n]
 	for attempt := 0; attempt < endAttempts; attempt++ {
 		value, cas, err := s.sd.Get(key)
 		if err != nil {
 			return nil, false
 		}
-		if bucket.Decode(value, states) != nil {
+		if bucket.Decode(value, all) != nil {
 			return nil, false
 		}
 		fold(pending, states, now)
@@ -46,7 +51,7 @@ func (s *Store) change(key string, limits []sharedstore.Limit, kind changeKind, 
 		case changeSettle:
 			bucket.Settle(states, limits, amount, actual, now, overage)
 		}
-		s.buf = bucket.AppendEncoded(s.buf[:0], states)
+		s.buf = bucket.AppendEncoded(s.buf[:0], all)
 		err = s.sd.Set(key, s.buf, cas)
 		if err == nil {
 			if pending != nil {
@@ -84,15 +89,15 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 		case e.Kind == sharedstore.KindTokens && max(actual, 0) <= max(e.Amount, 0):
 			// Settle with usage at or under the reservation is exactly a
 			// give-back of the difference (bucket.Settle): it waits.
-			s.refund(e.Key, e.Limits, max(e.Amount, 0)-max(actual, 0), &now)
+			s.refund(e.Key, e.Limits, entryLayout(e), max(e.Amount, 0)-max(actual, 0), &now)
 		case e.Kind == sharedstore.KindTokens:
 			// An overage is charged at once: a charge left pending could be
 			// lost, and the tokens would be free.
-			s.change(e.Key, e.Limits, changeSettle, e.Amount, actual, h.Overage, s.clock(&now), s.pendingRefund(e.Key))
+			s.change(e.Key, e.Limits, entryLayout(e), changeSettle, e.Amount, actual, h.Overage, s.clock(&now), s.pendingRefund(e.Key))
 		case e.Kind == sharedstore.KindConcurrency:
 			// Concurrency units come back at once: another worker's request
 			// may be waiting for this very unit.
-			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, s.clock(&now), nil)
+			s.change(e.Key, e.Limits, entryLayout(e), changeGive, 1, 0, 0, s.clock(&now), nil)
 		}
 	}
 }
@@ -109,9 +114,9 @@ func (s *Store) Release(h sharedstore.Hold) {
 		e := &h.Entries[i]
 		switch e.Kind {
 		case sharedstore.KindTokens:
-			s.refund(e.Key, e.Limits, e.Amount, &now)
+			s.refund(e.Key, e.Limits, entryLayout(e), e.Amount, &now)
 		case sharedstore.KindConcurrency:
-			s.change(e.Key, e.Limits, changeGive, 1, 0, 0, s.clock(&now), nil)
+			s.change(e.Key, e.Limits, entryLayout(e), changeGive, 1, 0, 0, s.clock(&now), nil)
 		}
 	}
 }

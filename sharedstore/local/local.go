@@ -56,6 +56,8 @@ type Store struct {
 	states      [bucket.MaxLimits]bucket.State
 	buf         []byte
 	taken       []taken
+	pairs       []pairState // per token op of the admission under way (record.go)
+	deferred    []bucket.State
 	sentinelCas uint32
 	// privateLimits sizes the levels of the admission under way.
 	privateLimits int
@@ -79,7 +81,8 @@ type Store struct {
 // it back and so the hold can be built.
 type taken struct {
 	op       *sharedstore.Op
-	levelsAt int // index of its first OpLevel in the outcome, -1 when not private
+	levelsAt int    // index of its first OpLevel in the outcome, -1 when not private
+	lay      layout // where its states are in its value (a record's, see takenKey)
 }
 
 var _ sharedstore.Store = (*Store)(nil)

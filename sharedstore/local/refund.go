@@ -33,6 +33,7 @@ type refund struct {
 	key    string // the map's own copy
 	limits [bucket.MaxLimits]sharedstore.Limit
 	n      int
+	lay    layout // where the limits' states are in the value at key
 	amount int64
 	// touched: a refund was added since the last Flush. An entry left
 	// untouched for a whole tick is removed, so cold buckets leave the
@@ -42,9 +43,10 @@ type refund struct {
 
 func (r *refund) Limits() []sharedstore.Limit { return r.limits[:r.n] }
 
-// sameLimits reports that limits are the ones r was recorded with.
-func (r *refund) sameLimits(limits []sharedstore.Limit) bool {
-	if len(limits) != r.n {
+// sameLimits reports that limits, placed by lay, are the ones r was
+// recorded with.
+func (r *refund) sameLimits(limits []sharedstore.Limit, lay layout) bool {
+	if len(limits) != r.n || lay != r.lay {
 		return false
 	}
 	for i := range limits { // by index: in the VM a Limit copied out is a memory.copy
@@ -107,7 +109,7 @@ func fold(r *refund, states []bucket.State, now int64) {
 
 // refund gives amount back to key's bucket: pending when the table has room
 // (or already holds key) and the store is not closed, else at once.
-func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now *int64) {
+func (s *Store) refund(key string, limits []sharedstore.Limit, lay layout, amount int64, now *int64) {
 	if amount <= 0 {
 		return // an exact usage only refills, which is lazy: nothing to write
 	}
@@ -116,23 +118,23 @@ func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now
 		return // as change: nothing was charged on such an op
 	}
 	if s.closed {
-		s.change(key, limits, changeGive, amount, 0, 0, s.clock(now), nil)
+		s.change(key, limits, lay, changeGive, amount, 0, 0, s.clock(now), nil)
 		return
 	}
 	r := s.pendingRefund(key)
-	if r != nil && !r.sameLimits(limits) {
+	if r != nil && !r.sameLimits(limits, lay) {
 		// Another hold's parameters on the same key (a fallback plan sized
 		// differently): a sum on one set of Limits would cap it wrongly, so
 		// what was pending is written first and the entry takes these.
 		if r.amount > 0 {
-			s.change(key, r.Limits(), changeGive, r.amount, 0, 0, s.clock(now), nil)
+			s.change(key, r.Limits(), r.lay, changeGive, r.amount, 0, 0, s.clock(now), nil)
 			r.amount = 0
 		}
-		r.n = copy(r.limits[:], limits)
+		r.n, r.lay = copy(r.limits[:], limits), lay
 	}
 	if r == nil {
 		if len(s.refunds) >= maxPendingRefunds {
-			s.change(key, limits, changeGive, amount, 0, 0, s.clock(now), nil)
+			s.change(key, limits, lay, changeGive, amount, 0, 0, s.clock(now), nil)
 			return
 		}
 		if s.refunds == nil {
@@ -145,7 +147,7 @@ func (s *Store) refund(key string, limits []sharedstore.Limit, amount int64, now
 		} else {
 			r = &refund{}
 		}
-		r.n = copy(r.limits[:], limits)
+		r.n, r.lay = copy(r.limits[:], limits), lay
 		// The key is copied: a hold's key may view memory the request reuses.
 		r.key = strings.Clone(key)
 		s.refunds[r.key] = r
@@ -170,7 +172,7 @@ func (s *Store) Flush() {
 	var now int64 // read when the first refund is written
 	for key, r := range s.refunds {
 		if r.amount > 0 {
-			s.change(key, r.Limits(), changeGive, r.amount, 0, 0, s.clock(&now), nil)
+			s.change(key, r.Limits(), r.lay, changeGive, r.amount, 0, 0, s.clock(&now), nil)
 			r.amount = 0
 		} else if !r.touched {
 			delete(s.refunds, key)
