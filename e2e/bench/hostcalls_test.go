@@ -18,9 +18,9 @@ var hostCallCases = []struct {
 	config string
 	max    int64 // host calls one steady-state request may make
 }{
-	{"2 dimensions", "", budgetConfig, 13},
-	{"6 dimensions", "six", sixDimensionConfig(tokenLimits), 22},
-	{"6 dimensions + request counts", "six+requests", sixDimensionConfig(tokenLimits + ", " + requestLimits), 34},
+	{"2 dimensions", "", budgetConfig, 12},
+	{"6 dimensions", "six", sixDimensionConfig(tokenLimits), 21},
+	{"6 dimensions + request counts", "six+requests", sixDimensionConfig(tokenLimits + ", " + requestLimits), 21},
 }
 
 // callsPerRequest runs warm requests through d and returns the host calls
