@@ -84,7 +84,7 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 		if t := partner(op, plan.Tokens); t >= 0 {
 			res, at, err = s.admitRecord(op, &plan.Tokens[t], t, now, &out)
 		} else {
-			res, at, err = s.admitOp(op, now, &out)
+			res, at, err = s.admitOp(op, op.Key, layout{}, now, &out)
 		}
 		switch res {
 		case opFailed:
@@ -108,9 +108,9 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 		case p.skipped:
 			continue // its record's map is full: failed open with them
 		case p.paired:
-			res, at, err = s.admitRecordTokens(op, int(p.nReq), now, &out)
+			res, at, err = s.admitOp(op, op.Record, layout{p.nReq, p.nReq + uint8(len(op.Limits))}, now, &out)
 		default:
-			res, at, err = s.admitOp(op, now, &out)
+			res, at, err = s.admitOp(op, op.Key, layout{}, now, &out)
 		}
 		switch res {
 		case opFailed:
@@ -129,25 +129,34 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 	return out
 }
 
-// admitOp runs one op's CAS loop. On a refusal it returns the index of the
-// refusing Limit, with s.states holding the refilled, uncharged levels.
-func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome) (opResult, int, error) {
+// admitOp runs one op's CAS loop on the value at key, where lay places
+// the op's states (the zero layout: its own bucket; a record's token
+// states, for a token op its request-count phase left to this one). On a
+// refusal it returns the index of the refusing Limit, with s.states holding
+// the refilled, uncharged levels from its front.
+func (s *Store) admitOp(op *sharedstore.Op, key string, lay layout, now int64, out *sharedstore.Outcome) (opResult, int, error) {
 	n := len(op.Limits)
 	if n == 0 {
 		return opSkipped, 0, nil
 	}
-	if n > bucket.MaxLimits {
+	total, ok := lay.total(n)
+	if !ok {
 		return opFailed, 0, errs.New("admit " + op.Dimension.String() + ": too many limits on one op")
 	}
-	states := s.states[:n]
+	all := s.states[:total]
+	states := all[lay.at : int(lay.at)+n]
 	var pending *refund // only token buckets get refunds, so only they look
 	if op.Kind == sharedstore.KindTokens {
-		pending = s.pendingRefund(op.Key)
+		pending = s.pendingRefund(key)
 	}
 	for attempt := 0; attempt < admitAttempts; attempt++ {
-		value, cas, err := s.sd.Get(op.Key)
+		value, cas, err := s.sd.Get(key)
 		fresh := errors.Is(err, ErrNotFound)
 		switch {
+		case fresh && lay.of != 0:
+			// The request-count phase has just written the record, and
+			// shared data never removes a key.
+			return opFailed, 0, errs.Wrap("read "+op.Dimension.String()+" record", err)
 		case fresh:
 			if pending != nil {
 				pending.amount = 0 // no bucket to give back to, as change finds
@@ -162,7 +171,7 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 		case err != nil:
 			return opFailed, 0, errs.Wrap("read "+op.Dimension.String()+" bucket", err)
 		default:
-			if err := bucket.Decode(value, states); err != nil {
+			if err := bucket.Decode(value, all); err != nil {
 				return opFailed, 0, errs.Wrap("decode "+op.Dimension.String()+" bucket", err)
 			}
 			// This VM's pending refund rides on this write (refund.go). A
@@ -173,6 +182,7 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 			fold(pending, states, now)
 		}
 		if at := bucket.Take(states, op.Limits, units(op), now); at >= 0 {
+			copy(s.states[:n], states) // refusal and the levels read them from the front
 			s.recordRefusedLevels(op, now, out)
 			return opRefused, at, nil
 		}
@@ -192,13 +202,13 @@ func (s *Store) admitOp(op *sharedstore.Op, now int64, out *sharedstore.Outcome)
 				return opFailed, 0, err
 			}
 		}
-		s.buf = bucket.AppendEncoded(s.buf[:0], states)
-		err = s.sd.Set(op.Key, s.buf, cas)
+		s.buf = bucket.AppendEncoded(s.buf[:0], all)
+		err = s.sd.Set(key, s.buf, cas)
 		if err == nil {
 			if pending != nil {
 				pending.amount = 0 // written with this admission
 			}
-			s.taken = append(s.taken, taken{op: op, levelsAt: s.recordLevels(op, states, now, out)})
+			s.taken = append(s.taken, taken{op: op, levelsAt: s.recordLevels(op, states, now, out), lay: lay})
 			return opAdmitted, 0, nil
 		}
 		if claimed != 0 {

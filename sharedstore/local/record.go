@@ -72,7 +72,8 @@ func partner(op *sharedstore.Op, tokens []sharedstore.Op) int {
 // record: the request counts are taken, or refuse as admitOp's would; the
 // tokens are taken in the same write when they fit, and otherwise are left
 // for the token phase, which then refuses them (or takes them, if another
-// worker's refund came in between) in its own turn of the record. So an
+// worker's refund came in between) in its own turn of the record (admitOp
+// on the record's token states). So an
 // admission's answer is the one separate buckets give: request counts are
 // judged before any token, and a later refusal gives back what was taken.
 func (s *Store) admitRecord(r, t *sharedstore.Op, ti int, now int64, out *sharedstore.Outcome) (opResult, int, error) {
@@ -187,48 +188,6 @@ func (s *Store) claimRecord(r, t *sharedstore.Op, out *sharedstore.Outcome) (boo
 func (s *Store) unclaimRecord(r, t *sharedstore.Op) {
 	s.unclaimSlots(r, opFamilies(r))
 	s.unclaimSlots(t, opFamilies(t))
-}
-
-// admitRecordTokens is the token phase for token op t whose record the
-// request-count phase wrote without its tokens (nR request-count states
-// come first): admitOp on the record's token states.
-func (s *Store) admitRecordTokens(t *sharedstore.Op, nR int, now int64, out *sharedstore.Outcome) (opResult, int, error) {
-	nT := len(t.Limits)
-	n := nR + nT
-	all := s.states[:n]
-	toks := all[nR:]
-	pending := s.pendingRefund(t.Record)
-	for attempt := 0; attempt < admitAttempts; attempt++ {
-		value, cas, err := s.sd.Get(t.Record)
-		if err != nil {
-			// The request-count phase has just written it; shared data
-			// never removes a key.
-			return opFailed, 0, errs.Wrap("read "+t.Dimension.String()+" record", err)
-		}
-		if err := bucket.Decode(value, all); err != nil {
-			return opFailed, 0, errs.Wrap("decode "+t.Dimension.String()+" record", err)
-		}
-		fold(pending, toks, now)
-		if at := bucket.Take(toks, t.Limits, units(t), now); at >= 0 {
-			// refusal and the levels read the op's states from the front.
-			copy(s.states[:nT], toks)
-			s.recordRefusedLevels(t, now, out)
-			return opRefused, at, nil
-		}
-		s.buf = bucket.AppendEncoded(s.buf[:0], all)
-		err = s.sd.Set(t.Record, s.buf, cas)
-		if err == nil {
-			if pending != nil {
-				pending.amount = 0
-			}
-			s.taken = append(s.taken, taken{op: t, levelsAt: s.recordLevels(t, toks, now, out), lay: layout{uint8(nR), uint8(n)}})
-			return opAdmitted, 0, nil
-		}
-		if !errors.Is(err, ErrCasMismatch) {
-			return opFailed, 0, errs.Wrap("write "+t.Dimension.String()+" record", err)
-		}
-	}
-	return opFailed, 0, errs.Wrap("admit "+t.Dimension.String(), ErrContention)
 }
 
 // takenKey is where a taken op's states are: its record's key when it
