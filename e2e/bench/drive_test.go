@@ -69,7 +69,6 @@ func newDriver(tb testing.TB, module, config string) *driver {
 		// The compiled machine code is kept across processes when asked, so a
 		// run under valgrind does not spend its time compiling the module.
 		CacheDir:       os.Getenv(envWasmCache),
-		AllowStdioInit: true, // TEMPORARY until the module drops syscall
 	})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = h.Close(context.Background()) })
