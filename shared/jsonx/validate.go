@@ -78,7 +78,9 @@ func validateIn(d []byte, i int, stack []uint64) (end int, maxDepth int, ok bool
 				break // an empty container is a complete value
 			}
 			if c == '{' {
-				if i, ok = validKey(d, i); !ok {
+				if e := shortString(d, i); e > 0 && d[i] == '"' && e < len(d) && d[e] == ':' {
+					i = e + 1
+				} else if i, ok = validKey(d, i); !ok {
 					return i, maxDepth, false
 				}
 			}
@@ -105,7 +107,9 @@ func validateIn(d []byte, i int, stack []uint64) (end int, maxDepth int, ok bool
 			}
 			i += 4
 		default:
-			if i, ok = validNumber(d, i); !ok {
+			if e := shortInteger(d, i); e > 0 {
+				i = e
+			} else if i, ok = validNumber(d, i); !ok {
 				return i, maxDepth, false
 			}
 		}
@@ -124,7 +128,11 @@ func validateIn(d []byte, i int, stack []uint64) (end int, maxDepth int, ok bool
 			if c == ',' {
 				i++
 				if inObject {
-					if i, ok = validKey(d, skipWS(d, i)); !ok {
+					// A short key right before its colon, in line: what
+					// compact JSON holds; anything else goes to validKey.
+					if e := shortString(d, i); e > 0 && d[i] == '"' && e < len(d) && d[e] == ':' {
+						i = e + 1
+					} else if i, ok = validKey(d, skipWS(d, i)); !ok {
 						return i, maxDepth, false
 					}
 				}
@@ -316,3 +324,25 @@ func isNumber(s []byte) bool {
 // IsNumber reports whether s is exactly one JSON number token (no sign but
 // a leading minus, no leading zeros, digits on both sides of a point).
 func IsNumber(s []byte) bool { return isNumber(s) }
+
+// shortInteger is the end of the integer at i when it is a plain one (no
+// sign, fraction or exponent, no leading zero) of at most seven digits
+// followed by a byte that is none of those, and 0 otherwise, when
+// validNumber must read it. It is small enough to be put in line: in the VM
+// the call to validNumber costs more than reading a short number.
+func shortInteger(d []byte, i int) int {
+	if i+8 > len(d) {
+		return 0
+	}
+	x := load64(d, i)
+	h := x &^ msb
+	digits := (h + lsb*(0x80-'0')) &^ (h + lsb*(0x80-'9'-1)) &^ x & msb
+	n := firstFlag(^digits & msb)
+	if n == 0 || n == 8 || (n > 1 && byte(x) == '0') {
+		return 0
+	}
+	if c := d[i+n]; c == '.' || c == 'e' || c == 'E' {
+		return 0
+	}
+	return i + n
+}
