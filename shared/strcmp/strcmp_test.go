@@ -25,6 +25,8 @@ func TestEqualAnswersAsTheLanguageDoes(t *testing.T) {
 		{"the tail differs", "abcdefghi", "abcdefghj"},
 		{"lengths differ", "abcdefgh", "abcdefghi"},
 		{"bucket keys", key, strings.Clone(key)},
+		{"a key with itself", key, key},
+		{"views of one buffer at one address, of two lengths", key[:20], key[:21]},
 		{"bucket keys differ at the end", key, key[:len(key)-1] + "0"},
 		{"bucket keys differ in the middle", key, strings.Replace(key, "v1", "v2", 1)},
 	}
