@@ -68,7 +68,7 @@ func newDriver(tb testing.TB, module, config string) *driver {
 		LogLevel:     host.LevelInfo, // Envoy's default: lines below are not even formatted
 		// The compiled machine code is kept across processes when asked, so a
 		// run under valgrind does not spend its time compiling the module.
-		CacheDir:       os.Getenv(envWasmCache),
+		CacheDir: os.Getenv(envWasmCache),
 	})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { _ = h.Close(context.Background()) })
