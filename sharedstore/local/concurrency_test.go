@@ -56,14 +56,34 @@ func TestConcurrentWorkersNeverAdmitMoreThanCapacityNorLoseAnUpdate(t *testing.T
 	rps := requests("global", "", minute(100000))
 	plan := sharedstore.Plan{Requests: []sharedstore.Op{rps, conc}, Tokens: []sharedstore.Op{global, key}}
 
+	r := raceWorkers(sd, c, plan, workers, attempts, amount)
+
+	require.Zero(t, r.errored)
+	n := r.admitted
+	require.Positive(t, n)
+	require.Equal(t, int64(workers*attempts), n+r.refused)
+	require.LessOrEqual(t, n*amount, int64(900), "never more than the smallest capacity")
+	require.Equal(t, []float64{float64(1000 - n*amount), float64(1500 - n*amount)}, levels(t, sd, global), "no lost update")
+	require.Equal(t, []float64{float64(5000 - n*amount), float64(900 - n*amount)}, levels(t, sd, key), "no lost update")
+	require.Equal(t, []float64{3}, levels(t, sd, conc), "every in-flight unit came back")
+	rpsLeft := levels(t, sd, rps)
+	require.Equal(t, float64(100000-n-r.tokenRefused), rpsLeft[0],
+		"each request that passed the request checks was counted once; a concurrency refusal gave its count back")
+}
+
+// raced is what raceWorkers' admissions came to.
+type raced struct{ admitted, refused, tokenRefused, errored int64 }
+
+// raceWorkers runs workers goroutines, each a Store of its own (one per
+// worker VM) on the one shared data, each admitting plan attempts times and
+// settling every admission on amount (its reservation), then flushing.
+func raceWorkers(sd local.SharedData, c *clock, plan sharedstore.Plan, workers, attempts int, amount int64) raced {
 	var admitted, refused, tokenRefused, errored atomic.Int64
 	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s := local.New(sd, c.now, 100) // one Store per worker VM, one shared data
-			for i := 0; i < attempts; i++ {
+	for range workers {
+		wg.Go(func() {
+			s := local.New(sd, c.now, 100)
+			for range attempts {
 				var out sharedstore.Outcome
 				s.Admit(plan, func(o sharedstore.Outcome) { out = o })
 				switch {
@@ -79,21 +99,11 @@ func TestConcurrentWorkersNeverAdmitMoreThanCapacityNorLoseAnUpdate(t *testing.T
 					}
 				}
 			}
-		}()
+			s.Flush()
+		})
 	}
 	wg.Wait()
-
-	require.Zero(t, errored.Load())
-	n := admitted.Load()
-	require.Positive(t, n)
-	require.Equal(t, int64(workers*attempts), n+refused.Load())
-	require.LessOrEqual(t, n*amount, int64(900), "never more than the smallest capacity")
-	require.Equal(t, []float64{float64(1000 - n*amount), float64(1500 - n*amount)}, levels(t, sd, global), "no lost update")
-	require.Equal(t, []float64{float64(5000 - n*amount), float64(900 - n*amount)}, levels(t, sd, key), "no lost update")
-	require.Equal(t, []float64{3}, levels(t, sd, conc), "every in-flight unit came back")
-	rpsLeft := levels(t, sd, rps)
-	require.Equal(t, float64(100000-n-tokenRefused.Load()), rpsLeft[0],
-		"each request that passed the request checks was counted once; a concurrency refusal gave its count back")
+	return raced{admitted.Load(), refused.Load(), tokenRefused.Load(), errored.Load()}
 }
 
 // TestBucketLevelsAreExplainedBySettledUsageAlone runs a random mix of

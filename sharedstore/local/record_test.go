@@ -3,8 +3,6 @@ package local_test
 import (
 	"cmp"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -304,33 +302,12 @@ func TestConcurrentWorkersOnOneRecordLoseNoUpdate(t *testing.T) {
 	gr, gt := recorded(requests("global", "", minute(1000)), tokens("global", "", amount, minute(100000), day(200000)))
 	plan := sharedstore.Plan{Requests: []sharedstore.Op{gr}, Tokens: []sharedstore.Op{gt}}
 
-	var admitted, refused, errored atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			s := local.New(sd, c.now, 100)
-			for range attempts {
-				var out sharedstore.Outcome
-				s.Admit(plan, func(o sharedstore.Outcome) { out = o })
-				switch {
-				case out.Err != nil:
-					errored.Add(1)
-				case out.Admitted():
-					admitted.Add(1)
-					s.Settle(out.Hold, amount)
-				default:
-					refused.Add(1)
-				}
-			}
-			s.Flush()
-		})
-	}
-	wg.Wait()
+	r := raceWorkers(sd, c, plan, workers, attempts, amount)
 
-	require.Zero(t, errored.Load())
-	n := admitted.Load()
+	require.Zero(t, r.errored)
+	n := r.admitted
 	require.Equal(t, int64(1000), n, "the request count admits exactly its capacity")
-	require.Equal(t, int64(workers*attempts)-n, refused.Load())
+	require.Equal(t, int64(workers*attempts)-n, r.refused)
 	value, _, err := sd.Get(gr.Record)
 	require.NoError(t, err)
 	states := make([]bucket.State, 3)
