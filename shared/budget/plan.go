@@ -213,8 +213,7 @@ func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user
 			lim = putRequestLimits(limits, lim, q)
 			var key string
 			keys, key = b.appendKey(keys, keyRequests, i, d, requestsVersion(r))
-			putOp(&ops[req], limit.KindRequests, d.dim, limits[from:lim:lim], 1, private, key)
-			ops[req].Record = record
+			putOp(&ops[req], limit.KindRequests, d.dim, limits[from:lim:lim], 1, private, key, record)
 			req++
 		}
 		if q.Concurrent > 0 {
@@ -223,8 +222,7 @@ func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user
 			lim++
 			var key string
 			keys, key = b.appendKey(keys, keyConcurrency, i, d, requestsVersion(r))
-			putOp(&ops[req], limit.KindConcurrency, d.dim, limits[from:lim:lim], 1, private, key)
-			ops[req].Record = ""
+			putOp(&ops[req], limit.KindConcurrency, d.dim, limits[from:lim:lim], 1, private, key, "")
 			req++
 		}
 		if tokens {
@@ -232,8 +230,7 @@ func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user
 			lim = putTokenLimits(limits, lim, tb)
 			var key string
 			keys, key = b.appendKey(keys, keyTokens, i, d, tokensVersion(r))
-			putOp(&ops[tok], limit.KindTokens, d.dim, limits[from:lim:lim], amount, private, key)
-			ops[tok].Record = record
+			putOp(&ops[tok], limit.KindTokens, d.dim, limits[from:lim:lim], amount, private, key, record)
 			tok++
 		}
 	}
@@ -248,8 +245,8 @@ func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user
 }
 
 // putOp writes every field of an op into its slot.
-func putOp(op *limit.Op, kind limit.Kind, dim limit.Dimension, limits []limit.Limit, amount int64, private bool, key string) {
-	op.Key, op.Kind, op.Dimension, op.Limits, op.Amount, op.Private = key, kind, dim, limits, amount, private
+func putOp(op *limit.Op, kind limit.Kind, dim limit.Dimension, limits []limit.Limit, amount int64, private bool, key, record string) {
+	op.Key, op.Kind, op.Dimension, op.Limits, op.Amount, op.Private, op.Record = key, kind, dim, limits, amount, private, record
 }
 
 // viewFrom is the text of b from index from on, sharing b's array.
