@@ -101,13 +101,13 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 		var res opResult
 		var at int
 		var err error
-		switch p := s.pairs[i]; {
-		case p.taken:
+		switch p := s.pairs[i]; p.pairing {
+		case pairTaken:
 			s.reportTaken(op, p, now, &out) // taken with its request counts
 			continue
-		case p.skipped:
+		case pairSkipped:
 			continue // its record's map is full: failed open with them
-		case p.paired:
+		case pairLeft:
 			res, at, err = s.admitOp(op, op.Record, layout{p.nReq, p.nReq + uint8(len(op.Limits))}, now, &out)
 		default:
 			res, at, err = s.admitOp(op, op.Key, layout{}, now, &out)

@@ -35,17 +35,27 @@ func (lay layout) total(n int) (int, bool) {
 // entryLayout is where a hold entry's states are.
 func entryLayout(e *sharedstore.HoldEntry) layout { return layout{e.At, e.Of} }
 
-// pairState is what the request-count phase of an admission did with a
-// token op's record: paired (its request counts share the record, nReq
-// states of them) and taken (its tokens were taken in the same write, as
-// s.taken[takenAt]). The levels of tokens taken there are reported in the
-// token phase, in the op's turn (from its states kept at s.deferred[from:]),
-// so an outcome lists the levels separate buckets would: none of a token
-// op that a refusal came before.
+// pairing is what the request-count phase of an admission did with a
+// token op's record.
+type pairing uint8
+
+const (
+	unpaired    pairing = iota // no record: the token op has its own bucket
+	pairLeft                   // the record was written, its tokens left for the token phase
+	pairTaken                  // the tokens were taken in the record's write
+	pairSkipped                // the record's map is full: both ops failed open
+)
+
+// pairState is a token op's pairing; with a record, nReq states of request
+// counts come first in it. Tokens taken with the request counts are
+// s.taken[takenAt], and their levels are reported in the token phase, in
+// the op's turn (from its states kept at s.deferred[from:]), so an outcome
+// lists the levels separate buckets would: none of a token op that a
+// refusal came before.
 type pairState struct {
-	nReq                   uint8
-	paired, taken, skipped bool
-	takenAt, from          int32
+	pairing       pairing
+	nReq          uint8
+	takenAt, from int32
 }
 
 // partner is the index in tokens of the token op that shares op's record,
@@ -96,7 +106,7 @@ func (s *Store) admitRecord(r, t *sharedstore.Op, ti int, now int64, out *shared
 			// map does).
 			if full := s.fullFamilies(r) | s.fullFamilies(t); full != 0 {
 				out.Skipped = appendFamilies(out.Skipped, full)
-				s.pairs[ti].skipped = true
+				s.pairs[ti].pairing = pairSkipped
 				return opSkipped, 0, nil
 			}
 			for i := range reqs {
@@ -125,7 +135,7 @@ func (s *Store) admitRecord(r, t *sharedstore.Op, ti int, now int64, out *shared
 				return opFailed, 0, err
 			}
 			if !ok {
-				s.pairs[ti].skipped = true
+				s.pairs[ti].pairing = pairSkipped
 				return opSkipped, 0, nil
 			}
 			if cas, err = s.foreignCas(); err != nil {
@@ -140,8 +150,9 @@ func (s *Store) admitRecord(r, t *sharedstore.Op, ti int, now int64, out *shared
 				pending.amount = 0 // written with this admission
 			}
 			s.taken = append(s.taken, taken{op: r, levelsAt: s.recordLevels(r, reqs, now, out), lay: layout{0, uint8(n)}})
-			p := pairState{nReq: uint8(nR), paired: true, taken: tokens}
+			p := pairState{pairing: pairLeft, nReq: uint8(nR)}
 			if tokens {
+				p.pairing = pairTaken
 				p.takenAt, p.from = int32(len(s.taken)), int32(len(s.deferred))
 				s.taken = append(s.taken, taken{op: t, levelsAt: -1, lay: lay})
 				if t.Private {
