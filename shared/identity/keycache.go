@@ -1,5 +1,7 @@
 package identity
 
+import "github.com/tokenbudget/tokenbudget/shared/strcmp"
+
 // KeyCache remembers the hashes of the keys it was asked for, so a client
 // that sends the same key on every request costs one SHA-256 per cache
 // lifetime instead of one per request. It is bounded: once it holds max
@@ -34,7 +36,7 @@ func NewKeyCache(n int) *KeyCache {
 // Hash is HashKey(raw), from the cache when raw was hashed before.
 func (c *KeyCache) Hash(raw string) string {
 	slot := &c.recent[recentKey(raw)]
-	if k := *slot; k != nil && k.raw == raw {
+	if k := *slot; k != nil && strcmp.Equal(k.raw, raw) {
 		return k.hash
 	}
 	k, ok := c.hashes[raw]
