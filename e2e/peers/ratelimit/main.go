@@ -176,11 +176,12 @@ func run() error {
 		n        int64
 		dur      time.Duration
 		svc, red time.Duration
+		drv      time.Duration // the driver's own client work
 		rates    []float64
 	}, len(sides))
 	for r := 0; r < o.rounds; r++ {
 		for i, s := range sides {
-			svc0, red0 := cpuTime(pids[i]), cpuTime(redisCmd.Process.Pid)
+			svc0, red0, drv0 := cpuTime(pids[i]), cpuTime(redisCmd.Process.Pid), cpuTime(os.Getpid())
 			start := time.Now()
 			n, err := drive(s, o.callers, o.round, 0)
 			if err != nil {
@@ -192,6 +193,7 @@ func run() error {
 			t.dur += d
 			t.svc += cpuTime(pids[i]) - svc0
 			t.red += cpuTime(redisCmd.Process.Pid) - red0
+			t.drv += cpuTime(os.Getpid()) - drv0
 			rate := float64(n) / d.Seconds()
 			t.rates = append(t.rates, rate)
 			fmt.Printf("round %d %-11s %8.0f decisions/s\n", r+1, s.name(), rate)
@@ -200,9 +202,10 @@ func run() error {
 	rate := func(i int) float64 { return float64(total[i].n) / total[i].dur.Seconds() }
 	for i, s := range sides {
 		t := total[i]
-		fmt.Printf("%-11s %8.0f decisions/s (median round %.0f); CPU per decision: service %.1f µs, redis %.1f µs\n",
+		fmt.Printf("%-11s %8.0f decisions/s (median round %.0f); CPU per decision: service %.1f µs, redis %.1f µs, driver %.1f µs\n",
 			s.name(), rate(i), median(t.rates),
-			float64(t.svc.Microseconds())/float64(t.n), float64(t.red.Microseconds())/float64(t.n))
+			float64(t.svc.Microseconds())/float64(t.n), float64(t.red.Microseconds())/float64(t.n),
+			float64(t.drv.Microseconds())/float64(t.n))
 	}
 	if len(sides) > 2 {
 		fmt.Printf("baseline/ratelimit decisions/s ratio: %.2f\n", rate(2)/rate(1))
