@@ -17,9 +17,10 @@ clock()
 if record ~= '' and redis.call('EXISTS', KEYS[nops + 1], KEYS[nops + 2]) > 0 then
   return { -1, now }
 end
-local kind, priv, amount, k0, nl = slots(), slots(), slots(), slots(), slots()
+opSlots()
 local k = 0
 for i = 1, nops do
+  stands[i] = 0
   -- an op's limit count is its 11th byte; a two-limit op (minute and day)
   -- is read in one unpack
   local n = byte(plan, pos + 10)
@@ -56,7 +57,6 @@ local function refuses(i)
   return 0
 end
 
-local stands = slots()
 local function take(i)
   local a, b = amount[i], k0[i]
   for kk = b + 1, b + nl[i] do lv[kk] = lv[kk] - a end

@@ -18,9 +18,10 @@ import (
 // fifth of the service's CPU. Nothing waits for a batch to fill: a call
 // that finds a sender slot free leaves at once.
 //
-// Each script in a batch is still one atomic EVALSHA, so batching changes no
-// script's semantics; a call whose own context ends stops waiting (as a
-// lone call would), and is not sent if its batch has not left yet.
+// Each script in a batch is still one atomic EVALSHA (or FCALL of the same
+// code, library.go), so batching changes no script's semantics; a call
+// whose own context ends stops waiting (as a lone call would), and is not
+// sent if its batch has not left yet.
 type batcher struct {
 	c       redis.UniversalClient
 	mu      sync.Mutex
@@ -42,6 +43,8 @@ type batchCall struct {
 	// that stopped waiting, never made a sender. Both are under b.mu.
 	lead []*batchCall
 	gone bool
+	// fcall records that the call was sent as its script's function.
+	fcall bool
 }
 
 const (
@@ -151,10 +154,14 @@ func (b *batcher) exec(batch []*batchCall) {
 		}
 		live = append(live, c)
 	}
+	if len(live) == 0 {
+		return
+	}
+	if l := live[0].sc.lib; l != nil && l.state.Load() == libUnloaded {
+		l.load(live[0].ctx, b.c)
+	}
 	cmds := make([]*redis.Cmd, 0, len(live))
 	switch len(live) {
-	case 0:
-		return
 	case 1:
 		cmds = append(cmds, b.c.Do(live[0].ctx, evalArgs(live[0])...))
 	default:
@@ -168,7 +175,12 @@ func (b *batcher) exec(batch []*batchCall) {
 	}
 	for i, c := range live {
 		v, err := cmds[i].Result()
-		if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if c.fcall && functionMissing(err) {
+			// nothing ran: run it as the script, and have the next
+			// batch load the library again
+			c.sc.lib.lost()
+			v, err = c.sc.run(c.ctx, b.c, c.keys, c.args)
+		} else if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
 			v, err = c.sc.run(c.ctx, b.c, c.keys, c.args)
 		} else if err != nil {
 			err = wrapScriptError(c.sc, err)
@@ -178,11 +190,17 @@ func (b *batcher) exec(batch []*batchCall) {
 	}
 }
 
-// evalArgs is the call's EVALSHA with its keys by reference: go-redis
-// writes a *string as the string, where each string boxed in an interface
-// (as EvalSha boxes its keys) is an allocation.
+// evalArgs is the call's FCALL, where its script has a loaded function, or
+// its EVALSHA, with its keys by reference: go-redis writes a *string as the
+// string, where each string boxed in an interface (as EvalSha boxes its
+// keys) is an allocation.
 func evalArgs(c *batchCall) []any {
-	a := append(make([]any, 0, 3+len(c.keys)+len(c.args)), "evalsha", c.sc.sha.Hash(), len(c.keys))
+	a := make([]any, 0, 3+len(c.keys)+len(c.args))
+	if c.fcall = c.sc.lib.loaded(); c.fcall {
+		a = append(a, "fcall", c.sc.fn, len(c.keys))
+	} else {
+		a = append(a, "evalsha", c.sc.sha.Hash(), len(c.keys))
+	}
 	for i := range c.keys {
 		a = append(a, &c.keys[i])
 	}

@@ -70,10 +70,11 @@ func TestABatchReloadsAScriptRedisForgot(t *testing.T) {
 		return len(b.pending) == 32
 	}, 5*time.Second, time.Millisecond)
 	require.NoError(t, e.c.ScriptFlush(context.Background()).Err())
+	require.NoError(t, e.c.FunctionFlush(context.Background()).Err())
 	b.mu.Lock()
 	b.senders = 1
 	b.mu.Unlock()
-	b.next() // one sender takes the queue: every EVALSHA in it meets NOSCRIPT
+	b.next() // one sender takes the queue: every FCALL in it meets a missing function, then its EVALSHA NOSCRIPT
 	for _, o := range <-done {
 		require.True(t, o.Admitted())
 	}

@@ -14,8 +14,15 @@
 -- (struct.unpack / struct.pack): no decimal text is parsed or formatted, no
 -- hash field is read by name.
 
-local unpack, byte, fmt, ceil, concat = unpack, string.byte, string.format, math.ceil, table.concat
-local sunpack, spack, tonumber = struct.unpack, struct.pack, tonumber
+-- The library functions every script uses, as locals. init fills them: a
+-- script calls it first, and the function library (scripts.go) on its first
+-- call, because a library's body runs where only redis.register_function is
+-- in reach and the Lua libraries are not.
+local unpack, byte, fmt, ceil, concat, sunpack, spack, tonumber
+local function init()
+  unpack, byte, fmt, ceil, concat = _G.unpack, string.byte, string.format, math.ceil, table.concat
+  sunpack, spack, tonumber = struct.unpack, struct.pack, _G.tonumber
+end
 
 local now
 local function clock()
@@ -31,6 +38,19 @@ local function slots()
   return { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 end
 local code, cap, rate, lv, last = slots(), slots(), slots(), slots(), slots()
+
+-- Ops of an admission's plan (admit.lua), in flat arrays (index i): kind,
+-- private (1/0), amount, index before its first limit, limit count, and
+-- whether its units stand (1). opSlots makes them on first use: on every
+-- call of a script, once per Redis process in the function library, where
+-- making six tables was a twentieth of an admission. Every call writes the
+-- entries of its own ops before reading them.
+local kind, priv, amount, k0, nl, stands
+local function opSlots()
+  if not kind then
+    kind, priv, amount, k0, nl, stands = slots(), slots(), slots(), slots(), slots(), slots()
+  end
+end
 
 -- Period names of the hash layout written before this one (fields
 -- l:<name> and t:<name>), by code and code by name.

@@ -26,8 +26,13 @@ var (
 // FLUSH), so the body crosses the wire only then.
 type script struct {
 	name string
+	body string // the script's own text, after common.lua
 	src  string
 	sha  *redis.Script // used for its SHA1 only
+	// fn names the script's function in lib, the single server's function
+	// library (library.go); empty where scripts run by EVALSHA only.
+	fn  string
+	lib *library
 }
 
 // The admission's variants: admitLua alone declares the (empty) spend
@@ -42,8 +47,8 @@ var (
 )
 
 func newScript(name, body string) *script {
-	src := commonLua + "\n" + body
-	return &script{name: name, src: src, sha: redis.NewScript(src)}
+	src := commonLua + "\ninit()\n" + body
+	return &script{name: name, body: body, src: src, sha: redis.NewScript(src)}
 }
 
 // load puts the script into every node's script cache (a cluster client

@@ -102,6 +102,9 @@ func run(args []string) error {
 		// Not fatal: /readyz reports Redis, and scripts load on NOSCRIPT.
 		log.Warn("scripts not loaded at start", "error", err)
 	}
+	if err := store.FunctionsRefused(); err != nil {
+		log.Warn("admissions run as scripts: Redis refused the function library", "error", err)
+	}
 	cancel()
 	srv := &http.Server{Addr: *listen, Handler: withAdmin(server.New(cfg), adminAPI),
 		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}

@@ -1,0 +1,97 @@
+package server
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync/atomic"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// library is the single server's admission scripts as one Redis function
+// library (FUNCTION LOAD, then FCALL; Redis 7.0 and later). EVALSHA runs a
+// script's whole text on every call, and that text begins by making the
+// closures and arrays common.lua declares; a library makes them once, when
+// it is loaded, and each FCALL runs only the admission's own code. On the
+// peers benchmark's plan that is 12 % fewer Redis instructions per admission
+// (BENCHMARKS.md, section 32).
+//
+// The library's name and its functions' names carry a hash of its text, as
+// EVALSHA names a script by its SHA1, so service replicas of different
+// versions sharing one Redis each call their own code; an upgrade leaves the
+// earlier version's library in place (docs/redis-layout.md). Where FUNCTION
+// LOAD is refused (a server before 7.0, an ACL without it, a managed service
+// that disables it) the scripts run by EVALSHA as before. A library that
+// disappears (FUNCTION FLUSH, a restart of a Redis that keeps nothing) is
+// loaded again before the next batch; the calls that found it missing run
+// as scripts. Either way a call runs exactly one of the two forms of the same
+// code, so the admission's semantics do not depend on which.
+type library struct {
+	name  string
+	src   string
+	state atomic.Int32
+	// refusal is Redis' answer when it refused the library (for the
+	// service's log); set before state becomes libRefused.
+	refusal error
+}
+
+// A library's states.
+const (
+	libUnloaded int32 = iota // not loaded yet, or lost: load before the next batch
+	libLoaded                // FCALL its functions
+	libRefused               // the server refused it: EVALSHA only
+)
+
+// newLibrary builds the library of scripts and names each script's function
+// in it (script.fn). Each function calls init first, once per Redis process:
+// a library's top level runs where only redis.register_function is in reach,
+// so the Lua libraries common.lua uses are bound on the first call.
+func newLibrary(scripts ...*script) *library {
+	h := sha1.New()
+	h.Write([]byte(commonLua))
+	for _, sc := range scripts {
+		h.Write([]byte(sc.name))
+		h.Write([]byte(sc.body))
+	}
+	tag := hex.EncodeToString(h.Sum(nil)[:6])
+	l := &library{name: "tokenbudget_" + tag}
+	var b strings.Builder
+	b.WriteString("#!lua name=" + l.name + "\n" + commonLua + "\n")
+	for _, sc := range scripts {
+		sc.fn, sc.lib = "tb_"+sc.name+"_"+tag, l
+		b.WriteString("local function " + sc.name + "(KEYS, ARGV)\nif not sunpack then init() end\n" + sc.body + "\nend\n")
+		b.WriteString("redis.register_function('" + sc.fn + "', " + sc.name + ")\n")
+	}
+	l.src = b.String()
+	return l
+}
+
+// load puts the library into Redis. An error reply refuses it for good (the
+// scripts serve); a failed round trip leaves it to be loaded again before
+// the next batch.
+func (l *library) load(ctx context.Context, c redis.UniversalClient) {
+	err := c.Do(ctx, "function", "load", "replace", l.src).Err()
+	var reply redis.Error
+	switch {
+	case err == nil:
+		l.state.Store(libLoaded)
+	case errors.As(err, &reply):
+		l.refusal = err
+		l.state.Store(libRefused)
+	}
+}
+
+// loaded reports that calls may FCALL the library's functions.
+func (l *library) loaded() bool { return l != nil && l.state.Load() == libLoaded }
+
+// lost records that a call found the library missing, so that the next
+// batch loads it again first.
+func (l *library) lost() { l.state.CompareAndSwap(libLoaded, libUnloaded) }
+
+// functionMissing reports FCALL's answer for a function Redis does not hold.
+func functionMissing(err error) bool {
+	return err != nil && strings.HasPrefix(err.Error(), "ERR Function not found")
+}
