@@ -15,7 +15,7 @@
 -- hash field is read by name.
 
 -- The library functions every script uses, as locals. init fills them: a
--- script calls it first, and the function library (scripts.go) on its first
+-- script calls it first, and the function library (library.go) on its first
 -- call, because a library's body runs where only redis.register_function is
 -- in reach and the Lua libraries are not.
 local unpack, byte, fmt, ceil, concat, sunpack, spack, tonumber

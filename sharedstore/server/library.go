@@ -50,38 +50,49 @@ const (
 // a library's top level runs where only redis.register_function is in reach,
 // so the Lua libraries common.lua uses are bound on the first call.
 func newLibrary(scripts ...*script) *library {
-	h := sha1.New()
-	h.Write([]byte(commonLua))
-	for _, sc := range scripts {
-		h.Write([]byte(sc.name))
-		h.Write([]byte(sc.body))
-	}
-	tag := hex.EncodeToString(h.Sum(nil)[:6])
-	l := &library{name: "tokenbudget_" + tag}
+	// The text with {tag} for the hash, so that the hash names exactly the
+	// code Redis will run, wrapping included.
 	var b strings.Builder
-	b.WriteString("#!lua name=" + l.name + "\n" + commonLua + "\n")
+	b.WriteString(commonLua + "\n")
+	for _, sc := range scripts {
+		fn := "tb_" + sc.name + "_{tag}"
+		b.WriteString("local function " + sc.name + "(KEYS, ARGV)\nif not sunpack then init() end\n" + sc.body + "\nend\n")
+		b.WriteString("redis.register_function('" + fn + "', " + sc.name + ")\n")
+	}
+	sum := sha1.Sum([]byte(b.String()))
+	tag := hex.EncodeToString(sum[:6])
+	l := &library{name: "tokenbudget_" + tag}
+	l.src = "#!lua name=" + l.name + "\n" + strings.ReplaceAll(b.String(), "{tag}", tag)
 	for _, sc := range scripts {
 		sc.fn, sc.lib = "tb_"+sc.name+"_"+tag, l
-		b.WriteString("local function " + sc.name + "(KEYS, ARGV)\nif not sunpack then init() end\n" + sc.body + "\nend\n")
-		b.WriteString("redis.register_function('" + sc.fn + "', " + sc.name + ")\n")
 	}
-	l.src = b.String()
 	return l
 }
 
 // load puts the library into Redis. An error reply refuses it for good (the
-// scripts serve); a failed round trip leaves it to be loaded again before
-// the next batch.
+// scripts serve), unless it is one a server gives only for a while (loading
+// its data, busy with a script, a failover under way): that, like a failed
+// round trip, leaves the library to be loaded again before the next batch.
 func (l *library) load(ctx context.Context, c redis.UniversalClient) {
 	err := c.Do(ctx, "function", "load", "replace", l.src).Err()
 	var reply redis.Error
 	switch {
 	case err == nil:
 		l.state.Store(libLoaded)
-	case errors.As(err, &reply):
+	case errors.As(err, &reply) && !transient(err):
 		l.refusal = err
 		l.state.Store(libRefused)
 	}
+}
+
+// transient reports an error reply that a later try may not meet.
+func transient(err error) bool {
+	for _, p := range []string{"LOADING", "BUSY", "MASTERDOWN", "READONLY", "TRYAGAIN"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return true
+		}
+	}
+	return false
 }
 
 // loaded reports that calls may FCALL the library's functions.

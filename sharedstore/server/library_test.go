@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
@@ -90,4 +91,19 @@ func TestWhereFunctionsAreRefusedAdmissionsRunAsScripts(t *testing.T) {
 	require.Zero(t, fcalls)
 	require.Equal(t, int64(1), evalshas)
 	require.InDelta(t, 990, level(t, e, tk, l), 0.5)
+}
+
+func TestOnlyALastingRefusalKeepsTheLibraryOut(t *testing.T) {
+	for reply, lasting := range map[string]bool{
+		"ERR unknown command 'function', with args beginning with: 'load'":       true,
+		"NOPERM this user has no permissions to run the 'function|load' command": true,
+		"ERR Error compiling function: user_function:1: unexpected symbol":       true,
+		"LOADING Redis is loading the dataset in memory":                         false,
+		"BUSY Redis is busy running a script":                                    false,
+		"MASTERDOWN Link with MASTER is down":                                    false,
+		"READONLY You can't write against a read only replica.":                  false,
+		"TRYAGAIN Multiple keys request during rehashing of slot":                false,
+	} {
+		require.Equal(t, !lasting, transient(errors.New(reply)), reply)
+	}
 }
