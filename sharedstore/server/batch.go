@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,6 +29,8 @@ type batcher struct {
 	mu      sync.Mutex
 	pending []*batchCall // waiting for the next pipeline
 	senders int          // pipelines on the wire now
+	// unreachable records that the last round trip failed to reach Redis.
+	unreachable atomic.Bool
 }
 
 type batchCall struct {
@@ -144,21 +148,30 @@ func (b *batcher) next() {
 // it abandoned committed after all. A script Redis does not know (a restart
 // or SCRIPT FLUSH emptied its cache) is run again alone by script.run,
 // which loads it.
+//
+// After a round trip that failed other than by an error reply (Redis down,
+// a broken connection), the next batch reaches Redis first with a PING and
+// only then takes the calls still waiting: go-redis dials and retries under
+// the batch's deadline, and a pipeline that waited for Redis to come back
+// would otherwise carry calls given up meanwhile.
 func (b *batcher) exec(batch []*batchCall) {
-	live := batch[:0]
-	for _, c := range batch {
-		if err := c.ctx.Err(); err != nil {
-			c.err = err
-			close(c.done)
-			continue
+	if b.unreachable.Load() {
+		ctx, cancel := batchContext(batch)
+		if b.c.Ping(ctx).Err() == nil {
+			b.unreachable.Store(false)
 		}
-		live = append(live, c)
+		cancel()
 	}
+	live := stillWaiting(batch)
 	if len(live) == 0 {
 		return
 	}
 	if l := live[0].sc.lib; l != nil && l.state.Load() == libUnloaded {
 		l.load(live[0].ctx, b.c)
+		live = stillWaiting(live)
+		if len(live) == 0 {
+			return
+		}
 	}
 	cmds := make([]*redis.Cmd, 0, len(live))
 	switch len(live) {
@@ -175,6 +188,9 @@ func (b *batcher) exec(batch []*batchCall) {
 	}
 	for i, c := range live {
 		v, err := cmds[i].Result()
+		if err != nil && !isReply(err) {
+			b.unreachable.Store(true)
+		}
 		if c.fcall && functionMissing(err) {
 			// nothing ran: run it as the script, and have the next
 			// batch load the library again
@@ -205,6 +221,27 @@ func evalArgs(c *batchCall) []any {
 		a = append(a, &c.keys[i])
 	}
 	return append(a, c.args...)
+}
+
+// stillWaiting answers the calls whose callers have given up and returns
+// the others, in batch's array.
+func stillWaiting(batch []*batchCall) []*batchCall {
+	live := batch[:0]
+	for _, c := range batch {
+		if err := c.ctx.Err(); err != nil {
+			c.err = err
+			close(c.done)
+			continue
+		}
+		live = append(live, c)
+	}
+	return live
+}
+
+// isReply reports an error Redis answered (as against one of reaching it).
+func isReply(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply)
 }
 
 func batchContext(batch []*batchCall) (context.Context, context.CancelFunc) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
-	"errors"
 	"strings"
 	"sync/atomic"
 
@@ -75,11 +74,10 @@ func newLibrary(scripts ...*script) *library {
 // round trip, leaves the library to be loaded again before the next batch.
 func (l *library) load(ctx context.Context, c redis.UniversalClient) {
 	err := c.Do(ctx, "function", "load", "replace", l.src).Err()
-	var reply redis.Error
 	switch {
 	case err == nil:
 		l.state.Store(libLoaded)
-	case errors.As(err, &reply) && !transient(err):
+	case isReply(err) && !transient(err):
 		l.refusal = err
 		l.state.Store(libRefused)
 	}
