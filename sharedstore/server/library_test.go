@@ -50,6 +50,16 @@ func TestASingleServerRunsAdmissionsAsTheLibrarysFunctions(t *testing.T) {
 	require.Equal(t, int64(1), fcalls)
 	require.Zero(t, evalshas)
 	require.InDelta(t, 990, level(t, e, tk, l), 0.5)
+	var o sharedstore.Outcome
+	fcalls, evalshas = formsRun(t, e.c, func() {
+		o = admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}})
+		ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 4)
+		require.NoError(t, err)
+		require.True(t, ended)
+	})
+	require.Equal(t, int64(2), fcalls, "the settlement is a function too")
+	require.Zero(t, evalshas)
+	require.InDelta(t, 986, level(t, e, tk, l), 0.5)
 }
 
 func TestALostLibraryCostsNoAdmissionAndIsLoadedAgain(t *testing.T) {

@@ -45,7 +45,8 @@ var ErrAdmissionAborted = errors.New("admission aborted: its hold id was already
 // it is what the service fronts). It holds no state of its own, so
 // any number of service replicas can front one Redis. With a single server
 // an admission, a settlement and a release are each one EVALSHA (an
-// admission one FCALL where Redis takes the function library); with a
+// admission or an end of a hold one FCALL where Redis takes the function
+// library); with a
 // Redis Cluster each op runs on the node owning its slot (see cluster.go).
 type Buckets struct {
 	c       redis.UniversalClient
@@ -61,7 +62,8 @@ type Buckets struct {
 	// batch pipelines concurrent scripts on a single server (batch.go);
 	// nil on a cluster, whose scripts go to different nodes.
 	batch *batcher
-	// lib holds the single server's admissions as functions (library.go);
+	// lib holds the single server's admissions and hold ends as functions
+	// (library.go);
 	// nil on a cluster.
 	lib *library
 	// admitSpend and spendOnly are the admission with the spend preflight
@@ -98,9 +100,9 @@ func NewBuckets(c redis.UniversalClient, o Options) *Buckets {
 	if !cluster {
 		// A cluster runs its scripts per op on different nodes, each
 		// by EVALSHA; a single server batches them, and its admissions
-		// run as functions where it takes them.
+		// and hold ends run as functions where it takes them.
 		s.batch = newBatcher(c)
-		s.lib = newLibrary(s.admit, s.admitSpend)
+		s.lib = newLibrary(s.admit, s.admitSpend, s.end)
 	}
 	return s
 }

@@ -103,7 +103,7 @@ func run(args []string) error {
 		log.Warn("scripts not loaded at start", "error", err)
 	}
 	if err := store.FunctionsRefused(); err != nil {
-		log.Warn("admissions run as scripts: Redis refused the function library", "error", err)
+		log.Warn("admissions and settlements run as scripts: Redis refused the function library", "error", err)
 	}
 	cancel()
 	srv := &http.Server{Addr: *listen, Handler: withAdmin(server.New(cfg), adminAPI),
