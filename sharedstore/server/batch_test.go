@@ -13,6 +13,17 @@ import (
 // concurrentAdmits admits p from n goroutines at once, each once.
 func concurrentAdmits(t *testing.T, e env, p sharedstore.Plan, n int) []sharedstore.Outcome {
 	t.Helper()
+	out, errs := admitsAtOnce(e, p, n)
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	return out
+}
+
+// admitsAtOnce is concurrentAdmits for a test's own goroutine, where a
+// failing require would end that goroutine and leave the test waiting: it
+// returns the errors for the test to check.
+func admitsAtOnce(e env, p sharedstore.Plan, n int) ([]sharedstore.Outcome, []error) {
 	out := make([]sharedstore.Outcome, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -27,10 +38,7 @@ func concurrentAdmits(t *testing.T, e env, p sharedstore.Plan, n int) []sharedst
 	}
 	close(start)
 	wg.Wait()
-	for _, err := range errs {
-		require.NoError(t, err)
-	}
-	return out
+	return out, errs
 }
 
 func TestConcurrentAdmissionsShareRoundTripsAndEachCountsOnce(t *testing.T) {
@@ -61,8 +69,11 @@ func TestABatchReloadsAScriptRedisForgot(t *testing.T) {
 	b.senders = maxSenders
 	b.mu.Unlock()
 	done := make(chan []sharedstore.Outcome)
+	errc := make(chan []error, 1)
 	go func() {
-		done <- concurrentAdmits(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}, 32)
+		out, errs := admitsAtOnce(e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}, 32)
+		errc <- errs
+		done <- out
 	}()
 	require.Eventually(t, func() bool {
 		b.mu.Lock()
@@ -75,7 +86,11 @@ func TestABatchReloadsAScriptRedisForgot(t *testing.T) {
 	b.senders = 1
 	b.mu.Unlock()
 	b.next() // one sender takes the queue: every FCALL in it meets a missing function, then its EVALSHA NOSCRIPT
-	for _, o := range <-done {
+	out := <-done
+	for _, err := range <-errc {
+		require.NoError(t, err)
+	}
+	for _, o := range out {
 		require.True(t, o.Admitted())
 	}
 	require.InDelta(t, 1000-10*32, level(t, e, tk, l), 0.5)
