@@ -54,17 +54,17 @@ func newLibrary(scripts ...*script) *library {
 	var b strings.Builder
 	b.WriteString(commonLua + "\n")
 	for _, sc := range scripts {
-		fn := "tb_" + sc.name + "_{tag}"
+		sc.fn = "tb_" + sc.name + "_{tag}"
 		// f_<name>: a script's name may be a Lua keyword ("end")
 		b.WriteString("local function f_" + sc.name + "(KEYS, ARGV)\nif not sunpack then init() end\n" + sc.body + "\nend\n")
-		b.WriteString("redis.register_function('" + fn + "', f_" + sc.name + ")\n")
+		b.WriteString("redis.register_function('" + sc.fn + "', f_" + sc.name + ")\n")
 	}
 	sum := sha1.Sum([]byte(b.String()))
 	tag := hex.EncodeToString(sum[:6])
 	l := &library{name: "tokenbudget_" + tag}
 	l.src = "#!lua name=" + l.name + "\n" + strings.ReplaceAll(b.String(), "{tag}", tag)
 	for _, sc := range scripts {
-		sc.fn, sc.lib = "tb_"+sc.name+"_"+tag, l
+		sc.fn, sc.lib = strings.ReplaceAll(sc.fn, "{tag}", tag), l
 	}
 	return l
 }
