@@ -339,9 +339,12 @@ type sharedstoreSide struct {
 	bodies [][]byte // per caller, with a hold id placeholder
 }
 
-// newSharedstoreSide prepares each caller's admission body as the filter
-// writes it (wire.AppendAdmitHold): a request-count op on the caller's key
-// and six token ops of minute and day, limits too large to refuse.
+// newSharedstoreSide prepares each caller's admission body with the members
+// and order the filter writes (wire.AppendAdmitHold): a request-count op on
+// the caller's key and six token ops of minute and day, limits too large to
+// refuse. The refill rates are spelled as integers (17179869184) where the
+// filter writes them with %g (1.7179869184e+10); the service parses both
+// with strconv.ParseFloat.
 func newSharedstoreSide(label, addr string, callers int) *sharedstoreSide {
 	s := &sharedstoreSide{label: label, url: "http://" + addr + "/v1/admit",
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: callers, MaxConnsPerHost: callers}}}
