@@ -282,6 +282,35 @@ func (c *StrictCursor) StringAfter(checked int) Value {
 	return Value{Kind: String, Raw: d[start:end:end]}
 }
 
+// Rest is the document from the value at the cursor on (whitespace
+// skipped), for a caller that reads a value itself and then hands it over
+// with Took.
+func (c *StrictCursor) Rest() []byte {
+	c.i = skipWS(c.d, c.i)
+	return c.d[c.i:]
+}
+
+// Took consumes the n bytes at the start of Rest as one value for a caller
+// that has checked them itself: they must be exactly one value of the
+// grammar, its containers nested depth deep. It is for a decoder that reads
+// a value spelled exactly as its encoder writes it faster than a walk does
+// (wire's admission ops) and hands anything else to the walk. Like Skip it
+// reports false, the walk invalid, where no value may come or where the
+// value would nest deeper than MaxDepth.
+func (c *StrictCursor) Took(n, depth int) bool {
+	if !c.value() {
+		return false
+	}
+	i := skipWS(c.d, c.i)
+	if n <= 0 || n > len(c.d)-i || c.depth+depth > MaxDepth {
+		c.bad = true
+		return false
+	}
+	c.i, c.escaped = i+n, false
+	c.consumed()
+	return true
+}
+
 // Skip consumes the value at the cursor.
 func (c *StrictCursor) Skip() { c.consume() }
 

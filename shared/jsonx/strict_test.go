@@ -170,6 +170,41 @@ func TestStrictCursorStringAfterChecksTheRestOfTheString(t *testing.T) {
 	}
 }
 
+func TestStrictCursorTookConsumesWhatTheCallerRead(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		doc      string
+		enter    bool // Took the array's first item rather than the document
+		rest     string
+		n, depth int
+		took     bool
+		validDoc bool
+	}{
+		{"an item", `[ {"a":[1]} ,2]`, true, `{"a":[1]} ,2]`, 9, 2, true, true},
+		{"the whole document", ` {"a":1} `, false, `{"a":1} `, 7, 1, true, true},
+		{"short of the value", `[{"a":1}]`, true, `{"a":1}]`, 3, 1, true, false},
+		{"past the document", `[{"a":1}]`, true, `{"a":1}]`, 9, 1, false, false},
+		{"nothing", `[1]`, true, `1]`, 0, 0, false, false},
+		{"deeper than MaxDepth", `[1]`, true, `1]`, 1, MaxDepth, false, false},
+	} {
+		c := Strict([]byte(tc.doc))
+		if tc.enter {
+			require.True(t, c.Enter(Array), tc.name)
+			require.True(t, c.Next(), tc.name)
+		}
+		require.Equal(t, tc.rest, string(c.Rest()), tc.name)
+		require.Equal(t, tc.took, c.Took(tc.n, tc.depth), tc.name)
+		for tc.enter && c.Next() {
+			c.Skip()
+		}
+		require.Equal(t, tc.validDoc, c.Valid(), tc.name)
+	}
+	c := Strict([]byte(`{"a":1}`))
+	require.True(t, c.Enter(Object))
+	require.False(t, c.Took(1, 0), "no value may come before the member's name")
+	require.False(t, c.Valid())
+}
+
 // fusedWalk is strictWalk with the fused steps: objects' members read with
 // NextMember, and arrays whose items are entered stepped with NextObject
 // (an object item entered there, any other item read as walk reads it). It

@@ -95,10 +95,22 @@ func walkFreshSlice[T any](c *jsonx.StrictCursor, what string, p *[]T, walk func
 	return nil
 }
 
-// walkOp and walkLimit loop over the members themselves rather than
+// walkOp decodes the op at the cursor into o, which is zero: by its shape
+// when it is spelled as appendOps writes it (readOp), otherwise by walking
+// its members.
+func walkOp(c *jsonx.StrictCursor, o *Op) error {
+	if n, depth, ok := readOp(c.Rest(), o); ok {
+		c.Took(n, depth)
+		return nil
+	}
+	*o = Op{}
+	return walkOpMembers(c, o)
+}
+
+// walkOpMembers and walkLimit loop over the members themselves rather than
 // through walkObject: a closure capturing the element would be one heap
 // allocation per op and per limit.
-func walkOp(c *jsonx.StrictCursor, o *Op) error {
+func walkOpMembers(c *jsonx.StrictCursor, o *Op) error {
 	if ok, err := enterObject(c, "op"); !ok {
 		return err
 	}
