@@ -112,6 +112,31 @@ func TestHTTPAdmitWithAReleasedHoldIDAnswersAborted(t *testing.T) {
 	require.Equal(t, 1.0, requestsCounted(t, reg, "admit", "aborted"))
 }
 
+// Each admission script call is timed under its script's name, the
+// second call through the cached series as the first.
+func TestEachAdmissionScriptCallIsTimedUnderItsName(t *testing.T) {
+	e := newEnv(t, false)
+	reg := prometheus.NewRegistry()
+	srv := httptest.NewServer(New(Config{Buckets: e.store, Token: testToken, Registry: reg}))
+	t.Cleanup(srv.Close)
+	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
+	for range 3 {
+		code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmitHold(nil, p, clientHoldID()))
+		require.Equal(t, http.StatusOK, code, string(b))
+	}
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	timed := map[string]uint64{}
+	for _, mf := range mfs {
+		if mf.GetName() == "tokenbudget_sharedstore_script_duration_seconds" {
+			for _, m := range mf.GetMetric() {
+				timed[m.GetLabel()[0].GetValue()] = m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	require.Equal(t, map[string]uint64{"admit": 3}, timed)
+}
+
 func requestsCounted(t *testing.T, reg *prometheus.Registry, op, outcome string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()

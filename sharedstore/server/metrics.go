@@ -23,6 +23,8 @@ type metrics struct {
 	// resolving label values hashes them on every call, which showed in the
 	// service's profile. The pairs are a small fixed set.
 	series sync.Map // [2]string -> *opSeries
+	// scriptSeries caches each script's histogram the same way.
+	scriptSeries sync.Map // string -> prometheus.Observer
 }
 
 type opSeries struct {
@@ -81,7 +83,11 @@ func (m *metrics) observe(op, outcome string, start time.Time) {
 
 // script observes one script call's latency.
 func (m *metrics) script(name string, start time.Time) {
-	m.scripts.WithLabelValues(name).Observe(time.Since(start).Seconds())
+	o, ok := m.scriptSeries.Load(name)
+	if !ok {
+		o, _ = m.scriptSeries.LoadOrStore(name, m.scripts.WithLabelValues(name))
+	}
+	o.(prometheus.Observer).Observe(time.Since(start).Seconds())
 }
 
 // spendRefusal records the overshoot of a spend refusal: the usage past
