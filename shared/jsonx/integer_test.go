@@ -79,3 +79,15 @@ func FuzzParseIntegerAgreesWithBigRat(f *testing.F) {
 		}
 	})
 }
+
+func TestPlainIntegerTakesOnlyAMinusAndUpTo18Digits(t *testing.T) {
+	for s, want := range map[string]int64{"0": 0, "-0": 0, "7": 7, "-42": -42, "999999999999999999": 999999999999999999, "007": 7} {
+		n, ok := PlainInteger([]byte(s))
+		require.True(t, ok, s)
+		require.Equal(t, want, n, s)
+	}
+	for _, s := range []string{"", "-", "1.0", "1e3", "+5", " 5", "1000000000000000000", "0x1"} {
+		_, ok := PlainInteger([]byte(s))
+		require.False(t, ok, s)
+	}
+}

@@ -200,6 +200,15 @@ func ParseInteger(s []byte) (Integer, bool) {
 	return out, true
 }
 
+// PlainInteger reads s when it is an optional minus and up to 18 digits,
+// which always fit an int64, and reports false for anything else: a caller
+// whose own rule refuses a point or an exponent (wire's integers) takes
+// the common case here before searching the number for them.
+func PlainInteger(s []byte) (int64, bool) {
+	n, ok := plainDigits(s)
+	return n.Value, ok
+}
+
 // plainDigits reads an optional minus and up to 18 digits at once, which
 // always fit an int64: every capacity, amount and count a decoder meets
 // takes this path instead of ParseInteger's exact general one.

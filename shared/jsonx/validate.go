@@ -269,6 +269,11 @@ func hex4(d []byte, i int) (rune, bool) {
 	return r, true
 }
 
+// NumberEnd is the end of the JSON number at d[i:], by the grammar the
+// validator checks; ok is false where no number starts there. What follows
+// the number is the caller's to check (07 ends after its 0).
+func NumberEnd(d []byte, i int) (end int, ok bool) { return validNumber(d, i) }
+
 // validNumber checks -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? at i and
 // returns its end; what may follow is the caller's business.
 func validNumber(d []byte, i int) (int, bool) {

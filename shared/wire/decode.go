@@ -247,14 +247,11 @@ func decodeInt(v jsonx.Value, what string, p *int64) error {
 func decodeKind(v jsonx.Value, what string, p *limit.Kind) error {
 	switch v.Kind {
 	case jsonx.Number:
-		if len(v.Raw) == 0 || v.Raw[0] == '-' {
+		k, ok := parseKind(v.Raw)
+		if !ok {
 			return errs.New(what + ": " + string(v.Raw) + " is not a kind")
 		}
-		n, ok := parseInt64(v.Raw)
-		if !ok || n > 255 {
-			return errs.New(what + ": " + string(v.Raw) + " is not a kind")
-		}
-		*p = limit.Kind(n)
+		*p = k
 	case jsonx.Null:
 	default:
 		return typeError(what, v)
@@ -267,6 +264,9 @@ func decodeKind(v jsonx.Value, what string, p *limit.Kind) error {
 // integer is spelled without a point or an exponent (1.0 and 1e3 are type
 // errors there); jsonx reads the digits.
 func parseInt64(b []byte) (int64, bool) {
+	if n, ok := jsonx.PlainInteger(b); ok {
+		return n, true
+	}
 	for _, c := range b {
 		if c == '.' || c == 'e' || c == 'E' {
 			return 0, false
@@ -274,6 +274,15 @@ func parseInt64(b []byte) (int64, bool) {
 	}
 	n, ok := jsonx.ParseInteger(b)
 	return n.Value, ok && !n.Overflow
+}
+
+// parseKind reads a JSON number as decodeKind does.
+func parseKind(b []byte) (limit.Kind, bool) {
+	if len(b) == 0 || b[0] == '-' {
+		return 0, false
+	}
+	n, ok := parseInt64(b)
+	return limit.Kind(n), ok && n <= 255
 }
 
 func typeError(what string, v jsonx.Value) error {

@@ -139,8 +139,8 @@ func decodeLimit(v jsonx.Value, l *Limit) error {
 func decodeFloat(v jsonx.Value, what string, p *float64) error {
 	switch v.Kind {
 	case jsonx.Number:
-		f, err := strconv.ParseFloat(string(v.Raw), 64)
-		if err != nil {
+		f, ok := parseFloat(v.Raw)
+		if !ok {
 			return errs.New(what + ": " + string(v.Raw) + " is not a float64")
 		}
 		*p = f

@@ -1,24 +1,24 @@
 package wire
 
 import (
-	"math"
-	"strconv"
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // An admission's ops are nearly all of its body, and every encoder of this
 // protocol writes them the same way: appendOps' members in its order, no
 // whitespace, plain strings, integers as digits. readOp decodes an op
-// spelled exactly so in one pass of byte comparisons, where the walk reads
-// each member's name, looks it up and reads its value twice (once to find
-// its end, once to decode it); at the first byte that differs it gives up
-// and the walk decodes the op as before, so what is accepted and what it
-// means do not change (FuzzAnOpReadByItsShapeIsTheOpTheWalkReads). The
-// walk's decode was the largest single item of the service's CPU per
-// admission.
+// spelled exactly so by comparing its fixed bytes and reading each value
+// where it stands, where the walk reads each member's name, looks it up,
+// checks the value to find its end and then decodes it. Numbers are read
+// by the walk's own readers (jsonx.NumberEnd, parseInt64, parseKind,
+// parseFloat). At the first byte that differs readOp gives up and the walk
+// decodes the op as before, so what is accepted and what it means do not
+// change (FuzzAnOpReadByItsShapeIsTheOpTheWalkReads). The walk's decode was
+// the largest single item of the service's CPU per admission.
 
 // shape reads a document that must be spelled one way. Once a read finds
 // another spelling, bad is set and every later read fails too, so a decoder
@@ -77,120 +77,31 @@ func (s *shape) text() []byte {
 	return nil
 }
 
-// digits consumes a JSON integer that int64 holds, with its sign when
-// signed; a fraction or an exponent after it is another spelling (and an
-// error for the walk: the wire's integers have none).
-func (s *shape) digits(signed bool) int64 {
-	d, i := s.d, s.i
+// number consumes a JSON number and returns its bytes; what it means is
+// read as the walk reads it (parseInt64, parseKind, parseFloat).
+func (s *shape) number() []byte {
 	if s.bad {
-		return 0
+		return nil
 	}
-	neg := signed && i < len(d) && d[i] == '-'
-	if neg {
-		i++
-	}
-	start := i
-	var u uint64 // 19 digits at most, which uint64 holds
-	for i < len(d) && d[i]-'0' < 10 && i-start < 19 {
-		u = u*10 + uint64(d[i]-'0')
-		i++
-	}
-	if k := i - start; k == 0 || k > 1 && d[start] == '0' ||
-		i < len(d) && (d[i]-'0' < 10 || d[i] == '.' || d[i]|0x20 == 'e') ||
-		u > math.MaxInt64 && !(neg && u == 1<<63) {
-		s.bad = true
-		return 0
-	}
-	s.i = i
-	if neg {
-		return -int64(u)
-	}
-	return int64(u)
-}
-
-// number consumes a JSON number and returns what strconv.ParseFloat makes
-// of it (as decodeFloat does); one out of float64's range is another
-// spelling, which the walk refuses. A mantissa of up to 2^53 with a power
-// of ten up to 22 either way is one exact division or multiplication of two
-// exact float64s, which IEEE 754 rounds correctly, so it is computed here;
-// ParseFloat, which spent some 500 instructions on each of a plan's rates,
-// reads the rest.
-func (s *shape) number() float64 {
-	d, i := s.d, s.i
-	if s.bad {
-		return 0
-	}
-	neg := i < len(d) && d[i] == '-'
-	if neg {
-		i++
-	}
-	var m uint64 // the digits, while they number at most 19
-	nd, frac, exp := 0, 0, 0
-	j := i
-	for ; j < len(d) && d[j]-'0' < 10; j++ {
-		m = m*10 + uint64(d[j]-'0')
-		nd++
-	}
-	ok := j > i && (d[i] != '0' || j == i+1)
-	if ok && j < len(d) && d[j] == '.' {
-		k := j + 1
-		for ; k < len(d) && d[k]-'0' < 10; k++ {
-			m = m*10 + uint64(d[k]-'0')
-			nd++
-		}
-		ok, frac, j = k > j+1, k-j-1, k
-	}
-	if ok && j < len(d) && d[j]|0x20 == 'e' {
-		j++
-		eneg := j < len(d) && d[j] == '-'
-		if j < len(d) && (d[j] == '+' || d[j] == '-') {
-			j++
-		}
-		k := j
-		for ; k < len(d) && d[k]-'0' < 10; k++ {
-			if k-j < 4 {
-				exp = exp*10 + int(d[k]-'0')
-			}
-		}
-		ok = k > j
-		if k-j >= 4 {
-			nd = 20 // an exponent this long: ParseFloat decides
-		}
-		if eneg {
-			exp = -exp
-		}
-		j = k
-	}
+	end, ok := jsonx.NumberEnd(s.d, s.i)
 	if !ok {
 		s.bad = true
-		return 0
+		return nil
 	}
-	var f float64
-	switch e := exp - frac; {
-	case nd <= 19 && m <= 1<<53 && e >= 0 && e <= 22:
-		f = float64(m) * exactPow10[e]
-	case nd <= 19 && m <= 1<<53 && e < 0 && e >= -22:
-		f = float64(m) / exactPow10[-e]
-	default:
-		var err error
-		f, err = strconv.ParseFloat(unsafe.String(&d[s.i], j-s.i), 64)
-		if err != nil {
-			s.bad = true
-			return 0
-		}
-		s.i = j
-		return f
-	}
-	s.i = j
-	if neg {
-		return -f
-	}
-	return f
+	b := s.d[s.i:end:end]
+	s.i = end
+	return b
 }
 
-// exactPow10 holds the powers of ten that float64 holds exactly.
-var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
-	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+// numeral consumes a number that parse, the walk's reader of its member,
+// accepts; one the walk would refuse is another spelling.
+func numeral[T any](s *shape, parse func([]byte) (T, bool)) T {
+	v, ok := parse(s.number())
+	if !ok {
+		s.bad = true
+	}
+	return v
+}
 
 // name consumes a period's or dimension's name that parse knows.
 func name[T any](s *shape, parse func(string) (T, bool)) T {
@@ -215,11 +126,7 @@ func readOp(d []byte, o *Op) (n, depth int, ok bool) {
 	s.lit(`{"key":`)
 	o.Key = string(s.text())
 	s.lit(`,"kind":`)
-	k := s.digits(false)
-	if k > 255 {
-		s.bad = true
-	}
-	o.Kind = limit.Kind(k)
+	o.Kind = numeral(&s, parseKind)
 	s.lit(`,"dimension":`)
 	o.Dimension = name(&s, limit.ParseDimension)
 	s.lit(`,"limits":[`)
@@ -234,9 +141,9 @@ func readOp(d []byte, o *Op) (n, depth int, ok bool) {
 			s.lit(`{"budget":`)
 			l.Budget = name(&s, limit.ParsePeriod)
 			s.lit(`,"capacity":`)
-			l.Capacity = s.digits(true)
+			l.Capacity = numeral(&s, parseInt64)
 			s.lit(`,"refill_per_sec":`)
-			l.RefillPerSec = s.number()
+			l.RefillPerSec = numeral(&s, parseFloat)
 			s.lit("}")
 			o.Limits = append(o.Limits, l)
 			if s.opt("]") {
@@ -246,7 +153,7 @@ func readOp(d []byte, o *Op) (n, depth int, ok bool) {
 		}
 	}
 	s.lit(`,"amount":`)
-	o.Amount = s.digits(true)
+	o.Amount = numeral(&s, parseInt64)
 	o.Private = s.opt(`,"private":true`)
 	s.lit("}")
 	return s.i, depth, !s.bad
