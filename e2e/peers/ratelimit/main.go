@@ -343,8 +343,8 @@ type sharedstoreSide struct {
 // and order the filter writes (wire.AppendAdmitHold): a request-count op on
 // the caller's key and six token ops of minute and day, limits too large to
 // refuse. The refill rates are spelled as integers (17179869184) where the
-// filter writes them with %g (1.7179869184e+10); the service parses both
-// with strconv.ParseFloat.
+// filter writes them with %g (1.7179869184e+10); the service reads both
+// to the same float64 by the same path (wire's parseFloat, exact for both).
 func newSharedstoreSide(label, addr string, callers int) *sharedstoreSide {
 	s := &sharedstoreSide{label: label, url: "http://" + addr + "/v1/admit",
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: callers, MaxConnsPerHost: callers}}}
