@@ -27,8 +27,7 @@ import (
 //	go test ./sharedstore/server -run '^$' -bench HTTPAdmitSettle -benchtime 3000x
 func BenchmarkHTTPAdmitSettle(b *testing.B) {
 	e := newEnv(b, false)
-	srv := httptest.NewServer(New(Config{Buckets: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
-	defer srv.Close()
+	srv := serve(b, New(Config{Buckets: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 	var seq atomic.Int64
 	var mu sync.Mutex

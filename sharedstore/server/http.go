@@ -57,6 +57,8 @@ type Server struct {
 	timeout time.Duration
 	mux     *http.ServeMux
 	ledger  RecordStore
+	// calls are the /v1 paths, for the mux and for Front.
+	calls map[string]route
 }
 
 // New builds the service's handler.
@@ -77,9 +79,10 @@ func New(c Config) *Server {
 			sc.OnLoad = s.m.spendLoad
 		}
 	}
-	s.mux.HandleFunc("POST "+wire.PathAdmit, s.guard("admit", s.admit))
-	s.mux.HandleFunc("POST "+wire.PathSettle, s.guard("settle", s.settle))
-	s.mux.HandleFunc("POST "+wire.PathRelease, s.guard("release", s.release))
+	s.calls = map[string]route{wire.PathAdmit: {"admit", s.admit}, wire.PathSettle: {"settle", s.settle}, wire.PathRelease: {"release", s.release}}
+	for path, c := range s.calls {
+		s.mux.HandleFunc("POST "+path, s.guard(c))
+	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	s.mux.HandleFunc("GET /readyz", s.ready)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(c.Registry, promhttp.HandlerOpts{}))
@@ -91,16 +94,44 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 // handler answers one /v1 call and returns its outcome label.
 type handler func(ctx context.Context, w http.ResponseWriter, body []byte) string
 
+// route is a /v1 path's operation label and handler.
+type route struct {
+	op     string
+	handle handler
+}
+
+// authorized reports the Authorization header's value to be the token's.
+func (s *Server) authorized(got []byte) bool {
+	return len(s.auth) > len("Bearer ") && subtle.ConstantTimeCompare(got, s.auth) == 1
+}
+
+// refuse answers a caller without the token.
+func (s *Server) refuse(w http.ResponseWriter, op string, start time.Time) {
+	w.Header().Set("WWW-Authenticate", "Bearer")
+	http.Error(w, "unauthorized", http.StatusUnauthorized)
+	s.m.observe(op, "unauthorized", start)
+}
+
+// answer is guard for a call Front read: its path is one of s.calls and its
+// body was read whole.
+func (s *Server) answer(ctx context.Context, w http.ResponseWriter, h head, body []byte) {
+	start := time.Now()
+	c := s.calls[h.path]
+	if !s.authorized(h.auth) {
+		s.refuse(w, c.op, start)
+		return
+	}
+	s.m.observe(c.op, c.handle(ctx, w, body), start)
+}
+
 // guard authenticates, reads the bounded body, applies the Redis deadline
 // and records metrics, so the operation handlers see only valid callers.
-func (s *Server) guard(op string, h handler) http.HandlerFunc {
+func (s *Server) guard(c route) http.HandlerFunc {
+	op, h := c.op, c.handle
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		got := []byte(r.Header.Get("Authorization"))
-		if len(s.auth) <= len("Bearer ") || subtle.ConstantTimeCompare(got, s.auth) != 1 {
-			w.Header().Set("WWW-Authenticate", "Bearer")
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			s.m.observe(op, "unauthorized", start)
+		if !s.authorized([]byte(r.Header.Get("Authorization"))) {
+			s.refuse(w, op, start)
 			return
 		}
 		buf := bufs.Get().(*bytes.Buffer)

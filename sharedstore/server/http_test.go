@@ -20,8 +20,7 @@ const testToken = "t0ken-for-tests"
 
 func newHTTP(t *testing.T, e env) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(New(Config{Buckets: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
-	t.Cleanup(srv.Close)
+	srv := serve(t, New(Config{Buckets: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
 	return srv
 }
 
@@ -85,8 +84,7 @@ func TestHTTPAdmitSettleRoundTrip(t *testing.T) {
 func TestHTTPAdmitWithAReleasedHoldIDAnswersAborted(t *testing.T) {
 	e := newEnv(t, false)
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(New(Config{Buckets: e.store, Token: testToken, Registry: reg}))
-	t.Cleanup(srv.Close)
+	srv := serve(t, New(Config{Buckets: e.store, Token: testToken, Registry: reg}))
 	tk := uniq("tk")
 	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 300, minute(1000))}}
 	auth := "Bearer " + testToken
@@ -117,8 +115,7 @@ func TestHTTPAdmitWithAReleasedHoldIDAnswersAborted(t *testing.T) {
 func TestEachAdmissionScriptCallIsTimedUnderItsName(t *testing.T) {
 	e := newEnv(t, false)
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(New(Config{Buckets: e.store, Token: testToken, Registry: reg}))
-	t.Cleanup(srv.Close)
+	srv := serve(t, New(Config{Buckets: e.store, Token: testToken, Registry: reg}))
 	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
 	for range 3 {
 		code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmitHold(nil, p, clientHoldID()))
@@ -180,8 +177,7 @@ func TestRedisDownAnswers503AndCountsTheError(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { _ = c.Close() })
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(New(Config{Buckets: NewBuckets(c, Options{}), Token: testToken, Registry: reg}))
-	t.Cleanup(srv.Close)
+	srv := serve(t, New(Config{Buckets: NewBuckets(c, Options{}), Token: testToken, Registry: reg}))
 	code, _ := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp("k", "global", 1, minute(10))}}))
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	resp, err := http.Get(srv.URL + "/readyz")

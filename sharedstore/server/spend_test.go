@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -425,8 +424,7 @@ func TestRedisDownAnswers503WithOrWithoutASpendPart(t *testing.T) {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { _ = dead.Close() })
 	cache := spendcache.New(dead, nil, spendcache.Options{})
-	srv := httptest.NewServer(New(Config{Buckets: NewBuckets(dead, Options{Spend: cache}), Token: spendToken}))
-	t.Cleanup(srv.Close)
+	srv := serve(t, New(Config{Buckets: NewBuckets(dead, Options{Spend: cache}), Token: spendToken}))
 	se := &spendEnv{http: srv}
 	now := utc(t, "2026-09-08T12:00:00Z")
 	sp := spender{team: "t", key: "k", limits: map[spend.Slot]string{spend.KeyDay: "1"}}.spendAt(t, now)

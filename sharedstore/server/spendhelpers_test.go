@@ -80,8 +80,7 @@ func newSpendEnv(t testing.TB, e env, now time.Time) *spendEnv {
 	clk := &clock{t: now}
 	cache := spendcache.New(e.c, led, spendcache.Options{Now: clk.Now})
 	store := NewBuckets(e.c, Options{Spend: cache})
-	srv := httptest.NewServer(New(Config{Buckets: store, Token: spendToken, Ledger: led.Ledger}))
-	t.Cleanup(srv.Close)
+	srv := serve(t, New(Config{Buckets: store, Token: spendToken, Ledger: led.Ledger}))
 	w := spendworker.New(led.Ledger, cache, spendworker.Options{Now: clk.Now})
 	return &spendEnv{env: e, clock: clk, led: led, pool: pool, dbURL: url, cache: cache, store: store, http: srv, worker: w}
 }
