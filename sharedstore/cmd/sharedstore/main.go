@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -106,19 +107,34 @@ func run(args []string) error {
 		log.Warn("admissions and settlements run as scripts: Redis refused the function library", "error", err)
 	}
 	cancel()
-	srv := &http.Server{Addr: *listen, Handler: withAdmin(server.New(cfg), adminAPI),
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
 	log.Info("sharedstore listening", "listen", *listen, "redis", redactURL(*redisURL), "admin_api", adminAPI != nil)
+	return serve(ctx, l, server.New(cfg), adminAPI)
+}
+
+// serve answers on l until ctx ends, then shuts down, letting calls under
+// way finish. The filter's calls are read by the front; every other
+// request, and any call it does not read plainly, by net/http on the same
+// listener.
+func serve(ctx context.Context, l net.Listener, h *server.Server, adminAPI http.Handler) error {
+	front := server.NewFront(l, h, 10*time.Second)
+	srv := &http.Server{Handler: withAdmin(h, adminAPI),
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second}
+	errc := make(chan error, 2)
+	go func() { errc <- front.Serve() }()
+	go func() { errc <- srv.Serve(front) }()
 	select {
 	case err := <-errc:
+		_ = front.Close()
 		return err
 	case <-ctx.Done():
 	}
 	shut, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return srv.Shutdown(shut)
+	return errors.Join(srv.Shutdown(shut), front.Shutdown(shut))
 }
 
 // readToken takes the token from a file (trimmed) or SHAREDSTORE_TOKEN; an
