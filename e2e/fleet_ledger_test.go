@@ -72,9 +72,17 @@ func startLedgerFleet(t *testing.T, pluginConfig string) ledgerFleet {
 		h := server.New(server.Config{Buckets: store, Token: fleetToken, Registry: prometheus.NewRegistry(), Ledger: led})
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		require.NoError(t, err)
+		// as the service serves: the filter's calls through the front
+		front := server.NewFront(ln, h, 10*time.Second)
 		srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		t.Cleanup(func() { _ = srv.Close() })
+		go func() { _ = front.Serve() }()
+		go func() { _ = srv.Serve(front) }()
+		t.Cleanup(func() {
+			_ = srv.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = front.Shutdown(ctx)
+		})
 		return "http://" + ln.Addr().String()
 	}
 	f.a = startGateway(t, pluginConfig, withClusters(map[string]string{"sharedstore": url()}))
