@@ -5,12 +5,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tokenbudget/tokenbudget/shared/wire"
 )
 
 // Front serves the filter's calls (POST /v1/admit, /v1/settle,
@@ -200,7 +203,7 @@ func (f *Front) serve(c net.Conn) {
 			body = make([]byte, h.length)
 		}
 		body = body[:h.length]
-		if _, err := readFull(br, body); err != nil {
+		if _, err := io.ReadFull(br, body); err != nil {
 			_ = c.Close()
 			return
 		}
@@ -213,18 +216,6 @@ func (f *Front) serve(c net.Conn) {
 			return
 		}
 	}
-}
-
-func readFull(br *bufio.Reader, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := br.Read(b[n:])
-		n += m
-		if err != nil && n < len(b) {
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // contextFor is a call's context: the service's Redis deadline, and its
@@ -277,15 +268,23 @@ func readHead(br *bufio.Reader) (h head, n int, err error) {
 	}
 	for {
 		b, _ := br.Peek(br.Buffered())
-		if bareLF(b) {
-			return h, 0, nil // net/http reads a line ended by LF alone
+		// The head ends at the first blank line; only its bytes are
+		// checked for a line ended by LF alone, which net/http reads as
+		// a line too, so that a body or a pipelined call is not read.
+		end := bytes.Index(b, []byte("\r\n\r\n"))
+		headBytes := b
+		if end >= 0 {
+			headBytes = b[:end+4]
 		}
-		if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
-			h, ok := parseHead(b[:i+2])
+		if bareLF(headBytes) {
+			return h, 0, nil
+		}
+		if end >= 0 {
+			h, ok := parseHead(b[:end+2])
 			if !ok {
 				return h, 0, nil
 			}
-			return h, i + 4, nil
+			return h, end + 4, nil
 		}
 		if len(b) >= maxHead {
 			return h, 0, nil
@@ -323,9 +322,14 @@ func parseHead(b []byte) (h head, ok bool) {
 	if !ok {
 		return h, false
 	}
+	// the constant, not a copy of the bytes: no allocation per call
 	switch string(path) {
-	case "/v1/admit", "/v1/settle", "/v1/release":
-		h.path = string(path)
+	case wire.PathAdmit:
+		h.path = wire.PathAdmit
+	case wire.PathSettle:
+		h.path = wire.PathSettle
+	case wire.PathRelease:
+		h.path = wire.PathRelease
 	default:
 		return h, false
 	}

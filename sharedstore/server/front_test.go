@@ -220,3 +220,18 @@ func FuzzAHeadTheFrontReadsIsTheRequestNetHTTPReads(f *testing.F) {
 		require.LessOrEqual(t, h.length, maxBody)
 	})
 }
+
+// A head whose lines end in LF alone, with nothing after it, reaches
+// net/http at once rather than waiting for a CRLF that never comes.
+func TestAHeadOfLFLinesAloneIsHandedOverAtOnce(t *testing.T) {
+	srv := serve(t, New(Config{Buckets: newEnv(t, false).store, Token: testToken, Registry: prometheus.NewRegistry()}))
+	c, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "GET /healthz HTTP/1.1\nHost: s\n\n")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(2*time.Second)))
+	r, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err, "answered before the front's idle bound")
+	require.Equal(t, http.StatusOK, r.StatusCode)
+}
