@@ -153,6 +153,9 @@ bench-instructions: build
 			if (ir["estimator-native"] && ir["estimator-vm"]) \
 				printf "estimator instructions per byte (64 KiB body): native %.1f, vm %.1f\n", \
 					ir["estimator-native"]/n/65536, ir["estimator-vm"]/n/65536; \
+			if (ir["estimator-vm-code"]) \
+				printf "estimator instructions per byte in the VM, 64 KiB of code messages: %.1f\n", \
+					ir["estimator-vm-code"]/n/65536; \
 			printf "filter/passthrough instructions ratio: %.1f\n", ir["filter"]/ir["passthrough"] }' \
 		$(CGDIR)/callgrind.out.*
 

@@ -182,6 +182,24 @@ const code = "func main() {\n\tfmt.Println(\"hello, world\")\n\tfor i := 0; i < 
 // "stream":true.
 func chatBody(tb testing.TB, size int, stream bool) []byte {
 	tb.Helper()
+	return requestBody(tb, size, stream, func(i int) string {
+		if i%3 == 2 {
+			return strings.Repeat(code, 4)
+		}
+		return strings.Repeat(prose, 4)
+	})
+}
+
+// codeBody is chatBody with code in every message but the padded last one.
+func codeBody(tb testing.TB, size int) []byte {
+	tb.Helper()
+	return requestBody(tb, size, false, func(int) string { return strings.Repeat(code, 4) })
+}
+
+// requestBody is a chat request of exactly size bytes whose i-th message
+// holds contentOf(i), the last one padded with prose.
+func requestBody(tb testing.TB, size int, stream bool, contentOf func(i int) string) []byte {
+	tb.Helper()
 	type msg struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
@@ -199,11 +217,7 @@ func chatBody(tb testing.TB, size int, stream bool) []byte {
 		return b
 	}
 	for i := 0; ; i++ {
-		content := strings.Repeat(prose, 4)
-		if i%3 == 2 {
-			content = strings.Repeat(code, 4)
-		}
-		r.Messages = append(r.Messages, msg{Role: "user", Content: content})
+		r.Messages = append(r.Messages, msg{Role: "user", Content: contentOf(i)})
 		if len(marshal()) > size-200 {
 			r.Messages = r.Messages[:len(r.Messages)-1]
 			break

@@ -83,6 +83,21 @@ func TestInstructionCountPhasesAdmitEveryRequest(t *testing.T) {
 	for _, g := range got {
 		require.Equal(t, want.Input, g)
 	}
+
+	// And in the VM on 64 KiB of code messages, the text whose escapes
+	// and one- or two-byte pieces cost the VM most: estimator-vm-code.
+	body = codeBody(t, 64<<10)
+	want, err = estimate.Parse(body, 4096)
+	require.NoError(t, err)
+	vm.load(t, body)
+	callgrind.Count("estimator-vm-code", func() {
+		for i := range n {
+			got[i] = vm.run(t, len(body))
+		}
+	})
+	for _, g := range got[:n] {
+		require.Equal(t, want.Input, g)
+	}
 }
 
 // instructionPhaseCount is how many requests (or streams) each measured
