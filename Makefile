@@ -24,7 +24,7 @@ BENCHCOUNT ?= 6
 FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
 	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
-.PHONY: all build test test-profiles run fleet bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci clean
+.PHONY: all build test test-profiles test-wasm run fleet bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci clean
 
 all: build
 
@@ -46,7 +46,17 @@ test: build vet
 	TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
 		$(GO) test -count=1 -timeout 25m ./...
 	$(MAKE) --no-print-directory test-profiles
+	$(MAKE) --no-print-directory test-wasm
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(SMOKETIME)
+
+# The estimator's hand-written wasm (shared/estimate/ascii_wasm.s) runs only in a VM: the
+# package's tests, with the differential ones against the pre-rewrite estimator, run under
+# wasip1 in wazero's CLI, built from the module's own wazero.
+test-wasm:
+	@mkdir -p build
+	$(GO) build -o build/wazero github.com/tetratelabs/wazero/cmd/wazero
+	PATH=$(CURDIR)/build:$$PATH GOWASIRUNTIME=wazero $(WASMENV) $(GO) test -count=1 \
+		-exec "$$($(GO) env GOROOT)/lib/wasm/go_wasip1_wasm_exec" ./shared/estimate
 
 # The whole suite above runs on the legacy host profile, the strictest. Each newer cpp-host
 # generation (TOKENBUDGET_HOST_PROFILE) then gets every gateway test and a smoke of the compiled

@@ -83,7 +83,9 @@ func textCounts(s []byte) counts { return scan(s, 0, 0) }
 // is a chain of comparisons, so letters are tested first and handed to
 // words (one call per run of words, see words.go), a lone space or
 // punctuation character is charged here without a call, and only the rarer
-// shapes go to the per-run functions in runs.go and runes.go.
+// shapes go to the per-run functions in runs.go and runes.go. In the VM a
+// letter goes to asciiRun first, hand-written wasm that charges the word
+// and the ASCII text after it (see ascii_wasm.go).
 //
 // The pass starts at s[i] with u already charged, for a caller that charged
 // the text before i itself (walker.rawText): i must be where the pass from 0
@@ -101,6 +103,15 @@ func scan(s []byte, i int, u int64) counts {
 		c := s[i]
 		cls := byteClass[c]
 		if cls <= clsUpper {
+			// In the VM, asciiRun charges the word and the ASCII text
+			// after it, up to a piece it leaves to this loop; a word it
+			// leaves goes to words.
+			if haveASCIIRun {
+				if j, v := asciiRun(s, i, u, &asciiTab); j != i {
+					i, u = j, v
+					continue
+				}
+			}
 			i, u = words(s, i, u)
 			continue
 		}

@@ -1,0 +1,717 @@
+#include "textflag.h"
+
+// NOTLOWER takes eight bytes x and leaves the top bit of each that is not
+// 'a'..'z' (estimate.notLower); R11 and R12 are scratch.
+#define NOTLOWER \
+	Tee R11; \
+	I64Const $0x7f7f7f7f7f7f7f7f; \
+	I64And; \
+	Tee R12; \
+	I64Const $0x1f1f1f1f1f1f1f1f; \
+	I64Add; \
+	Get R12; \
+	I64Const $0x0505050505050505; \
+	I64Add; \
+	I64Const $-1; \
+	I64Xor; \
+	I64And; \
+	Get R11; \
+	I64Const $-1; \
+	I64Xor; \
+	I64And; \
+	I64Const $-1; \
+	I64Xor; \
+	I64Const $-0x7f7f7f7f7f7f7f80; \
+	I64And
+
+// VOWELBYTES takes eight bytes x and leaves the top bit of each that is a
+// vowel in either case (estimate.vowelBytes); R12 is scratch.
+#define VOWELBYTES \
+	I64Const $0x2020202020202020; \
+	I64Or; \
+	Tee R12; \
+	I64Const $0x6161616161616161; \
+	I64Xor; \
+	I64Const $0x7f7f7f7f7f7f7f7f; \
+	I64Add; \
+	Get R12; \
+	I64Const $0x6565656565656565; \
+	I64Xor; \
+	I64Const $0x7f7f7f7f7f7f7f7f; \
+	I64Add; \
+	I64And; \
+	Get R12; \
+	I64Const $0x6969696969696969; \
+	I64Xor; \
+	I64Const $0x7f7f7f7f7f7f7f7f; \
+	I64Add; \
+	I64And; \
+	Get R12; \
+	I64Const $0x6f6f6f6f6f6f6f6f; \
+	I64Xor; \
+	I64Const $0x7f7f7f7f7f7f7f7f; \
+	I64Add; \
+	I64And; \
+	Get R12; \
+	I64Const $0x7575757575757575; \
+	I64Xor; \
+	I64Const $0x7f7f7f7f7f7f7f7f; \
+	I64Add; \
+	I64And; \
+	Get R12; \
+	I64Const $0x7979797979797979; \
+	I64Xor; \
+	I64Const $0x7f7f7f7f7f7f7f7f; \
+	I64Add; \
+	I64And; \
+	I64Const $-1; \
+	I64Xor; \
+	I64Const $-0x7f7f7f7f7f7f7f80; \
+	I64And
+
+// func asciiRun(s []byte, i int, u int64, t *asciiTables) (next int, charged int64)
+//
+// The charges are scan's (text.go, words.go, runs.go), in 1/64 tokens:
+//   word  [A-Za-z][a-z]* not followed by a letter or digit, l letters:
+//         64, plus (l-5)*16 beyond 5 letters; from 8 letters with fewer
+//         than one vowel (y included) in six, 64 + (l-1)*40 instead
+//   space one space or tab before a non-space: free; one newline or
+//         carriage return: 64; a run of two or more whitespace bytes:
+//         64, 64 per change of byte, 2 per byte beyond 16
+//   digit a run of digits: 64 per three begun, 64 more after whitespace
+//   punct one: 64; two: 64, plus 8 for a repeat, plus 64 unless a common
+//         pair (pairBits)
+//
+// Registers: R0 s's address, R1 len(s), R2 i, R3 u, R4 t, R5 s[i],
+// R6 its class, R7 j (the piece's end), R8 the bytes after it, R9 a count
+// (letters, changes, repeat), R10 vowels, R11 and R12 scratch.
+// Classes: 0 lower, 1 upper, 2 digit, 3 space, 4 punct, 5 high.
+TEXT ·asciiRun(SB), NOSPLIT, $0-64
+	MOVD s_base+0(FP), R0
+	MOVD s_len+8(FP), R1
+	MOVD i+24(FP), R2
+	MOVD u+32(FP), R3
+	MOVD t+40(FP), R4
+
+	Block // stop
+	Loop // piece
+		// Stop fewer than three bytes before the end.
+		Get R2
+		I64Const $3
+		I64Add
+		Get R1
+		I64GtS
+		BrIf $1
+
+		Get R0
+		Get R2
+		I64Add
+		I32WrapI64
+		I64Load8U $0
+		Set R5
+		Get R4
+		Get R5
+		I64Add
+		I32WrapI64
+		I64Load8U $0
+		Set R6
+
+		// A word.
+		Get R6
+		I64Const $1
+		I64LeU
+		If
+		Loop // word
+			Get R2
+			I64Const $1
+			I64Add
+			Set R7
+			Block // letters counted
+			Block // fewer than 8 bytes left
+			Loop // eight lower-case letters at a time
+				Get R7
+				I64Const $8
+				I64Add
+				Get R1
+				I64GtS
+				BrIf $1
+				Get R0
+				Get R7
+				I64Add
+				I32WrapI64
+				I64Load $0
+				NOTLOWER
+				Tee R11
+				I64Eqz
+				If
+					Get R7
+					I64Const $8
+					I64Add
+					Set R7
+					Br $1
+				End
+				Get R7
+				Get R11
+				I64Ctz
+				I64Const $3
+				I64ShrU
+				I64Add
+				Set R7
+				Br $2
+			End
+			End
+			Loop // one at a time
+				Get R7
+				Get R1
+				I64GeS
+				BrIf $1
+				Get R4
+				Get R0
+				Get R7
+				I64Add
+				I32WrapI64
+				I64Load8U $0
+				I64Add
+				I32WrapI64
+				I64Load8U $0
+				I64Eqz
+				I32Eqz
+				BrIf $1
+				Get R7
+				I64Const $1
+				I64Add
+				Set R7
+				Br $0
+			End
+			End
+
+			// A capital or a digit after it: a word of several pieces, scan's.
+			// R8 holds the two bytes after the word, or 0 with fewer left.
+			I64Const $0
+			Set R8
+			Get R7
+			I64Const $2
+			I64Add
+			Get R1
+			I64LeS
+			If
+				Get R0
+				Get R7
+				I64Add
+				I32WrapI64
+				I64Load16U $0
+				Tee R8
+				I64Const $0xff
+				I64And
+				Tee R11
+				I64Const $65 // A
+				I64Sub
+				I64Const $26
+				I64LtU
+				Get R11
+				I64Const $48 // 0
+				I64Sub
+				I64Const $10
+				I64LtU
+				I32Or
+				BrIf $4 // stop
+			Else
+				Get R7
+				Get R1
+				I64LtS
+				If
+					Get R4
+					Get R0
+					Get R7
+					I64Add
+					I32WrapI64
+					I64Load8U $0
+					I64Add
+					I32WrapI64
+					I64Load8U $0
+					I64Const $2
+					I64LeU
+					BrIf $5 // stop
+				End
+			End
+
+			Get R7
+			Get R2
+			I64Sub
+			Set R9 // letters
+
+			Get R9
+			I64Const $8
+			I64GeS
+			If
+				// Count the vowels, eight letters at a time up to 16.
+				Get R9
+				I64Const $16
+				I64LeS
+				Get R2
+				I64Const $16
+				I64Add
+				Get R1
+				I64LeS
+				I32And
+				If
+					Get R0
+					Get R2
+					I64Add
+					I32WrapI64
+					I64Load $0
+					VOWELBYTES
+					I64Popcnt
+					Set R10
+					Get R9
+					I64Const $8
+					I64GtS
+					If
+						Get R10
+						Get R0
+						Get R2
+						I64Add
+						I32WrapI64
+						I64Load $8
+						VOWELBYTES
+						// Only the bytes of the word's letters 9 to l.
+						I64Const $-1
+						I64Const $128
+						Get R9
+						I64Const $3
+						I64Shl
+						I64Sub
+						I64ShrU
+						I64And
+						I64Popcnt
+						I64Add
+						Set R10
+					End
+				Else
+					I64Const $0
+					Set R10
+					Get R2
+					Set R11
+					Block
+					Loop
+						Get R11
+						Get R7
+						I64GeS
+						BrIf $1
+						Get R0
+						Get R11
+						I64Add
+						I32WrapI64
+						I64Load8U $0
+						I64Const $32
+						I64Or
+						Set R8
+						Get R10
+						Get R8
+						I64Const $97 // a
+						I64Eq
+						Get R8
+						I64Const $101 // e
+						I64Eq
+						I32Or
+						Get R8
+						I64Const $105 // i
+						I64Eq
+						I32Or
+						Get R8
+						I64Const $111 // o
+						I64Eq
+						I32Or
+						Get R8
+						I64Const $117 // u
+						I64Eq
+						I32Or
+						Get R8
+						I64Const $121 // y
+						I64Eq
+						I32Or
+						I64ExtendI32U
+						I64Add
+						Set R10
+						Get R11
+						I64Const $1
+						I64Add
+						Set R11
+						Br $0
+					End
+					End
+				End
+				Get R10
+				I64Const $6
+				I64Mul
+				Get R9
+				I64LtS
+				If
+					// Hardly any vowels: a blob.
+					Get R3
+					Get R9
+					I64Const $1
+					I64Sub
+					I64Const $40
+					I64Mul
+					I64Add
+					Set R3
+				Else
+					Get R3
+					Get R9
+					I64Const $5
+					I64Sub
+					I64Const $4
+					I64Shl
+					I64Add
+					Set R3
+				End
+			Else
+				Get R9
+				I64Const $5
+				I64GtS
+				If
+					Get R3
+					Get R9
+					I64Const $5
+					I64Sub
+					I64Const $4
+					I64Shl
+					I64Add
+					Set R3
+				End
+			End
+			Get R3
+			I64Const $64
+			I64Add
+			Set R3
+			Get R7
+			Set R2
+			// A single space then a letter, prose's common case: the
+			// space is free and the letter starts the next word, without
+			// a turn of the piece loop.
+			Get R8
+			I64Const $0xff
+			I64And
+			I64Const $32
+			I64Eq
+			Get R8
+			I64Const $8
+			I64ShrU
+			I64Const $32
+			I64Or
+			I64Const $97
+			I64Sub
+			I64Const $26
+			I64LtU
+			I32And
+			If
+				Get R7
+				I64Const $1
+				I64Add
+				Set R2
+				Br $1 // word
+			End
+			Br $2 // next piece
+		End
+		End
+
+		// Whitespace.
+		Get R6
+		I64Const $3
+		I64Eq
+		If
+			Get R0
+			Get R2
+			I64Add
+			I32WrapI64
+			I64Load8U $1
+			Set R8
+			Get R4
+			Get R8
+			I64Add
+			I32WrapI64
+			I64Load8U $0
+			I64Const $3
+			I64Ne
+			If
+				// One byte before a non-space.
+				Get R5
+				I64Const $10
+				I64Eq
+				Get R5
+				I64Const $13
+				I64Eq
+				I32Or
+				If
+					Get R3
+					I64Const $64
+					I64Add
+					Set R3
+					Get R2
+					I64Const $1
+					I64Add
+					Set R2
+					Br $3 // next piece
+				End
+				// A space before CJK or Hangul: scan's.
+				Get R8
+				I64Const $224
+				I64GeU
+				BrIf $3 // stop
+				Get R2
+				I64Const $1
+				I64Add
+				Set R2
+				Br $2 // next piece
+			End
+			// A run of two or more.
+			Get R2
+			I64Const $2
+			I64Add
+			Set R7
+			Get R8
+			Get R5
+			I64Ne
+			I64ExtendI32U
+			Set R9 // changes
+			Block
+			Loop
+				Get R7
+				Get R1
+				I64GeS
+				BrIf $1
+				Get R0
+				Get R7
+				I64Add
+				I32WrapI64
+				I64Load8U $0
+				Set R8
+				Get R4
+				Get R8
+				I64Add
+				I32WrapI64
+				I64Load8U $0
+				I64Const $3
+				I64Ne
+				BrIf $1
+				Get R9
+				Get R8
+				Get R0
+				Get R7
+				I64Add
+				I64Const $1
+				I64Sub
+				I32WrapI64
+				I64Load8U $0
+				I64Ne
+				I64ExtendI32U
+				I64Add
+				Set R9
+				Get R7
+				I64Const $1
+				I64Add
+				Set R7
+				Br $0
+			End
+			End
+			Get R3
+			I64Const $64
+			I64Add
+			Get R9
+			I64Const $6
+			I64Shl
+			I64Add
+			Set R3
+			Get R7
+			Get R2
+			I64Sub
+			I64Const $16
+			I64Sub
+			Tee R11
+			I64Const $0
+			I64GtS
+			If
+				Get R3
+				Get R11
+				I64Const $1
+				I64Shl
+				I64Add
+				Set R3
+			End
+			Get R7
+			Set R2
+			Br $1 // next piece
+		End
+
+		// Digits.
+		Get R6
+		I64Const $2
+		I64Eq
+		If
+			Get R2
+			Set R7
+			Block
+			Loop
+				Get R7
+				Get R1
+				I64GeS
+				BrIf $1
+				Get R4
+				Get R0
+				Get R7
+				I64Add
+				I32WrapI64
+				I64Load8U $0
+				I64Add
+				I32WrapI64
+				I64Load8U $0
+				I64Const $2
+				I64Ne
+				BrIf $1
+				Get R7
+				I64Const $1
+				I64Add
+				Set R7
+				Br $0
+			End
+			End
+			Get R3
+			Get R7
+			Get R2
+			I64Sub
+			I64Const $2
+			I64Add
+			I64Const $3
+			I64DivU
+			I64Const $6
+			I64Shl
+			I64Add
+			Set R3
+			// After whitespace, the space is a token of its own.
+			Get R2
+			I64Const $0
+			I64GtS
+			If
+				Get R4
+				Get R0
+				Get R2
+				I64Add
+				I64Const $1
+				I64Sub
+				I32WrapI64
+				I64Load8U $0
+				I64Add
+				I32WrapI64
+				I64Load8U $0
+				I64Const $3
+				I64Eq
+				If
+					Get R3
+					I64Const $64
+					I64Add
+					Set R3
+				End
+			End
+			Get R7
+			Set R2
+			Br $1 // next piece
+		End
+
+		// Punctuation.
+		Get R6
+		I64Const $4
+		I64Eq
+		If
+			Get R0
+			Get R2
+			I64Add
+			I32WrapI64
+			I64Load8U $1
+			Set R8
+			Get R4
+			Get R8
+			I64Add
+			I32WrapI64
+			I64Load8U $0
+			I64Const $4
+			I64Ne
+			If
+				// One alone.
+				Get R3
+				I64Const $64
+				I64Add
+				Set R3
+				Get R2
+				I64Const $1
+				I64Add
+				Set R2
+				Br $2 // next piece
+			End
+			// Three or more: scan's.
+			Get R4
+			Get R0
+			Get R2
+			I64Add
+			I32WrapI64
+			I64Load8U $2
+			I64Add
+			I32WrapI64
+			I64Load8U $0
+			I64Const $4
+			I64Eq
+			BrIf $2 // stop
+			// Two: a repeat, a common pair or two tokens.
+			Get R5
+			Get R8
+			I64Eq
+			I64ExtendI32U
+			Set R9
+			Get R4
+			Get R5
+			I64Const $2
+			I64Shl
+			I64Add
+			I32WrapI64
+			I64Load32U $512
+			Get R4
+			Get R8
+			I64Add
+			I32WrapI64
+			I64Load8U $256
+			I64ShrU
+			I64Const $1
+			I64And
+			Set R11 // pair
+			Get R3
+			I64Const $64
+			I64Add
+			Get R9
+			I64Const $3
+			I64Shl
+			I64Add
+			I64Const $1
+			Get R9
+			I64Sub
+			I64Const $1
+			Get R11
+			I64Sub
+			I64Mul
+			I64Const $6
+			I64Shl
+			I64Add
+			Set R3
+			Get R2
+			I64Const $2
+			I64Add
+			Set R2
+			Br $1 // next piece
+		End
+
+		// A byte from 0x80 up: scan's.
+	End
+	End
+
+	MOVD R2, next+48(FP)
+	MOVD R3, charged+56(FP)
+	RET
