@@ -49,14 +49,16 @@ test: build vet
 	$(MAKE) --no-print-directory test-wasm
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(SMOKETIME)
 
-# The estimator's hand-written wasm (shared/estimate/ascii_wasm.s) runs only in a VM: the
-# package's tests, with the differential ones against the pre-rewrite estimator, run under
-# wasip1 in wazero's CLI, built from the module's own wazero.
+# The hand-written wasm of the packages listed (their *_wasm.s) runs only in a VM: their
+# tests, with the differential ones (the estimator against its pre-rewrite code, jsonx against
+# encoding/json), run under wasip1 in wazero's CLI, built from the module's own wazero.
+WASMASM := $(sort $(patsubst %/,./%,$(dir $(wildcard shared/*/*_wasm.s))))
 test-wasm:
+	@test -n "$(WASMASM)" || { echo "no *_wasm.s found under shared/"; exit 1; }
 	@mkdir -p build
 	$(GO) build -o build/wazero github.com/tetratelabs/wazero/cmd/wazero
 	PATH=$(CURDIR)/build:$$PATH GOWASIRUNTIME=wazero $(WASMENV) $(GO) test -count=1 \
-		-exec "$$($(GO) env GOROOT)/lib/wasm/go_wasip1_wasm_exec" ./shared/estimate
+		-exec "$$($(GO) env GOROOT)/lib/wasm/go_wasip1_wasm_exec" $(WASMASM)
 
 # The whole suite above runs on the legacy host profile, the strictest. Each newer cpp-host
 # generation (TOKENBUDGET_HOST_PROFILE) then gets every gateway test and a smoke of the compiled

@@ -179,55 +179,6 @@ func validString(d []byte, i int) (int, bool) {
 	return end, ok
 }
 
-// scanString is validString, also reporting whether the literal holds an
-// escape.
-func scanString(d []byte, i int) (end int, escaped, ok bool) {
-	i++
-	for {
-		// Eight plain bytes a turn; the stop is found again once the
-		// loop ends. Both tests in the loop's condition let each turn
-		// go straight back, where a test in the body cost the VM a
-		// second test and a second pass through its dispatch.
-		for i+8 <= len(d) && stringStops(load64(d, i)) == 0 {
-			i += 8
-		}
-		if i+8 <= len(d) {
-			i += firstFlag(stringStops(load64(d, i)))
-		}
-		if i >= len(d) {
-			return i, escaped, false
-		}
-		c := d[i]
-		switch {
-		case c == '"':
-			return i + 1, escaped, true
-		case c == '\\':
-			escaped = true
-			if i+1 >= len(d) {
-				return i, escaped, false
-			}
-			// The one-letter escapes from the decoder's table: one load
-			// where a switch over their eight letters cost the VM a chain
-			// of tests, a pass through its dispatch each.
-			if shortEscapes[d[i+1]] != 0 {
-				i += 2
-				continue
-			}
-			if d[i+1] != 'u' {
-				return i, escaped, false
-			}
-			if _, ok := hex4(d, i+2); !ok {
-				return i, escaped, false
-			}
-			i += 6
-		case c < 0x20:
-			return i, escaped, false
-		default:
-			i++
-		}
-	}
-}
-
 // shortString is the end of the string literal whose opening quote is at i
 // (the index after its closing quote) when the literal closes within the
 // nine bytes after its opening quote with no escape or control byte before
