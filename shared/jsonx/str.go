@@ -161,6 +161,12 @@ func appendEscapesDecoded(dst, c []byte) []byte {
 	if room := dst[len(dst):cap(dst)]; len(room) >= 8 && !overlap(room, c) {
 		d, n := dst[:cap(dst)], len(dst)
 		for i+8 <= len(c) && n+8 <= len(d) {
+			if haveUnescapeRun {
+				// In the VM, the turns below but those of \u.
+				if i, n = unescapeRun(c, i, d, n); i+8 > len(c) || n+8 > len(d) {
+					break
+				}
+			}
 			x := loadLE64(c, i)
 			storeLE64(d, n, x)
 			m := hasZero(x ^ (lsb * '\\'))

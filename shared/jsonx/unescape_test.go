@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"math/rand/v2"
 	"testing"
 	"unicode/utf8"
 
@@ -42,5 +43,37 @@ func FuzzAppendUnescaped(f *testing.F) {
 			require.Equal(t, v.Str(), string(kept))
 		}
 		require.Equal(t, v.Str(), string([]rune(string(kept))), "replacing the kept bytes gives the decoding")
+		requireRoomyBuffersDecodeAlike(t, v.Content())
 	})
+}
+
+// requireRoomyBuffersDecodeAlike holds the decoding into a buffer with room
+// to spare, which takes the eight-bytes-a-turn loop, to the decoding into
+// none, which does not, for several sizes of room around len(c).
+func requireRoomyBuffersDecodeAlike(t *testing.T, c []byte) {
+	t.Helper()
+	for _, o := range []UnescapeOptions{0, KeepInvalidUTF8} {
+		want := string(AppendUnescaped(nil, c, o))
+		for _, room := range []int{8, len(c), len(c) + 3, len(c) + 8, 2*len(c) + 16} {
+			got := AppendUnescaped(append(make([]byte, 0, 2+room), "pr"...), c, o)
+			require.Equal(t, "pr"+want, string(got), "%q into room for %d bytes, options %d", c, room, o)
+		}
+	}
+}
+
+// The turns of eight bytes end at each backslash, at each end of the
+// buffers and at \u escapes: strings of escapes, runs of plain bytes of
+// every length around eight, and invalid bytes, decoded into buffers with
+// room, decode as into none.
+func TestAStringDecodesAlikeWhateverRoomItsBufferHas(t *testing.T) {
+	atoms := []string{`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\u00e9`, `\ud83d\ude00`, `\ud800`, "\xff", "é",
+		"a", "ab", "abc", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijklmnopq", " ", "{", "}"}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 5000 {
+		var b []byte
+		for range rng.IntN(24) {
+			b = append(b, atoms[rng.IntN(len(atoms))]...)
+		}
+		requireRoomyBuffersDecodeAlike(t, b)
+	}
 }
