@@ -1,5 +1,11 @@
 #include "textflag.h"
 
+// BYTEAT(r, k) pushes s[r+k]; CLASSAT(r) pushes its class, t.class[s[r]];
+// ADD(r, k) adds k to r.
+#define BYTEAT(r, k) Get R0; Get r; I64Add; I32WrapI64; I64Load8U $k
+#define CLASSAT(r) Get R4; BYTEAT(r, 0); I64Add; I32WrapI64; I64Load8U $0
+#define ADD(r, k) Get r; I64Const $k; I64Add; Set r
+
 // NOTLOWER takes eight bytes x and leaves the top bit of each that is not
 // 'a'..'z' (estimate.notLower); R11 and R12 are scratch.
 #define NOTLOWER \
@@ -75,9 +81,9 @@
 //   word  [A-Za-z][a-z]* not followed by a letter or digit, l letters:
 //         64, plus (l-5)*16 beyond 5 letters; from 8 letters with fewer
 //         than one vowel (y included) in six, 64 + (l-1)*40 instead
-//   space one space or tab before a non-space: free; one newline or
-//         carriage return: 64; a run of two or more whitespace bytes:
-//         64, 64 per change of byte, 2 per byte beyond 16
+//   space one whitespace byte before a non-space: free, or 64 for a
+//         newline or carriage return; a run of two or more: 64, 64 per
+//         change of byte, 2 per byte beyond 16
 //   digit a run of digits: 64 per three begun, 64 more after whitespace
 //   punct one: 64; two: 64, plus 8 for a repeat, plus 64 unless a common
 //         pair (pairBits)
@@ -103,11 +109,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 		I64GtS
 		BrIf $1
 
-		Get R0
-		Get R2
-		I64Add
-		I32WrapI64
-		I64Load8U $0
+		BYTEAT(R2, 0)
 		Set R5
 		Get R4
 		Get R5
@@ -144,10 +146,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				Tee R11
 				I64Eqz
 				If
-					Get R7
-					I64Const $8
-					I64Add
-					Set R7
+					ADD(R7, 8)
 					Br $1
 				End
 				Get R7
@@ -165,22 +164,11 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				Get R1
 				I64GeS
 				BrIf $1
-				Get R4
-				Get R0
-				Get R7
-				I64Add
-				I32WrapI64
-				I64Load8U $0
-				I64Add
-				I32WrapI64
-				I64Load8U $0
+				CLASSAT(R7)
 				I64Eqz
 				I32Eqz
 				BrIf $1
-				Get R7
-				I64Const $1
-				I64Add
-				Set R7
+				ADD(R7, 1)
 				Br $0
 			End
 			End
@@ -220,15 +208,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				Get R1
 				I64LtS
 				If
-					Get R4
-					Get R0
-					Get R7
-					I64Add
-					I32WrapI64
-					I64Load8U $0
-					I64Add
-					I32WrapI64
-					I64Load8U $0
+					CLASSAT(R7)
 					I64Const $2
 					I64LeU
 					BrIf $5 // stop
@@ -298,11 +278,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 						Get R7
 						I64GeS
 						BrIf $1
-						Get R0
-						Get R11
-						I64Add
-						I32WrapI64
-						I64Load8U $0
+						BYTEAT(R11, 0)
 						I64Const $32
 						I64Or
 						Set R8
@@ -333,10 +309,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 						I64ExtendI32U
 						I64Add
 						Set R10
-						Get R11
-						I64Const $1
-						I64Add
-						Set R11
+						ADD(R11, 1)
 						Br $0
 					End
 					End
@@ -381,10 +354,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 					Set R3
 				End
 			End
-			Get R3
-			I64Const $64
-			I64Add
-			Set R3
+			ADD(R3, 64)
 			Get R7
 			Set R2
 			// A single space then a letter, prose's common case: the
@@ -421,11 +391,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 		I64Const $3
 		I64Eq
 		If
-			Get R0
-			Get R2
-			I64Add
-			I32WrapI64
-			I64Load8U $1
+			BYTEAT(R2, 1)
 			Set R8
 			Get R4
 			Get R8
@@ -444,14 +410,8 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				I64Eq
 				I32Or
 				If
-					Get R3
-					I64Const $64
-					I64Add
-					Set R3
-					Get R2
-					I64Const $1
-					I64Add
-					Set R2
+					ADD(R3, 64)
+					ADD(R2, 1)
 					Br $3 // next piece
 				End
 				// A space before CJK or Hangul: scan's.
@@ -459,10 +419,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				I64Const $224
 				I64GeU
 				BrIf $3 // stop
-				Get R2
-				I64Const $1
-				I64Add
-				Set R2
+				ADD(R2, 1)
 				Br $2 // next piece
 			End
 			// A run of two or more.
@@ -481,11 +438,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				Get R1
 				I64GeS
 				BrIf $1
-				Get R0
-				Get R7
-				I64Add
-				I32WrapI64
-				I64Load8U $0
+				BYTEAT(R7, 0)
 				Set R8
 				Get R4
 				Get R8
@@ -508,10 +461,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				I64ExtendI32U
 				I64Add
 				Set R9
-				Get R7
-				I64Const $1
-				I64Add
-				Set R7
+				ADD(R7, 1)
 				Br $0
 			End
 			End
@@ -557,22 +507,11 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				Get R1
 				I64GeS
 				BrIf $1
-				Get R4
-				Get R0
-				Get R7
-				I64Add
-				I32WrapI64
-				I64Load8U $0
-				I64Add
-				I32WrapI64
-				I64Load8U $0
+				CLASSAT(R7)
 				I64Const $2
 				I64Ne
 				BrIf $1
-				Get R7
-				I64Const $1
-				I64Add
-				Set R7
+				ADD(R7, 1)
 				Br $0
 			End
 			End
@@ -607,10 +546,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				I64Const $3
 				I64Eq
 				If
-					Get R3
-					I64Const $64
-					I64Add
-					Set R3
+					ADD(R3, 64)
 				End
 			End
 			Get R7
@@ -623,11 +559,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 		I64Const $4
 		I64Eq
 		If
-			Get R0
-			Get R2
-			I64Add
-			I32WrapI64
-			I64Load8U $1
+			BYTEAT(R2, 1)
 			Set R8
 			Get R4
 			Get R8
@@ -638,23 +570,13 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 			I64Ne
 			If
 				// One alone.
-				Get R3
-				I64Const $64
-				I64Add
-				Set R3
-				Get R2
-				I64Const $1
-				I64Add
-				Set R2
+				ADD(R3, 64)
+				ADD(R2, 1)
 				Br $2 // next piece
 			End
 			// Three or more: scan's.
 			Get R4
-			Get R0
-			Get R2
-			I64Add
-			I32WrapI64
-			I64Load8U $2
+			BYTEAT(R2, 2)
 			I64Add
 			I32WrapI64
 			I64Load8U $0
@@ -701,10 +623,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 			I64Shl
 			I64Add
 			Set R3
-			Get R2
-			I64Const $2
-			I64Add
-			Set R2
+			ADD(R2, 2)
 			Br $1 // next piece
 		End
 

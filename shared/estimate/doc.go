@@ -6,7 +6,8 @@
 // cl100k_base and o200k_base tokenizers would, without shipping a tokenizer
 // in the .wasm (see Text for the cost model).
 //
-// The package is compiled into the filter: pure Go on shared/jsonx, no
+// The package is compiled into the filter: Go on shared/jsonx (and, in
+// wasm builds, one loop in hand-written wasm, see ascii_wasm.go), no
 // panics on any input, and nothing that links syscall (no fmt, os, time,
 // gjson), because Envoy traps a module whose syscall init runs; a test pins
 // the dependency graph.
