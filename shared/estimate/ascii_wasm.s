@@ -1,10 +1,14 @@
 #include "textflag.h"
 
-// BYTEAT(r, k) pushes s[r+k]; CLASSAT(r) pushes its class, t.class[s[r]];
-// ADD(r, k) adds k to r.
+// BYTEAT(r, k) pushes s[r+k]; CLASSOF(r) pushes the class of the byte in r,
+// t.class[r], and CLASSAT(r) that of s[r]; ADD(r, k) adds k to r.
 #define BYTEAT(r, k) Get R0; Get r; I64Add; I32WrapI64; I64Load8U $k
+#define CLASSOF(r) Get R4; Get r; I64Add; I32WrapI64; I64Load8U $0
 #define CLASSAT(r) Get R4; BYTEAT(r, 0); I64Add; I32WrapI64; I64Load8U $0
 #define ADD(r, k) Get r; I64Const $k; I64Add; Set r
+
+// WORDEXTRA charges a word's letters beyond five: u += (l-5)*16.
+#define WORDEXTRA Get R3; Get R9; I64Const $5; I64Sub; I64Const $4; I64Shl; I64Add; Set R3
 
 // NOTLOWER takes eight bytes x and leaves the top bit of each that is not
 // 'a'..'z' (estimate.notLower); R11 and R12 are scratch.
@@ -111,11 +115,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 
 		BYTEAT(R2, 0)
 		Set R5
-		Get R4
-		Get R5
-		I64Add
-		I32WrapI64
-		I64Load8U $0
+		CLASSOF(R5)
 		Set R6
 
 		// A word.
@@ -330,28 +330,14 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 					I64Add
 					Set R3
 				Else
-					Get R3
-					Get R9
-					I64Const $5
-					I64Sub
-					I64Const $4
-					I64Shl
-					I64Add
-					Set R3
+					WORDEXTRA
 				End
 			Else
 				Get R9
 				I64Const $5
 				I64GtS
 				If
-					Get R3
-					Get R9
-					I64Const $5
-					I64Sub
-					I64Const $4
-					I64Shl
-					I64Add
-					Set R3
+					WORDEXTRA
 				End
 			End
 			ADD(R3, 64)
@@ -393,11 +379,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 		If
 			BYTEAT(R2, 1)
 			Set R8
-			Get R4
-			Get R8
-			I64Add
-			I32WrapI64
-			I64Load8U $0
+			CLASSOF(R8)
 			I64Const $3
 			I64Ne
 			If
@@ -440,11 +422,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				BrIf $1
 				BYTEAT(R7, 0)
 				Set R8
-				Get R4
-				Get R8
-				I64Add
-				I32WrapI64
-				I64Load8U $0
+				CLASSOF(R8)
 				I64Const $3
 				I64Ne
 				BrIf $1
@@ -561,11 +539,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 		If
 			BYTEAT(R2, 1)
 			Set R8
-			Get R4
-			Get R8
-			I64Add
-			I32WrapI64
-			I64Load8U $0
+			CLASSOF(R8)
 			I64Const $4
 			I64Ne
 			If
