@@ -10,74 +10,7 @@
 // WORDEXTRA charges a word's letters beyond five: u += (l-5)*16.
 #define WORDEXTRA Get R3; Get R9; I64Const $5; I64Sub; I64Const $4; I64Shl; I64Add; Set R3
 
-// NOTLOWER takes eight bytes x and leaves the top bit of each that is not
-// 'a'..'z' (estimate.notLower); R11 and R12 are scratch.
-#define NOTLOWER \
-	Tee R11; \
-	I64Const $0x7f7f7f7f7f7f7f7f; \
-	I64And; \
-	Tee R12; \
-	I64Const $0x1f1f1f1f1f1f1f1f; \
-	I64Add; \
-	Get R12; \
-	I64Const $0x0505050505050505; \
-	I64Add; \
-	I64Const $-1; \
-	I64Xor; \
-	I64And; \
-	Get R11; \
-	I64Const $-1; \
-	I64Xor; \
-	I64And; \
-	I64Const $-1; \
-	I64Xor; \
-	I64Const $-0x7f7f7f7f7f7f7f80; \
-	I64And
-
-// VOWELBYTES takes eight bytes x and leaves the top bit of each that is a
-// vowel in either case (estimate.vowelBytes); R12 is scratch.
-#define VOWELBYTES \
-	I64Const $0x2020202020202020; \
-	I64Or; \
-	Tee R12; \
-	I64Const $0x6161616161616161; \
-	I64Xor; \
-	I64Const $0x7f7f7f7f7f7f7f7f; \
-	I64Add; \
-	Get R12; \
-	I64Const $0x6565656565656565; \
-	I64Xor; \
-	I64Const $0x7f7f7f7f7f7f7f7f; \
-	I64Add; \
-	I64And; \
-	Get R12; \
-	I64Const $0x6969696969696969; \
-	I64Xor; \
-	I64Const $0x7f7f7f7f7f7f7f7f; \
-	I64Add; \
-	I64And; \
-	Get R12; \
-	I64Const $0x6f6f6f6f6f6f6f6f; \
-	I64Xor; \
-	I64Const $0x7f7f7f7f7f7f7f7f; \
-	I64Add; \
-	I64And; \
-	Get R12; \
-	I64Const $0x7575757575757575; \
-	I64Xor; \
-	I64Const $0x7f7f7f7f7f7f7f7f; \
-	I64Add; \
-	I64And; \
-	Get R12; \
-	I64Const $0x7979797979797979; \
-	I64Xor; \
-	I64Const $0x7f7f7f7f7f7f7f7f; \
-	I64Add; \
-	I64And; \
-	I64Const $-1; \
-	I64Xor; \
-	I64Const $-0x7f7f7f7f7f7f7f80; \
-	I64And
+#include "letters_wasm.h"
 
 // func asciiRun(s []byte, i int, u int64, t *asciiTables) (next int, charged int64)
 //

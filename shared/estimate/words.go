@@ -24,8 +24,15 @@ func words(s []byte, i int, u int64) (int, int64) {
 		// While the text has room for the loads, a turn takes the word
 		// at i and what follows it, ending at the next word, and after
 		// the common space before a letter the next short word as well
-		// (a turn costs the VM about as much again as a short word).
-		for i+25 <= n {
+		// (a turn costs the VM about as much again as a short word). In
+		// the VM the turns are wordsFast's, the same loop in wasm.
+		if haveWordsFast {
+			var done bool
+			if i, u, done = wordsFast(s, i, u); done {
+				return i, u
+			}
+		}
+		for !haveWordsFast && i+25 <= n {
 			var j int
 			var y uint64 // the bytes at j, after the word
 			// An optional capital then lower-case letters.
@@ -185,13 +192,14 @@ const (
 	msb = 0x8080808080808080
 )
 
-// notLower sets the top bit of each byte of x that is not 'a'..'z'. The
-// sums stay within each byte, so the test is exact for every byte.
+// notLower sets the top bit of the first byte of x (the lowest) that is not
+// 'a'..'z', and none when every byte is one; callers use only that byte
+// (its index, or that there is none). Bytes below 'a' borrow in x-'a', bytes
+// above 'z' carry into the top bit in x+5, bytes from 0x80 up have it set.
+// A borrow or a carry crosses into the byte above only from a byte that is
+// itself flagged, so flags above the first may be wrong, never the first.
 func notLower(x uint64) uint64 {
-	h := x &^ msb
-	geA := h + lsb*(0x80-'a')
-	gtZ := h + lsb*(0x80-'z'-1)
-	return ^(geA &^ gtZ &^ x) & msb
+	return ((x - lsb*'a') | (x + lsb*(0x80-'z'-1)) | x) & msb
 }
 
 // plusWordCost is u + wordCost(w), and plusPieceCost u plus the cost of a
