@@ -175,16 +175,14 @@ func (w *walker) message(m jsonx.Value) {
 // of each message's fields would read its bytes again. It consumes the array.
 func (w *walker) messagesAt(c *jsonx.StrictCursor) {
 	c.Enter(jsonx.Array)
-	for {
-		object, ok := c.NextObject()
-		if !ok {
-			break
-		}
-		if object {
+	for c.Next() {
+		switch {
+		case w.plainMessage(c):
+		case c.EnterObject():
 			w.messageAt(c)
-			continue
+		default:
+			w.message(c.Value())
 		}
-		w.message(c.Value())
 	}
 }
 
@@ -264,14 +262,9 @@ func mask(n int) uint64 {
 // knownRole consumes and charges the string value at c, as member charges
 // a role, when it is one of roles, and reports whether it was.
 func (w *walker) knownRole(c *jsonx.StrictCursor) bool {
-	d := w.body
 	start := c.Offset() // atString found the opening quote here
-	if start+16 > len(d) {
-		return false
-	}
-	lo, hi := load64(d, start), load64(d, start+8)
-	r := &roles[roleOf[byte(lo>>8)]]
-	if r.size == 0 || lo&r.mlo != r.lo || hi&r.mhi != r.hi {
+	r := roleAt(w.body, start)
+	if r == nil {
 		return false
 	}
 	// Letters up to the closing quote: the validator checks from there.
@@ -279,6 +272,20 @@ func (w *walker) knownRole(c *jsonx.StrictCursor) bool {
 		w.addText(r.cost)
 	}
 	return true
+}
+
+// roleAt is the role of roles whose JSON text, quotes included, starts at
+// d[start], or nil; it compares 16 bytes, so none is found nearer the end.
+func roleAt(d []byte, start int) *roleLit {
+	if start < 0 || start+16 > len(d) {
+		return nil
+	}
+	lo, hi := load64(d, start), load64(d, start+8)
+	r := &roles[roleOf[byte(lo>>8)]]
+	if r.size == 0 || lo&r.mlo != r.lo || hi&r.mhi != r.hi {
+		return nil
+	}
+	return r
 }
 
 // rawText consumes the string value at c and charges its text, as
@@ -294,21 +301,34 @@ func (w *walker) knownRole(c *jsonx.StrictCursor) bool {
 // so where words stopped is not where the decoded text's scan stands (its
 // plain start, read twice, is short in the code that JSON escapes).
 func (w *walker) rawText(c *jsonx.StrictCursor) {
-	d := w.body
 	start := c.Offset() // atString found the opening quote here
-	i, u := start+1, int64(0)
+	i, u := w.plainStart(start)
+	if v := c.StringAfter(i); v.Kind == jsonx.String {
+		w.chargeString(start, i, u, start+len(v.Raw), c.Escaped())
+	} // else the walk is invalid: nothing is charged
+}
+
+// plainStart runs words over the start of the string whose opening quote is
+// at body[start] and returns where it stopped (right after the quote when
+// the text does not start with a letter) and its charge; see rawText.
+func (w *walker) plainStart(start int) (int, int64) {
+	d := w.body
+	i := start + 1
 	if i < len(d) && byteClass[d[i]] <= clsUpper {
-		i, u = words(d, i, 0)
+		return words(d, i, 0)
 	}
-	v := c.StringAfter(i)
-	switch {
-	case v.Kind != jsonx.String:
-		// The walk is invalid: nothing is charged.
-	case c.Escaped():
-		w.addText(textCounts(w.str(v)))
-	default:
-		w.addText(scan(v.Raw[1:len(v.Raw)-1], i-start-1, u))
+	return i, 0
+}
+
+// chargeString charges the valid string body[start:end], quotes included,
+// whose text up to i words charged as u (plainStart): the text from there
+// on, or, when it holds an escape, the whole text decoded.
+func (w *walker) chargeString(start, i int, u int64, end int, escaped bool) {
+	if escaped {
+		w.addText(textCounts(w.str(jsonx.Value{Kind: jsonx.String, Raw: w.body[start:end:end]})))
+		return
 	}
+	w.addText(scan(w.body[start+1:end-1], i-start-1, u))
 }
 
 // value consumes the value at c, noting a string without escapes for str.

@@ -421,8 +421,8 @@ func (c *StrictCursor) NextMember() (key []byte, ok bool) {
 // EnterObject enters the object at the cursor and reports true; on any
 // other value it consumes nothing and reports false, so the caller reads the
 // value as it is (Value, Skip). It is Kind then Enter(Object) in one call
-// for a walk over an array's objects (the estimator's messages), as
-// NextMember is for a walk over members.
+// for a walk over an array's objects (the estimator's messages, after Next),
+// as NextMember is for a walk over members.
 func (c *StrictCursor) EnterObject() bool {
 	i := skipWS(c.d, c.i)
 	c.i = i
@@ -430,57 +430,4 @@ func (c *StrictCursor) EnterObject() bool {
 		return false
 	}
 	return c.push(true)
-}
-
-// NextObject is Next then EnterObject in one call, for a walk over an
-// array's objects (the estimator's messages): ok is what Next reports, and
-// object that the item it moved to is an object, now entered (otherwise
-// nothing of the item is consumed).
-func (c *StrictCursor) NextObject() (object, ok bool) {
-	if c.bad || c.slot || c.depth == 0 || c.stack>>(c.depth-1)&1 != 0 {
-		if !c.Next() {
-			return false, false
-		}
-		return c.EnterObject(), true
-	}
-	d := c.d
-	i := skipWS(d, c.i)
-	if i >= len(d) {
-		c.i, c.bad = i, true
-		return false, false
-	}
-	switch d[i] {
-	case ']':
-		c.i = i + 1
-		c.depth--
-		c.first = false
-		c.consumed()
-		return false, false
-	case ',':
-		i = skipWS(d, i+1)
-		if c.first || i >= len(d) || d[i] == '}' || d[i] == ']' {
-			c.i, c.bad = i, true
-			return false, false
-		}
-	default:
-		if !c.first {
-			c.i, c.bad = i, true
-			return false, false
-		}
-		c.first = false
-	}
-	c.i = i
-	if d[i] != '{' {
-		c.slot = true
-		return false, true
-	}
-	if c.depth == maxStrictDepth {
-		c.bad = true
-		return false, true
-	}
-	c.stack |= 1 << c.depth
-	c.depth++
-	c.i = i + 1
-	c.first = true
-	return true, true
 }

@@ -66,7 +66,7 @@ func TestAStrictWalkIsValidExactlyWhenParseAccepts(t *testing.T) {
 		`{"a":1,}`, `{"a":1 "b":2}`, `{"a":}`, `{"a"}`, `{,"a":1}`, `[1,]`, `[,1]`, `[1 2]`, `[1}`, `{"a":1]`,
 		`{"a":1}x`, `{"a":1}{}`, `{"a":"\u00zz"}`, "{\"a\":\"\x01\"}", `{"a":01}`, `{"a":tru}`, `{"a":[1`,
 		`{"a":1`, `{`, ``, ` `, `{"\ud800":1}`, `{"k\"":[[[]]]}`,
-		// the fused steps (NextMember, NextObject) on arrays of objects
+		// the fused steps (NextMember, EnterObject) on arrays of objects
 		`[{"a":1},{"b":[{}]}]`, ` [ {"a" : 1 } , 2 ,{ "b" :"c"} ] `, `[{"a":1},]`, `[{"a":1}{"b":2}]`, `[,{}]`,
 		`[{"a" 1}]`, `[{"a":1,}]`, `[{,}]`, `[{"a":1}`, `[{"a"`, `[{"a":1]`, `[{"a":1}}`, `{"a":{"b":1},}`,
 		`[{"a\u0062":[{"\"":2}]}]`, `[{1:2}]`, `[{"a":1 "b":2}]`,
@@ -206,7 +206,7 @@ func TestStrictCursorTookConsumesWhatTheCallerRead(t *testing.T) {
 }
 
 // fusedWalk is strictWalk with the fused steps: objects' members read with
-// NextMember, and arrays whose items are entered stepped with NextObject
+// NextMember, and arrays whose items are entered with EnterObject after Next
 // (an object item entered there, any other item read as walk reads it). It
 // records what walk records, so the two agree on every document.
 func fusedWalk(data []byte, enterDepth int) ([]string, bool) {
@@ -248,12 +248,8 @@ func fusedWalk(data []byte, enterDepth int) ([]string, bool) {
 				}
 				return
 			}
-			for {
-				object, ok := c.NextObject()
-				if !ok {
-					break
-				}
-				if object {
+			for c.Next() {
+				if c.EnterObject() {
 					members(depth + 1)
 					continue
 				}

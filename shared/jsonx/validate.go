@@ -179,6 +179,23 @@ func validString(d []byte, i int) (int, bool) {
 	return end, ok
 }
 
+// StringEnd reads the string literal whose opening quote comes before
+// checked in d, for a caller that has read its first bytes itself and found
+// them plain: from the quote up to checked they hold no quote, no backslash
+// and no control byte, so the check starts at checked (the estimator reads
+// a message's text as it validates it). It returns the index after the
+// closing quote and whether the literal holds an escape; ok is false when
+// the literal is not a valid string (end is then where it fails) or when
+// checked is outside d or at its start. StrictCursor.StringAfter is the same
+// for a walk.
+func StringEnd(d []byte, checked int) (end int, escaped, ok bool) {
+	if checked < 1 || checked > len(d) {
+		return checked, false, false
+	}
+	// scanString starts at the byte after the index it is given.
+	return scanString(d, checked-1)
+}
+
 // shortString is the end of the string literal whose opening quote is at i
 // (the index after its closing quote) when the literal closes within the
 // nine bytes after its opening quote with no escape or control byte before
