@@ -119,7 +119,12 @@ func (r Request) Hold() int64 {
 // alone for the models known to use it, else one never below cl100k_base
 // nor o200k_base.
 func Parse(body []byte, defaultOutput int64) (Request, error) {
-	r, _, err := ParseMembers(body, defaultOutput)
+	// ParseInto, not ParseMembers: in the VM each struct returned by value
+	// is a copy, and Parse's caller has no use for the Members.
+	var p Parser
+	var r Request
+	var m Members
+	err := p.ParseInto(&r, &m, body, defaultOutput)
 	return r, err
 }
 
