@@ -18,10 +18,14 @@ func TestTheDecisiveMembersAreTheModelEveryCeilingTheChoicesAndTheStreamMode(t *
 		require.Contains(t, wantDecisive, f, "every ceiling field is decisive")
 	}
 	for i, f := range DecisiveMembers {
-		require.Equal(t, i, decisive([]byte(f)), f)
+		got, exact := decisive([]byte(f))
+		require.Equal(t, i, got, f)
+		require.True(t, exact, f)
 	}
 	for _, f := range []string{"messages", "temperature", "model ", "", "metadata", "n_", "streams"} {
-		require.Equal(t, -1, decisive([]byte(f)), f)
+		got, exact := decisive([]byte(f))
+		require.Equal(t, -1, got, f)
+		require.False(t, exact, f)
 	}
 }
 
@@ -33,7 +37,9 @@ func TestACaseFoldedSpellingOfADecisiveMemberIsThatMember(t *testing.T) {
 		"N": 4, "Best_Of": 5, "STREAM": 6, "\u017ftream": 6, "max_to\u212aens": 1, "Stream_Options": 7} {
 		decoded, ok := jsonx.Unquote([]byte(`"` + spelling + `"`))
 		require.True(t, ok)
-		require.Equal(t, want, decisive([]byte(decoded)), spelling)
+		got, exact := decisive([]byte(decoded))
+		require.Equal(t, want, got, spelling)
+		require.False(t, exact, spelling)
 		body := `{"` + wantDecisive[want] + `":1,"` + spelling + `":2,"messages":[]}`
 		_, err := Parse([]byte(body), 4096)
 		require.Equal(t, DuplicateFieldError{Field: wantDecisive[want]}, err, body)

@@ -37,27 +37,40 @@ var DecisiveMembers = [...]string{
 	"model", CeilingFields[0], CeilingFields[1], CeilingFields[2], "n", "best_of", "stream", "stream_options",
 }
 
-// decisive is the index of key (decoded) in DecisiveMembers, or -1.
-func decisive(key []byte) int {
+// The indices of DecisiveMembers.
+const (
+	memberModel = iota
+	memberMaxTokens
+	memberMaxCompletionTokens
+	memberMaxOutputTokens
+	memberN
+	memberBestOf
+	memberStream
+	memberStreamOptions
+)
+
+// decisive is the index of key (decoded) in DecisiveMembers, or -1, and
+// whether key spells that member exactly (otherwise in another case).
+func decisive(key []byte) (int, bool) {
 	switch string(key) {
 	case "model":
-		return 0
+		return memberModel, true
 	case "max_tokens":
-		return 1
+		return memberMaxTokens, true
 	case "max_completion_tokens":
-		return 2
+		return memberMaxCompletionTokens, true
 	case "max_output_tokens":
-		return 3
+		return memberMaxOutputTokens, true
 	case "n":
-		return 4
+		return memberN, true
 	case "best_of":
-		return 5
+		return memberBestOf, true
 	case "stream":
-		return 6
+		return memberStream, true
 	case "stream_options":
-		return 7
+		return memberStreamOptions, true
 	}
-	return decisiveFold(key)
+	return decisiveFold(key), false
 }
 
 // decisiveFold matches key against DecisiveMembers ignoring case, with
@@ -209,46 +222,54 @@ func (p *Parser) parseCounts(r *Request, m *Members, body []byte, defaultOutput 
 	var dup error  // the first repeated decisive member, reported once the body is known valid
 	choices := int64(0)
 	w.add(requestBase)
-	for c.Next() {
-		key := w.key(c.Key())
+	for {
+		key, ok := c.NextMember()
+		if !ok {
+			break
+		}
+		if c.Escaped() {
+			// Most names hold no escape, and the validator knows it.
+			key = w.key(key)
+		}
 		m.Empty = false
 		if string(key) == "messages" && c.Kind() == jsonx.Array {
 			w.messagesAt(&c)
 			m.Append = c.Offset()
 			continue
 		}
-		member := "" // the decisive member key spells, whatever its case
-		i := decisive(key)
+		// The decisive member key spells, whatever its case; members are
+		// told apart by index, not by name: in the VM each comparison of
+		// names is a call.
+		i, exact := decisive(key)
 		if i >= 0 {
 			if seen&(1<<i) != 0 && dup == nil {
 				dup = DuplicateFieldError{Field: DecisiveMembers[i]}
 			}
 			seen |= 1 << i
-			member = DecisiveMembers[i]
 		}
 		v := w.value(&c)
 		m.Append = c.Offset()
-		if i >= 0 && string(key) == member {
+		if exact {
 			m.spans[i] = Span{Start: m.Append - len(v.Raw), End: m.Append}
 			m.exact |= 1 << i
 		}
-		switch member {
-		case "model":
+		switch i {
+		case memberModel:
 			if v.Kind == jsonx.String {
 				r.Model = v.Str() // a copy: the body may be rewritten later
 			}
-		case "stream":
+		case memberStream:
 			r.Stream = v.Kind == jsonx.True
-		case "stream_options":
+		case memberStreamOptions:
 			r.StreamIncludeUsage = v.Get("include_usage").Kind == jsonx.True
-		case "max_tokens", "max_completion_tokens", "max_output_tokens":
+		case memberMaxTokens, memberMaxCompletionTokens, memberMaxOutputTokens:
 			if n, ok := StatedCeiling(v); ok {
 				if !r.OutputStated || n > r.Output {
 					r.Output = n
 				}
 				r.OutputStated = true
 			}
-		case "n", "best_of":
+		case memberN, memberBestOf:
 			// The ceiling is per choice: n (and legacy best_of, which
 			// generates that many server-side) multiply what one request
 			// may generate.
