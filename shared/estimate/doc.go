@@ -7,8 +7,8 @@
 // in the .wasm (see Text for the cost model).
 //
 // The package is compiled into the filter: Go on shared/jsonx (and, in
-// wasm builds, one loop in hand-written wasm, see ascii_wasm.go), no
-// panics on any input, and nothing that links syscall (no fmt, os, time,
-// gjson), because Envoy traps a module whose syscall init runs; a test pins
-// the dependency graph.
+// wasm builds, two loops in hand-written wasm, see ascii_wasm.go and
+// words_wasm.go), no panics on any input, and nothing that links syscall
+// (no fmt, os, time, gjson), because Envoy traps a module whose syscall
+// init runs; a test pins the dependency graph.
 package estimate
