@@ -187,15 +187,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 						I32WrapI64
 						I64Load $8
 						VOWELBYTES
-						// Only the bytes of the word's letters 9 to l.
-						I64Const $-1
-						I64Const $128
-						Get R9
-						I64Const $3
-						I64Shl
-						I64Sub
-						I64ShrU
-						I64And
+						UPTO(R9)
 						I64Popcnt
 						I64Add
 						Set R10
@@ -253,15 +245,7 @@ TEXT ·asciiRun(SB), NOSPLIT, $0-64
 				Get R9
 				I64LtS
 				If
-					// Hardly any vowels: a blob.
-					Get R3
-					Get R9
-					I64Const $1
-					I64Sub
-					I64Const $40
-					I64Mul
-					I64Add
-					Set R3
+					BLOBEXTRA(R9) // hardly any vowels
 				Else
 					WORDEXTRA
 				End

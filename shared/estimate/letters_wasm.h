@@ -60,3 +60,20 @@
 	I64Xor; \
 	I64Const $-0x7f7f7f7f7f7f7f80; \
 	I64And
+
+// UPTO(r) keeps, of eight bytes loaded at a word's ninth letter, those of its
+// letters 9 to l, l in r (9..16): the low 8*(l-8) bits.
+#define UPTO(r) \
+	I64Const $-1; \
+	I64Const $128; \
+	Get r; \
+	I64Const $3; \
+	I64Shl; \
+	I64Sub; \
+	I64ShrU; \
+	I64And
+
+// BLOBEXTRA(r) adds to the charge in R3 what a word of r letters with
+// hardly any vowels costs beyond its first token: 40 a letter after the
+// first.
+#define BLOBEXTRA(r) Get R3; Get r; I64Const $1; I64Sub; I64Const $40; I64Mul; I64Add; Set R3

@@ -7,6 +7,16 @@
 // NOTLETTER 1 when it is not.
 #define LETTER I64Const $0x20; I64Or; I64Const $97; I64Sub; I64Const $26; I64LtU
 #define NOTLETTER I64Const $0x20; I64Or; I64Const $97; I64Sub; I64Const $26; I64GeU
+// WORDEND sets j (R6) to the end of the word of R5 letters at i, and R7 to
+// the eight bytes there.
+#define WORDEND Get R2; Get R5; I64Add; Set R6; LOAD(R6, 0); Set R7
+// DIGIT leaves 1 when the byte on the stack (0..255) is a digit.
+#define DIGIT I64Const $48; I64Sub; I64Const $10; I64LtU
+// LETTERS(k) pushes k plus the lower-case letters from s[i+k], up to
+// eight: the length of a word at i whose first k letters are known.
+#define LETTERS(k) LOAD(R2, k); NOTLOWER; I64Ctz; I64Const $3; I64ShrU; I64Const $k; I64Add
+// NOROOM leaves 1 when fewer than 25 bytes are left from i.
+#define NOROOM Get R2; I64Const $25; I64Add; Get R1; I64GtS
 // LOWBYTE(r) pushes the low byte of r.
 #define LOWBYTE(r) Get r; I64Const $0xff; I64And
 // SHORTWORD charges a word of R5 letters, fewer than eight:
@@ -58,21 +68,11 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 	Block // leave: words goes on at R2
 	Block // done: the run ends at R6
 	Loop // turn
-		Get R2
-		I64Const $25
-		I64Add
-		Get R1
-		I64GtS
+		NOROOM
 		BrIf $2 // leave
 
 		// l = 1 + the lower-case letters after s[i], up to eight.
-		LOAD(R2, 1)
-		NOTLOWER
-		I64Ctz
-		I64Const $3
-		I64ShrU
-		I64Const $1
-		I64Add
+		LETTERS(1)
 		Set R5
 
 		Get R5
@@ -83,21 +83,10 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 			I64Const $8
 			I64GtS
 			If
-				LOAD(R2, 9)
-				NOTLOWER
-				I64Ctz
-				I64Const $3
-				I64ShrU
-				I64Const $9
-				I64Add
+				LETTERS(9)
 				Set R5
 			End
-			Get R2
-			Get R5
-			I64Add
-			Set R6
-			LOAD(R6, 0)
-			Set R7
+			WORDEND
 			// Over 16 letters, or a letter or a digit after it: words'.
 			// (Each test is a branch of its own: a test of tests combined
 			// costs the VM more than the branches.)
@@ -110,10 +99,7 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 			LETTER
 			BrIf $3 // leave
 			Get R11
-			I64Const $48
-			I64Sub
-			I64Const $10
-			I64LtU
+			DIGIT
 			BrIf $3 // leave
 
 			// Vowels among its first eight letters, then letters 9 to l.
@@ -128,14 +114,7 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 				Get R9
 				LOAD(R2, 8)
 				VOWELBYTES
-				I64Const $-1
-				I64Const $128
-				Get R5
-				I64Const $3
-				I64Shl
-				I64Sub
-				I64ShrU
-				I64And
+				UPTO(R5)
 				I64Popcnt
 				I64Add
 				Set R9
@@ -146,21 +125,9 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 			Get R5
 			I64LtS
 			If
-				// Hardly any vowels: a blob.
-				Get R3
-				I64Const $64
-				I64Add
-				Get R5
-				I64Const $1
-				I64Sub
-				I64Const $40
-				I64Mul
-				I64Add
-				Set R3
+				BLOBEXTRA(R5) // hardly any vowels
 			Else
 				Get R3
-				I64Const $64
-				I64Add
 				Get R5
 				I64Const $5
 				I64Sub
@@ -169,13 +136,12 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 				I64Add
 				Set R3
 			End
-		Else // a short word
-			Get R2
-			Get R5
+			Get R3
+			I64Const $64
 			I64Add
-			Set R6
-			LOAD(R6, 0)
-			Set R7
+			Set R3
+		Else // a short word
+			WORDEND
 			// A capital or a digit after it: words'.
 			LOWBYTE(R7)
 			Tee R11
@@ -185,10 +151,7 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 			I64LtU
 			BrIf $3 // leave
 			Get R11
-			I64Const $48
-			I64Sub
-			I64Const $10
-			I64LtU
+			DIGIT
 			BrIf $3 // leave
 			SHORTWORD
 		End
@@ -213,19 +176,9 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 			I64Const $1
 			I64Add
 			Set R2
-			Get R2
-			I64Const $25
-			I64Add
-			Get R1
-			I64GtS
+			NOROOM
 			BrIf $1 // next turn
-			LOAD(R2, 1)
-			NOTLOWER
-			I64Ctz
-			I64Const $3
-			I64ShrU
-			I64Const $1
-			I64Add
+			LETTERS(1)
 			Set R5
 			Get R2
 			Get R5
