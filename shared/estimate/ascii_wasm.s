@@ -1,11 +1,10 @@
 #include "textflag.h"
 
 // BYTEAT(r, k) pushes s[r+k]; CLASSOF(r) pushes the class of the byte in r,
-// t.class[r], and CLASSAT(r) that of s[r]; ADD(r, k) adds k to r.
+// t.class[r], and CLASSAT(r) that of s[r] (ADD is in letters_wasm.h).
 #define BYTEAT(r, k) Get R0; Get r; I64Add; I32WrapI64; I64Load8U $k
 #define CLASSOF(r) Get R4; Get r; I64Add; I32WrapI64; I64Load8U $0
 #define CLASSAT(r) Get R4; BYTEAT(r, 0); I64Add; I32WrapI64; I64Load8U $0
-#define ADD(r, k) Get r; I64Const $k; I64Add; Set r
 
 // WORDEXTRA charges a word's letters beyond five: u += (l-5)*16.
 #define WORDEXTRA Get R3; Get R9; I64Const $5; I64Sub; I64Const $4; I64Shl; I64Add; Set R3

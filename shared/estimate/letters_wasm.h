@@ -1,5 +1,9 @@
 // Macros shared by the package's hand-written wasm (ascii_wasm.s,
-// words_wasm.s): the eight-bytes-at-a-time letter tests of words.go.
+// words_wasm.s): the eight-bytes-at-a-time letter tests of words.go and the
+// steps of a word's charge both routines take.
+
+// ADD(r, k) adds k to r.
+#define ADD(r, k) Get r; I64Const $k; I64Add; Set r
 
 // NOTLOWER takes eight bytes x and leaves the top bit of the first that is
 // not 'a'..'z' (estimate.notLower, exact at that byte only); R11 is scratch.

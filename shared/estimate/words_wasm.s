@@ -136,10 +136,7 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 				I64Add
 				Set R3
 			End
-			Get R3
-			I64Const $64
-			I64Add
-			Set R3
+			ADD(R3, 64)
 		Else // a short word
 			WORDEND
 			// A capital or a digit after it: words'.
@@ -241,15 +238,9 @@ TEXT ·wordsFast(SB), NOSPLIT, $0-57
 			I64And
 			NOTLETTER
 			BrIf $2 // done
-			Get R2
-			I64Const $1
-			I64Add
-			Set R2
+			ADD(R2, 1)
 		End
-		Get R3
-		I64Const $64
-		I64Add
-		Set R3
+		ADD(R3, 64)
 		Br $0 // next turn
 	End
 	End
