@@ -68,6 +68,23 @@ func trimSpace(s []byte) []byte {
 // negative is no ceiling, a positive number too small for a float64
 // (1e-700) reads as 0, anything above MaxOutput is MaxOutput.
 func parseCeiling(s []byte) (int64, bool) {
+	if n, ok := jsonx.PlainInteger(s); ok {
+		// Plain digits, nearly every ceiling: what parseSpelledCeiling
+		// reads them as, without its copy and its calls.
+		switch {
+		case n < 0:
+			return 0, false
+		case n >= MaxOutput:
+			return MaxOutput, true
+		}
+		return n, true
+	}
+	return parseSpelledCeiling(s)
+}
+
+// parseSpelledCeiling is parseCeiling for any spelling, plain digits
+// included.
+func parseSpelledCeiling(s []byte) (int64, bool) {
 	if len(s) == 0 || len(s) > 64 {
 		return 0, false
 	}

@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,4 +51,21 @@ func TestOutputCeilingIgnoresNegativeNonNumericAndNonFiniteValues(t *testing.T) 
 	}
 	_, ok := OutputCeiling(jsonx.Value{})
 	require.False(t, ok, "a missing field states no ceiling")
+}
+
+// Plain digits take a path of their own; it reads every such number as the
+// reader of every spelling does, at each edge: zero, a minus, MaxOutput and
+// around it, eighteen digits and more.
+func TestPlainDigitsReadAsTheyDoInAnySpelling(t *testing.T) {
+	edges := []string{"0", "-0", "-1", "1", "00", "0012", "-0012", "4096", "9999999", "10000000", "10000001",
+		"999999999999999999", "-999999999999999999", "1000000000000000000", "", "-", "1.5", "1e3"}
+	for n := range int64(64) {
+		edges = append(edges, strconv.FormatInt(MaxOutput-32+n, 10), strconv.FormatInt(1<<n, 10))
+	}
+	for _, s := range edges {
+		n, ok := parseCeiling([]byte(s))
+		wantN, wantOK := parseSpelledCeiling([]byte(s))
+		require.Equal(t, wantOK, ok, s)
+		require.Equal(t, wantN, n, s)
+	}
 }

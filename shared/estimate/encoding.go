@@ -36,6 +36,10 @@ func EncodingOf(model string) Encoding {
 		model = model[i+1:]
 	}
 	for _, f := range o200kFamilies {
+		// The first byte first: in the VM the prefix test is a call.
+		if model == "" || model[0] != f[0] {
+			continue
+		}
 		if rest, ok := strings.CutPrefix(model, f); ok && (rest == "" || rest[0] == '-' || rest[0] == '.') {
 			return O200k
 		}

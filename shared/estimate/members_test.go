@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -178,4 +179,45 @@ func TestAReusedParserReadsEachBodyAsAFreshParse(t *testing.T) {
 		require.Equal(t, wantR, r, "body %d", i)
 		require.Equal(t, wantM, m, "body %d", i)
 	}
+}
+
+// decisiveFold skips a member without comparing it where the key cannot
+// fold to it: shorter than it, or starting with an ASCII byte that is not
+// its first letter in either case. Over keys made of the members' letters
+// in both cases, the long s and the Kelvin sign, it finds what a plain
+// comparison with every member finds.
+func TestTheFoldedMatchSkipsOnlyMembersAKeyCannotSpell(t *testing.T) {
+	plain := func(key string) int {
+		for i, m := range wantDecisive {
+			if strings.EqualFold(key, m) {
+				return i
+			}
+		}
+		return -1
+	}
+	pieces := []string{"m", "M", "o", "d", "e", "l", "L", "a", "x", "_", "t", "T", "k", "K", "\u212a", "s", "S", "\u017f",
+		"r", "n", "N", "b", "f", "p", "i", "u", "c", "_tokens", "stream", "model", "\u00e9"}
+	rng := rand.New(rand.NewPCG(7, 8))
+	keys := append([]string{}, wantDecisive...)
+	for _, m := range wantDecisive {
+		keys = append(keys, strings.ToUpper(m), m[:len(m)-1], m+"s", "\u017f"+m[1:])
+	}
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		keys = append(keys, b.String())
+	}
+	matched := 0
+	for _, k := range keys {
+		key, ok := jsonx.Unquote([]byte(`"` + k + `"`))
+		require.True(t, ok, k)
+		want := plain(key)
+		require.Equal(t, want, decisiveFold([]byte(key)), "%q", key)
+		if want >= 0 {
+			matched++
+		}
+	}
+	require.Greater(t, matched, 2*len(wantDecisive), "the keys spell members in several ways")
 }

@@ -3,6 +3,7 @@ package estimate
 import (
 	"errors"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
@@ -83,7 +84,18 @@ func decisiveFold(key []byte) int {
 		return -1
 	}
 	k := string(key) // no copy: the conversion is only compared
+	c := key[0]
 	for i, m := range DecisiveMembers {
+		// Every member is lower-case ASCII, and a rune folds to an ASCII
+		// letter only from that letter in either case or from a longer
+		// non-ASCII rune (ſ, the Kelvin sign): a key shorter than m, or
+		// whose first byte is ASCII and not m's first letter in either
+		// case, cannot match it. Most keys (temperature, user, tools)
+		// are thus told apart without a call, which in the VM costs
+		// hundreds of instructions each.
+		if len(key) < len(m) || c < utf8.RuneSelf && c|0x20 != m[0] {
+			continue
+		}
 		if strings.EqualFold(k, m) {
 			return i
 		}
