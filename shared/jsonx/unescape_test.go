@@ -61,12 +61,14 @@ func requireRoomyBuffersDecodeAlike(t *testing.T, c []byte) {
 	}
 }
 
-// The turns of eight bytes end at each backslash, at each end of the
-// buffers and at \u escapes: strings of escapes, runs of plain bytes of
-// every length around eight, and invalid bytes, decoded into buffers with
-// room, decode as into none.
+// The turns of eight bytes end at each backslash and at each end of the
+// buffers, the last bytes go one a turn, and a \u escape decodes to one,
+// two or three bytes or is left to the Go loop (a surrogate): strings of
+// escapes, runs of plain bytes of every length around eight, and invalid
+// bytes, decoded into buffers with room, decode as into none.
 func TestAStringDecodesAlikeWhateverRoomItsBufferHas(t *testing.T) {
 	atoms := []string{`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\u00e9`, `\ud83d\ude00`, `\ud800`, "\xff", "é",
+		`\u003c`, `\u0000`, `\u007F`, `\u0080`, `\u07ff`, `\u0800`, `\uD7FF`, `\udfff`, `\uE000`, `\uFFFF`, `\uaBcD`, `\ud55c`,
 		"a", "ab", "abc", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijklmnopq", " ", "{", "}"}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 5000 {

@@ -8,9 +8,19 @@ const haveUnescapeRun = true
 
 // unescapeRun is turns of appendEscapesDecoded's fast loop from c[i] and
 // d[n]: while eight bytes fit in both, it copies them, keeps them up to
-// the first backslash and decodes a one-letter escape there. It returns
-// where it stopped: at a backslash the loop decodes itself (\u, or one
-// too close to either end) or where eight bytes no longer fit.
+// the first backslash and decodes the escape there; past that, it copies
+// the last bytes one a turn. It decodes a one-letter escape, and a \u
+// escape of a rune outside the surrogates into its one to three bytes of
+// UTF-8. It returns where it stopped: where c ends or d has no room left,
+// or at a backslash the Go loop decodes itself: a surrogate (the half of a
+// pair, or unpaired), an escape without its letter or its four hex digits
+// in c, or one with fewer than four bytes of room in d.
+//
+// The \u escapes are here because clients write them often: Go's
+// encoding/json escapes <, > and & so in code, and Python's json module
+// (ensure_ascii, its default) every character past ASCII, so a Korean
+// prompt arrives as one escape per syllable. Each cost a return to Go and
+// a call to decodeRune.
 //
 // In the VM it is hand-written wasm (unescape_wasm.s): Go's wasm backend
 // compiles every taken branch to a jump back through the function's
