@@ -16,6 +16,7 @@ var fuzzSeeds = []string{
 	`{"messages":"not an array","input":{"role":"user"},"system":7}`,
 	`{"model":"a","m\u006fdel":"b","max_tokens":0,"stream_options":{"include_usage":true,"include_usage":false}}`,
 	`{"messages":[{"model":"a","model":"b"}],"max_tokens":-3,"max_output_tokens":"0","n":1,"n":2}`,
+	`{"messages":[{"content":[{"text":"a\u003cb","type":"text"},{"type":"text","text":"\ud55c"},{"type":"image"}],"role":"user"}]}`,
 }
 
 func FuzzParse(f *testing.F) {

@@ -200,10 +200,17 @@ func (w *walker) messageAt(c *jsonx.StrictCursor) {
 			// Most names hold no escape, and the validator knows it.
 			k = w.key(k)
 		}
-		if string(k) == "content" && w.atString(c) {
-			// What member charges for a string content, read once.
-			w.rawText(c)
-			continue
+		if string(k) == "content" {
+			// What member charges for a string content, read once, or
+			// for an array of parts, read as it is validated.
+			if w.atString(c) {
+				w.rawText(c)
+				continue
+			}
+			if w.atByte(c, '[') {
+				w.partsAt(c)
+				continue
+			}
 		}
 		if string(k) == "role" && w.atString(c) && w.knownRole(c) {
 			continue
@@ -215,9 +222,12 @@ func (w *walker) messageAt(c *jsonx.StrictCursor) {
 // atString is c.Kind() == jsonx.String without the call, for a cursor that
 // NextMember has just given a name: it stands at the value's first byte, and
 // on an error NextMember gives no name, so no caller asks.
-func (w *walker) atString(c *jsonx.StrictCursor) bool {
+func (w *walker) atString(c *jsonx.StrictCursor) bool { return w.atByte(c, '"') }
+
+// atByte reports the value's first byte b, as atString.
+func (w *walker) atByte(c *jsonx.StrictCursor, b byte) bool {
 	i := c.Offset()
-	return i < len(w.body) && w.body[i] == '"'
+	return i < len(w.body) && w.body[i] == b
 }
 
 // roleLit is a role value every chat message may carry: its JSON text
