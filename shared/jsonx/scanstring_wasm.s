@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "stops_wasm.h"
 
 // func scanString(d []byte, i int) (end int, escaped, ok bool)
 //
@@ -39,28 +40,8 @@ TEXT ·scanString(SB), NOSPLIT, $0-42
 			I64Add
 			I32WrapI64
 			I64Load $0
-			Tee R5
-			// stringStops
-			I64Const $0x2222222222222222
-			I64Xor
-			I64Const $0x0101010101010101
-			I64Sub
-			Get R5
-			I64Const $0x5c5c5c5c5c5c5c5c
-			I64Xor
-			I64Const $0x0101010101010101
-			I64Sub
-			I64Or
-			Get R5
-			I64Const $0x2020202020202020
-			I64Sub
-			I64Or
-			Get R5
-			I64Const $-1
-			I64Xor
-			I64And
-			I64Const $-0x7f7f7f7f7f7f7f80
-			I64And
+			Set R5
+			STRINGSTOPS(R5)
 			Tee R5
 			I64Eqz
 			If

@@ -6,15 +6,18 @@ package jsonx
 // unescapeRun first.
 const haveUnescapeRun = true
 
-// unescapeRun is turns of appendEscapesDecoded's fast loop from c[i] and
-// d[n]: while eight bytes fit in both, it copies them, keeps them up to
-// the first backslash and decodes the escape there; past that, it copies
-// the last bytes one a turn. It decodes a one-letter escape, and a \u
-// escape of a rune outside the surrogates into its one to three bytes of
-// UTF-8. It returns where it stopped: where c ends or d has no room left,
-// or at a backslash the Go loop decodes itself: a surrogate (the half of a
-// pair, or unpaired), an escape without its letter or its four hex digits
-// in c, or one with fewer than four bytes of room in d.
+// unescapeRun decodes string content from c[i] into d[n]: while eight
+// bytes fit in both, it copies them, keeps them up to the first quote,
+// backslash or control byte (stringStops) and decodes an escape there;
+// past that, it copies the last bytes one a turn. It decodes a one-letter
+// escape, and a \u escape of a rune outside the surrogates into its one to
+// three bytes of UTF-8. It returns where it stopped: where c ends or d has
+// no room left, at a quote or a control byte (for AppendStringRest, the
+// string's end or an error; validated content holds neither), or at a
+// backslash its caller decodes itself: a surrogate (the half of a pair, or
+// unpaired), an escape without its letter or its four hex digits in c, or
+// one with fewer than four bytes of room in d. appendEscapesDecoded's fast
+// loop runs its turns here, and AppendStringRest its whole decoding.
 //
 // The \u escapes are here because clients write them often: Go's
 // encoding/json escapes <, > and & so in code, and Python's json module

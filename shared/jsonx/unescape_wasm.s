@@ -1,11 +1,13 @@
 #include "textflag.h"
+#include "stops_wasm.h"
 
 // func unescapeRun(c []byte, i int, d []byte, n int) (ci, dn int)
 //
 // Registers: R0 c's address, R1 len(c), R2 i, R3 d's address, R4 len(d),
-// R5 n, R6 eight bytes, R7 the backslash mask, R8 &shortEscapes, R9 the
-// rune of a \u escape, R10 what a one-letter escape stands for, R11 the
-// index of a hex digit, R12 that digit's byte, R13 its value.
+// R5 n, R6 eight bytes or the byte at i, R7 the mask of stops, R8
+// &shortEscapes, R9 the rune of a \u escape, R10 what a one-letter escape
+// stands for, R11 the index of a hex digit, R12 that digit's byte, R13 its
+// value.
 TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 	MOVD c_base+0(FP), R0
 	MOVD c_len+8(FP), R1
@@ -24,7 +26,7 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 		BrIf $1
 
 		// While eight bytes fit in c and in d: copy them, and find the
-		// first backslash (hasZero of x ^ '\\').
+		// first quote, backslash or control byte (stringStops).
 		Get R2
 		I64Const $8
 		I64Add
@@ -48,18 +50,7 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 			I64Load $0
 			Tee R6
 			I64Store $0
-			Get R6
-			I64Const $0x5c5c5c5c5c5c5c5c
-			I64Xor
-			Tee R7
-			I64Const $0x0101010101010101
-			I64Sub
-			Get R7
-			I64Const $-1
-			I64Xor
-			I64And
-			I64Const $-0x7f7f7f7f7f7f7f80
-			I64And
+			STRINGSTOPS(R6)
 			Tee R7
 			I64Eqz
 			If
@@ -87,6 +78,12 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 			Get R7
 			I64Add
 			Set R5
+			Get R0
+			Get R2
+			I64Add
+			I32WrapI64
+			I64Load8U $0
+			Set R6
 		Else
 			// The last bytes of c, or of room in d: one a turn.
 			Get R5
@@ -101,6 +98,14 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 			Tee R6
 			I64Const $0x5c
 			I64Ne
+			Get R6
+			I64Const $0x22
+			I64Ne
+			I32And
+			Get R6
+			I64Const $0x20
+			I64GeU
+			I32And
 			If
 				Get R3
 				Get R5
@@ -120,8 +125,13 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 			End
 		End
 
-		// A backslash at c[i]. An escape with its letter in c and room
-		// for a rune in d; anything else is the Go loop's.
+		// A quote, a backslash or a control byte at c[i], in R6. An escape
+		// with its letter in c and room for a rune in d; anything else is
+		// the Go loop's.
+		Get R6
+		I64Const $0x5c
+		I64Ne
+		BrIf $1 // stop
 		Get R2
 		I64Const $1
 		I64Add
