@@ -59,10 +59,11 @@ func (w *walker) plainMessage(c *jsonx.StrictCursor) bool {
 		return false
 	}
 	i, u := w.plainStart(q)
-	end, escaped, ok := jsonx.StringEnd(d, i)
+	rest, ok := w.stringRest(q, i)
 	if !ok {
 		return false
 	}
+	end := rest.end
 	size := 0 // the message's length, once its end is found
 	if r == nil {
 		// `,"role":` and the role after the content, then the brace.
@@ -79,7 +80,7 @@ func (w *walker) plainMessage(c *jsonx.StrictCursor) bool {
 	}
 	w.add(messageFloor)
 	w.addText(r.cost)
-	w.chargeString(q, i, u, end, escaped)
+	w.chargeRest(q, i, u, rest)
 	c.Took(size, 1) // false only where the walk is then invalid
 	return true
 }

@@ -63,10 +63,11 @@ func (w *walker) plainPart(c *jsonx.StrictCursor) bool {
 		return false
 	}
 	i, u := w.plainStart(q)
-	end, escaped, ok := jsonx.StringEnd(d, i)
+	rest, ok := w.stringRest(q, i)
 	if !ok {
 		return false
 	}
+	end := rest.end
 	size := 0 // the part's length, once its end is found
 	switch {
 	case typeFirstShape:
@@ -79,7 +80,7 @@ func (w *walker) plainPart(c *jsonx.StrictCursor) bool {
 	if size == 0 {
 		return false
 	}
-	w.chargeString(q, i, u, end, escaped)
+	w.chargeRest(q, i, u, rest)
 	c.Took(size, 1) // false only where the walk is then invalid
 	return true
 }

@@ -313,9 +313,13 @@ func roleAt(d []byte, start int) *roleLit {
 func (w *walker) rawText(c *jsonx.StrictCursor) {
 	start := c.Offset() // atString found the opening quote here
 	i, u := w.plainStart(start)
-	if v := c.StringAfter(i); v.Kind == jsonx.String {
-		w.chargeString(start, i, u, start+len(v.Raw), c.Escaped())
-	} // else the walk is invalid: nothing is charged
+	r, ok := w.stringRest(start, i)
+	if !ok {
+		c.StringAfter(i) // the walk is invalid there: nothing is charged
+		return
+	}
+	c.Took(r.end-start, 0)
+	w.chargeRest(start, i, u, r)
 }
 
 // plainStart runs words over the start of the string whose opening quote is
@@ -330,15 +334,49 @@ func (w *walker) plainStart(start int) (int, int64) {
 	return i, 0
 }
 
-// chargeString charges the valid string body[start:end], quotes included,
+// maxReserve bounds the room stringRest makes for a decoded text before it
+// knows its length.
+const maxReserve = 4 << 10
+
+// strRest is where a valid string ends, and what chargeRest needs of it.
+type strRest struct {
+	end     int  // the index after its closing quote
+	decoded bool // it holds an escape, and w.buf its decoded text
+}
+
+// stringRest validates the string whose opening quote is at body[start] and
+// whose text up to i words read (plainStart); ok is false where it is not a
+// valid string. A text with an escape is decoded into w.buf from its first
+// escape as it is validated (jsonx.AppendStringRest), one pass where
+// validating it and then decoding it to charge it were two: in code and
+// formatted text an escape comes within a line.
+func (w *walker) stringRest(start, i int) (r strRest, ok bool) {
+	d := w.body
+	j := jsonx.PlainEnd(d, i)
+	switch {
+	case j >= len(d):
+		return r, false
+	case d[j] == '"':
+		return strRest{end: j + 1}, true
+	case d[j] != '\\':
+		return r, false // a control byte
+	}
+	// Room for the rest of the body, up to maxReserve: one allocation for
+	// a walk's strings, and a longer one grows as append grows.
+	buf := append(grow(w.buf, min(len(d)-start, maxReserve)), d[start+1:j]...)
+	w.buf, r.end, ok = jsonx.AppendStringRest(buf, d, j)
+	return strRest{end: r.end, decoded: true}, ok
+}
+
+// chargeRest charges the valid string body[start:r.end], quotes included,
 // whose text up to i words charged as u (plainStart): the text from there
 // on, or, when it holds an escape, the whole text decoded.
-func (w *walker) chargeString(start, i int, u int64, end int, escaped bool) {
-	if escaped {
-		w.addText(textCounts(w.str(jsonx.Value{Kind: jsonx.String, Raw: w.body[start:end:end]})))
+func (w *walker) chargeRest(start, i int, u int64, r strRest) {
+	if r.decoded {
+		w.addText(textCounts(w.buf))
 		return
 	}
-	w.addText(scan(w.body[start+1:end-1], i-start-1, u))
+	w.addText(scan(w.body[start+1:r.end-1], i-start-1, u))
 }
 
 // value consumes the value at c, noting a string without escapes for str.
