@@ -58,12 +58,10 @@ func (w *walker) plainMessage(c *jsonx.StrictCursor) bool {
 	default:
 		return false
 	}
-	i, u := w.plainStart(q)
-	rest, ok := w.stringRest(q, i)
-	if !ok {
+	if !w.textAt(q) {
 		return false
 	}
-	end := rest.end
+	end := w.txt.end
 	size := 0 // the message's length, once its end is found
 	if r == nil {
 		// `,"role":` and the role after the content, then the brace.
@@ -80,7 +78,7 @@ func (w *walker) plainMessage(c *jsonx.StrictCursor) bool {
 	}
 	w.add(messageFloor)
 	w.addText(r.cost)
-	w.chargeRest(q, i, u, rest)
+	w.chargeText()
 	c.Took(size, 1) // false only where the walk is then invalid
 	return true
 }

@@ -62,12 +62,10 @@ func (w *walker) plainPart(c *jsonx.StrictCursor) bool {
 	if d[q] != '"' {
 		return false
 	}
-	i, u := w.plainStart(q)
-	rest, ok := w.stringRest(q, i)
-	if !ok {
+	if !w.textAt(q) {
 		return false
 	}
-	end := rest.end
+	end := w.txt.end
 	size := 0 // the part's length, once its end is found
 	switch {
 	case typeFirstShape:
@@ -80,7 +78,7 @@ func (w *walker) plainPart(c *jsonx.StrictCursor) bool {
 	if size == 0 {
 		return false
 	}
-	w.chargeRest(q, i, u, rest)
+	w.chargeText()
 	c.Took(size, 1) // false only where the walk is then invalid
 	return true
 }

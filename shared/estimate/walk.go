@@ -29,13 +29,14 @@ const (
 // in place; only those holding escapes are decoded, into scratch buffers
 // the walk reuses, so a large body costs a handful of allocations.
 type walker struct {
-	total  int64  // the estimate for every encoding: the larger count of each piece
-	o200k  int64  // the estimate for o200k_base alone (see Encoding)
-	images int64  // image parts seen
-	buf    []byte // decoded string values
-	kbuf   []byte // decoded member names
-	plain  []byte // the Raw of the last String the strict walk read, when it holds no escape
-	body   []byte // the document the strict walk reads, for rawText
+	total  int64      // the estimate for every encoding: the larger count of each piece
+	o200k  int64      // the estimate for o200k_base alone (see Encoding)
+	images int64      // image parts seen
+	buf    []byte     // decoded string values
+	kbuf   []byte     // decoded member names
+	plain  []byte     // the Raw of the last String the strict walk read, when it holds no escape
+	body   []byte     // the document the strict walk reads, for rawText
+	txt    stringText // the string textAt read last
 }
 
 // add charges n tokens whatever the encoding (framing, images, roles).
@@ -312,14 +313,12 @@ func roleAt(d []byte, start int) *roleLit {
 // plain start, read twice, is short in the code that JSON escapes).
 func (w *walker) rawText(c *jsonx.StrictCursor) {
 	start := c.Offset() // atString found the opening quote here
-	i, u := w.plainStart(start)
-	r, ok := w.stringRest(start, i)
-	if !ok {
-		c.StringAfter(i) // the walk is invalid there: nothing is charged
+	if !w.textAt(start) {
+		c.StringAfter(w.txt.i) // the walk is invalid there: nothing is charged
 		return
 	}
-	c.Took(r.end-start, 0)
-	w.chargeRest(start, i, u, r)
+	c.Took(w.txt.end-start, 0)
+	w.chargeText()
 }
 
 // plainStart runs words over the start of the string whose opening quote is
@@ -334,49 +333,60 @@ func (w *walker) plainStart(start int) (int, int64) {
 	return i, 0
 }
 
-// maxReserve bounds the room stringRest makes for a decoded text before it
+// maxReserve bounds the room textAt makes for a decoded text before it
 // knows its length.
 const maxReserve = 4 << 10
 
-// strRest is where a valid string ends, and what chargeRest needs of it.
-type strRest struct {
-	end     int  // the index after its closing quote
-	decoded bool // it holds an escape, and w.buf its decoded text
+// stringText is a string textAt has read for chargeText (walker.txt: in
+// the VM a struct returned is a copy through memory).
+type stringText struct {
+	start   int   // its opening quote
+	i       int   // where words stopped
+	u       int64 // what words charged
+	end     int   // the index after its closing quote
+	decoded bool  // it holds an escape, and w.buf its decoded text
 }
 
-// stringRest validates the string whose opening quote is at body[start] and
-// whose text up to i words read (plainStart); ok is false where it is not a
-// valid string. A text with an escape is decoded into w.buf from its first
-// escape as it is validated (jsonx.AppendStringRest), one pass where
-// validating it and then decoding it to charge it were two: in code and
-// formatted text an escape comes within a line.
-func (w *walker) stringRest(start, i int) (r strRest, ok bool) {
+// textAt reads the string whose opening quote is at body[start] for its
+// charge into w.txt, as rawText describes: words over its plain start
+// (plainStart), then the validator from there; false where it is not a
+// valid string (w.txt.i is then where words stopped). A text with an escape is decoded into
+// w.buf from its first escape as it is validated (jsonx.AppendStringRest),
+// one pass where validating it and then decoding it to charge it were two:
+// in code and formatted text an escape comes within a line.
+func (w *walker) textAt(start int) bool {
+	t := &w.txt
+	t.start, t.decoded = start, false
+	t.i, t.u = w.plainStart(start)
 	d := w.body
-	j := jsonx.PlainEnd(d, i)
+	j := jsonx.PlainEnd(d, t.i)
 	switch {
 	case j >= len(d):
-		return r, false
+		return false
 	case d[j] == '"':
-		return strRest{end: j + 1}, true
+		t.end = j + 1
+		return true
 	case d[j] != '\\':
-		return r, false // a control byte
+		return false // a control byte
 	}
 	// Room for the rest of the body, up to maxReserve: one allocation for
 	// a walk's strings, and a longer one grows as append grows.
 	buf := append(grow(w.buf, min(len(d)-start, maxReserve)), d[start+1:j]...)
-	w.buf, r.end, ok = jsonx.AppendStringRest(buf, d, j)
-	return strRest{end: r.end, decoded: true}, ok
+	var ok bool
+	w.buf, t.end, ok = jsonx.AppendStringRest(buf, d, j)
+	t.decoded = true
+	return ok
 }
 
-// chargeRest charges the valid string body[start:r.end], quotes included,
-// whose text up to i words charged as u (plainStart): the text from there
-// on, or, when it holds an escape, the whole text decoded.
-func (w *walker) chargeRest(start, i int, u int64, r strRest) {
-	if r.decoded {
+// chargeText charges a valid string textAt read: the text from where words
+// stopped on, or, when it holds an escape, the whole text decoded.
+func (w *walker) chargeText() {
+	t := &w.txt
+	if t.decoded {
 		w.addText(textCounts(w.buf))
 		return
 	}
-	w.addText(scan(w.body[start+1:r.end-1], i-start-1, u))
+	w.addText(scan(w.body[t.start+1:t.end-1], t.i-t.start-1, t.u))
 }
 
 // value consumes the value at c, noting a string without escapes for str.

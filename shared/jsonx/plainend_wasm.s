@@ -33,10 +33,7 @@ TEXT ·plainEnd(SB), NOSPLIT, $0-40
 		Tee R3
 		I64Eqz
 		If
-			Get R2
-			I64Const $8
-			I64Add
-			Set R2
+			ADD(R2, 8)
 			Br $1 // eight bytes
 		End
 		Get R2
@@ -72,10 +69,7 @@ TEXT ·plainEnd(SB), NOSPLIT, $0-40
 		I64LtU
 		I32Or
 		BrIf $1 // found
-		Get R2
-		I64Const $1
-		I64Add
-		Set R2
+		ADD(R2, 1)
 		Br $0
 	End
 	End

@@ -1,5 +1,8 @@
 // Macros shared by the package's hand-written wasm.
 
+// ADD(r, k) adds k to r.
+#define ADD(r, k) Get r; I64Const $k; I64Add; Set r
+
 // STRINGSTOPS(r) leaves stringStops of the eight bytes in r: the top bit of
 // each quote, backslash or control byte among them, exact at the first.
 #define STRINGSTOPS(r) \

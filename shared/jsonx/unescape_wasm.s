@@ -1,6 +1,12 @@
 #include "textflag.h"
 #include "stops_wasm.h"
 
+// DADDR pushes the address of d[n].
+#define DADDR Get R3; Get R5; I64Add; I32WrapI64
+// CONT makes the low six bits of the value on the stack a UTF-8
+// continuation byte.
+#define CONT I64Const $0x3f; I64And; I64Const $0x80; I64Or
+
 // func unescapeRun(c []byte, i int, d []byte, n int) (ci, dn int)
 //
 // Registers: R0 c's address, R1 len(c), R2 i, R3 d's address, R4 len(d),
@@ -39,10 +45,7 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 		I64LeS
 		I32And
 		If
-			Get R3
-			Get R5
-			I64Add
-			I32WrapI64
+			DADDR
 			Get R0
 			Get R2
 			I64Add
@@ -54,14 +57,8 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 			Tee R7
 			I64Eqz
 			If
-				Get R2
-				I64Const $8
-				I64Add
-				Set R2
-				Get R5
-				I64Const $8
-				I64Add
-				Set R5
+				ADD(R2, 8)
+				ADD(R5, 8)
 				Br $2 // turn
 			End
 
@@ -107,20 +104,11 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 			I64GeU
 			I32And
 			If
-				Get R3
-				Get R5
-				I64Add
-				I32WrapI64
+				DADDR
 				Get R6
 				I64Store8 $0
-				Get R2
-				I64Const $1
-				I64Add
-				Set R2
-				Get R5
-				I64Const $1
-				I64Add
-				Set R5
+				ADD(R2, 1)
+				ADD(R5, 1)
 				Br $2 // turn
 			End
 		End
@@ -160,20 +148,11 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 		I64Const $0
 		I64Ne
 		If
-			Get R3
-			Get R5
-			I64Add
-			I32WrapI64
+			DADDR
 			Get R10
 			I64Store8 $0
-			Get R2
-			I64Const $2
-			I64Add
-			Set R2
-			Get R5
-			I64Const $1
-			I64Add
-			Set R5
+			ADD(R2, 2)
+			ADD(R5, 1)
 			Br $1 // turn
 		End
 
@@ -218,10 +197,7 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 				I64Const $6
 				I64GeU
 				BrIf $3 // stop
-				Get R13
-				I64Const $10
-				I64Add
-				Set R13
+				ADD(R13, 10)
 			End
 			Get R9
 			I64Const $4
@@ -251,88 +227,49 @@ TEXT ·unescapeRun(SB), NOSPLIT, $0-80
 		I64Const $0x80
 		I64LtU
 		If
-			Get R3
-			Get R5
-			I64Add
-			I32WrapI64
+			DADDR
 			Get R9
 			I64Store8 $0
-			Get R5
-			I64Const $1
-			I64Add
-			Set R5
+			ADD(R5, 1)
 		Else
 			Get R9
 			I64Const $0x800
 			I64LtU
 			If
-				Get R3
-				Get R5
-				I64Add
-				I32WrapI64
+				DADDR
 				Get R9
 				I64Const $6
 				I64ShrU
 				I64Const $0xc0
 				I64Or
 				I64Store8 $0
-				Get R3
-				Get R5
-				I64Add
-				I32WrapI64
+				DADDR
 				Get R9
-				I64Const $0x3f
-				I64And
-				I64Const $0x80
-				I64Or
+				CONT
 				I64Store8 $1
-				Get R5
-				I64Const $2
-				I64Add
-				Set R5
+				ADD(R5, 2)
 			Else
-				Get R3
-				Get R5
-				I64Add
-				I32WrapI64
+				DADDR
 				Get R9
 				I64Const $12
 				I64ShrU
 				I64Const $0xe0
 				I64Or
 				I64Store8 $0
-				Get R3
-				Get R5
-				I64Add
-				I32WrapI64
+				DADDR
 				Get R9
 				I64Const $6
 				I64ShrU
-				I64Const $0x3f
-				I64And
-				I64Const $0x80
-				I64Or
+				CONT
 				I64Store8 $1
-				Get R3
-				Get R5
-				I64Add
-				I32WrapI64
+				DADDR
 				Get R9
-				I64Const $0x3f
-				I64And
-				I64Const $0x80
-				I64Or
+				CONT
 				I64Store8 $2
-				Get R5
-				I64Const $3
-				I64Add
-				Set R5
+				ADD(R5, 3)
 			End
 		End
-		Get R2
-		I64Const $6
-		I64Add
-		Set R2
+		ADD(R2, 6)
 		Br $0 // turn
 	End
 	End
