@@ -36,13 +36,25 @@ func EncodingOf(model string) Encoding {
 		model = model[i+1:]
 	}
 	for _, f := range o200kFamilies {
-		// The first byte first: in the VM the prefix test is a call.
-		if model == "" || model[0] != f[0] {
-			continue
-		}
-		if rest, ok := strings.CutPrefix(model, f); ok && (rest == "" || rest[0] == '-' || rest[0] == '.') {
+		if startsFamily(model, f) {
 			return O200k
 		}
 	}
 	return AnyEncoding
+}
+
+// startsFamily reports model naming family f: f itself, or f followed by
+// "-" or ".". A loop of byte comparisons: in the VM strings.HasPrefix with a
+// prefix that is not a constant is two calls, each hundreds of
+// instructions, and most families differ from the model at the first byte.
+func startsFamily(model, f string) bool {
+	if len(model) < len(f) {
+		return false
+	}
+	for i := 0; i < len(f); i++ {
+		if model[i] != f[i] {
+			return false
+		}
+	}
+	return len(model) == len(f) || model[len(f)] == '-' || model[len(f)] == '.'
 }
