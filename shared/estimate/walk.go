@@ -350,10 +350,11 @@ type stringText struct {
 // textAt reads the string whose opening quote is at body[start] for its
 // charge into w.txt, as rawText describes: words over its plain start
 // (plainStart), then the validator from there; false where it is not a
-// valid string (w.txt.i is then where words stopped). A text with an escape is decoded into
-// w.buf from its first escape as it is validated (jsonx.AppendStringRest),
-// one pass where validating it and then decoding it to charge it were two:
-// in code and formatted text an escape comes within a line.
+// valid string (w.txt.i is then where words stopped). A text with an
+// escape is decoded into w.buf from its first escape as it is validated
+// (jsonx.AppendStringRest), one pass where validating it and then decoding
+// it to charge it were two: in code and formatted text an escape comes
+// within a line.
 func (w *walker) textAt(start int) bool {
 	t := &w.txt
 	t.start, t.decoded = start, false

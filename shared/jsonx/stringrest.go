@@ -7,9 +7,10 @@ import (
 
 // PlainEnd is the index of the first byte of d from i that a string
 // literal cannot hold as it is (a quote, a backslash or a control byte), or
-// len(d) when there is none or i is outside d: for a caller reading a literal's content at i, where the content
-// ends if it holds no escape (d[PlainEnd] is then its closing quote), or its
-// first escape (then AppendStringRest decodes it from there).
+// len(d) when there is none or i is outside d. For a caller reading a
+// literal's content at i, it is where the content ends if it holds no
+// escape (d[PlainEnd] is then the closing quote), or its first escape (and
+// AppendStringRest decodes the rest from there).
 func PlainEnd(d []byte, i int) int {
 	if i < 0 || i >= len(d) {
 		return max(i, len(d))
