@@ -7,17 +7,8 @@ package jsonx
 func scanString(d []byte, i int) (end int, escaped, ok bool) {
 	i++
 	for {
-		// Eight plain bytes a turn; the stop is found again once the
-		// loop ends. Both tests in the loop's condition let each turn
-		// go straight back, where a test in the body cost the VM a
-		// second test and a second pass through its dispatch.
-		for i+8 <= len(d) && stringStops(load64(d, i)) == 0 {
-			i += 8
-		}
-		if i+8 <= len(d) {
-			i += firstFlag(stringStops(load64(d, i)))
-		}
-		if i >= len(d) {
+		// The plain bytes, eight a turn, up to the next stop.
+		if i = plainEnd(d, i); i >= len(d) {
 			return i, escaped, false
 		}
 		c := d[i]
@@ -43,10 +34,8 @@ func scanString(d []byte, i int) (end int, escaped, ok bool) {
 				return i, escaped, false
 			}
 			i += 6
-		case c < 0x20:
+		default: // a control byte
 			return i, escaped, false
-		default:
-			i++
 		}
 	}
 }

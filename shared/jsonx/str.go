@@ -2,8 +2,6 @@ package jsonx
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -150,39 +148,19 @@ func AppendUnescaped(dst, c []byte, o UnescapeOptions) []byte {
 }
 
 // appendEscapesDecoded decodes the escapes of c and copies every other byte.
-// While dst has room beyond its length that is not c, it goes eight bytes a
-// turn: each word is stored whole and kept up to its first backslash, and
-// the escape there is decoded on the spot, a one-letter one from a table
-// (in code and formatted text escapes come every few bytes, and in the wasm
-// VM a call per piece cost more than the copy). The rest, and a dst with no
-// such room, take one search and one copy per escape.
+// While dst has room beyond its length that is not c, unescapeRun decodes
+// it eight bytes a turn, each escape on the spot (in code and formatted text
+// escapes come every few bytes, and in the wasm VM a call per piece cost
+// more than the copy), and what it leaves (a surrogate, an escape cut short)
+// is decoded here. The rest, and a dst with no such room, take one search
+// and one copy per escape.
 func appendEscapesDecoded(dst, c []byte) []byte {
 	i := 0
 	if room := dst[len(dst):cap(dst)]; len(room) >= 8 && !overlap(room, c) {
 		d, n := dst[:cap(dst)], len(dst)
-		for i+8 <= len(c) && n+8 <= len(d) {
-			if haveUnescapeRun {
-				// In the VM, the turns below but those of \u.
-				if i, n = unescapeRun(c, i, d, n); i+8 > len(c) || n+8 > len(d) {
-					break
-				}
-			}
-			x := loadLE64(c, i)
-			storeLE64(d, n, x)
-			m := hasZero(x ^ (lsb * '\\'))
-			if m == 0 {
-				i, n = i+8, n+8
-				continue
-			}
-			k := bits.TrailingZeros64(m) >> 3
-			i, n = i+k, n+k
-			if i+1 >= len(c) || n+utf8.UTFMax > len(d) {
+		for i < len(c) {
+			if i, n = unescapeRun(c, i, d, n); i >= len(c) || n+utf8.UTFMax > len(d) {
 				break // the loop below ends it
-			}
-			if b := shortEscapes[c[i+1]]; b != 0 {
-				d[n] = b
-				i, n = i+2, n+1
-				continue
 			}
 			r, size := decodeRune(c, i)
 			i, n = i+size, n+utf8.EncodeRune(d[n:], r)
@@ -201,18 +179,6 @@ func appendEscapesDecoded(dst, c []byte) []byte {
 		i += n
 	}
 	return dst
-}
-
-// loadLE64 reads b[i:i+8] and storeLE64 writes x there, little-endian,
-// without the slice expression and bounds check of binary.LittleEndian on
-// b[i:], which cost the wasm VM more than the copy: callers have checked
-// i+8 <= len(b).
-func loadLE64(b []byte, i int) uint64 {
-	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:])
-}
-
-func storeLE64(b []byte, i int, x uint64) {
-	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:], x)
 }
 
 // overlap reports whether a (not empty) and b share memory.

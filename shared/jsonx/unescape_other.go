@@ -3,18 +3,16 @@
 package jsonx
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
-// haveUnescapeRun is false off wasm: appendEscapesDecoded's own Go loop,
-// which the native compiler keeps in registers, runs alone.
-const haveUnescapeRun = false
-
 // unescapeRun is unescape_wasm.s in Go (see unescape_wasm.go): what
-// AppendStringRest runs natively, each build's tests holding its own
-// unescapeRun to the same decodings.
+// appendEscapesDecoded and AppendStringRest run natively, each build's tests
+// holding its own unescapeRun to the same decodings.
 func unescapeRun(c []byte, i int, d []byte, n int) (ci, dn int) {
 	for i < len(c) {
 		var b byte
@@ -58,4 +56,15 @@ func unescapeRun(c []byte, i int, d []byte, n int) (ci, dn int) {
 		i += 6
 	}
 	return i, n
+}
+
+// loadLE64 reads b[i:i+8] and storeLE64 writes x there, little-endian,
+// without the slice expression and bounds check of binary.LittleEndian on
+// b[i:]: callers have checked i+8 <= len(b).
+func loadLE64(b []byte, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:])
+}
+
+func storeLE64(b []byte, i int, x uint64) {
+	binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(b)), i))[:], x)
 }

@@ -2,10 +2,6 @@
 
 package jsonx
 
-// haveUnescapeRun says appendEscapesDecoded hands its fast loop to
-// unescapeRun first.
-const haveUnescapeRun = true
-
 // unescapeRun decodes string content from c[i] into d[n]: while eight
 // bytes fit in both, it copies them, keeps them up to the first quote,
 // backslash or control byte (stringStops) and decodes an escape there;
@@ -16,8 +12,8 @@ const haveUnescapeRun = true
 // string's end or an error; validated content holds neither), or at a
 // backslash its caller decodes itself: a surrogate (the half of a pair, or
 // unpaired), an escape without its letter or its four hex digits in c, or
-// one with fewer than four bytes of room in d. appendEscapesDecoded's fast
-// loop runs its turns here, and AppendStringRest its whole decoding.
+// one with fewer than four bytes of room in d. appendEscapesDecoded and
+// AppendStringRest run their decoding here.
 //
 // The \u escapes are here because clients write them often: Go's
 // encoding/json escapes <, > and & so in code, and Python's json module
