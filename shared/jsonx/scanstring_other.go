@@ -17,23 +17,11 @@ func scanString(d []byte, i int) (end int, escaped, ok bool) {
 			return i + 1, escaped, true
 		case c == '\\':
 			escaped = true
-			if i+1 >= len(d) {
+			n := escapeLen(d, i)
+			if n == 0 {
 				return i, escaped, false
 			}
-			// The one-letter escapes from the decoder's table: one load
-			// where a switch over their eight letters cost the VM a chain
-			// of tests, a pass through its dispatch each.
-			if shortEscapes[d[i+1]] != 0 {
-				i += 2
-				continue
-			}
-			if d[i+1] != 'u' {
-				return i, escaped, false
-			}
-			if _, ok := hex4(d, i+2); !ok {
-				return i, escaped, false
-			}
-			i += 6
+			i += n
 		default: // a control byte
 			return i, escaped, false
 		}

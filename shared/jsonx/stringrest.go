@@ -53,16 +53,8 @@ func AppendStringRest(dst, d []byte, i int) (out []byte, end int, ok bool) {
 		case c == '\\':
 			// What unescapeRun leaves: a surrogate, an escape cut short or
 			// not one, or one without room for its rune.
-			if i+1 >= len(d) {
+			if escapeLen(d, i) == 0 {
 				return dst, i, false
-			}
-			if shortEscapes[d[i+1]] == 0 {
-				if d[i+1] != 'u' {
-					return dst, i, false
-				}
-				if _, ok := hex4(d, i+2); !ok {
-					return dst, i, false
-				}
 			}
 			r, size := decodeRune(d, i)
 			dst = utf8.AppendRune(dst, r)

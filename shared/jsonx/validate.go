@@ -215,6 +215,26 @@ func shortString(d []byte, i int) int {
 	return j + 1
 }
 
+// escapeLen is the length of the escape whose backslash is at d[i]: 2 for
+// one of the one-letter escapes, 6 for \u and four hex digits, 0 where d
+// holds no valid escape there. The one-letter escapes come from the
+// decoder's table: one load, where a switch over their eight letters cost
+// the VM a chain of tests.
+func escapeLen(d []byte, i int) int {
+	switch {
+	case i+1 >= len(d):
+		return 0
+	case shortEscapes[d[i+1]] != 0:
+		return 2
+	case d[i+1] != 'u':
+		return 0
+	}
+	if _, ok := hex4(d, i+2); !ok {
+		return 0
+	}
+	return 6
+}
+
 // hex4 decodes the four hex digits at d[i:i+4].
 func hex4(d []byte, i int) (rune, bool) {
 	if i < 0 || len(d)-i < 4 {
