@@ -24,6 +24,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/envoy/gateway"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
+	"github.com/tokenbudget/tokenbudget/sharedstore/rawsock"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 )
@@ -62,7 +63,7 @@ type replica struct {
 
 func startReplica(t testing.TB, redisAddr string) *replica {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
+	rdb := serviceClient(redisAddr)
 	t.Cleanup(func() { _ = rdb.Close() })
 	store := server.NewBuckets(rdb, server.Options{})
 	reg := prometheus.NewRegistry()
@@ -74,6 +75,14 @@ func startReplica(t testing.TB, redisAddr string) *replica {
 	r.serve(ln)
 	t.Cleanup(r.Stop)
 	return r
+}
+
+// serviceClient is a Redis client as the service makes one: its
+// connections read and written by package rawsock.
+func serviceClient(addr string) *redis.Client {
+	o := &redis.Options{Addr: addr}
+	o.Dialer = rawsock.Wrapping(redis.NewDialer(o))
+	return redis.NewClient(o)
 }
 
 func (r *replica) URL() string { return "http://" + r.addr }

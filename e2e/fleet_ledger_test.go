@@ -63,7 +63,7 @@ func startLedgerFleet(t *testing.T, pluginConfig string) ledgerFleet {
 	_, err = led.PutPrices(ctx, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), map[string]pricing.Entry{"gpt-4o": {Base: pricing.Rates{
 		Input: in, CachedInput: in, CacheWrite: in, CacheWrite1h: in, Output: out}}}, nil)
 	require.NoError(t, err)
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	rdb := serviceClient(addr)
 	t.Cleanup(func() { _ = rdb.Close() })
 	cache := spendcache.New(rdb, led, spendcache.Options{})
 	f := ledgerFleet{rdb: rdb, pool: pool, led: led, cache: cache, worker: spendworker.New(led, cache, spendworker.Options{})}
