@@ -22,5 +22,11 @@
 // check without a system call for a connection that read or wrote within
 // the last RecentUse, and runs it for any other.
 //
+// The cost: with the monitor asleep, a goroutine that runs long without a
+// system call is preempted at the next timer rather than within 10 ms. A
+// call the service serves runs for microseconds and sets a deadline (a
+// timer); the rest of the service makes ordinary system calls, which wake
+// the monitor as before.
+//
 // On systems other than Linux, Wrap returns the connection as it is.
 package rawsock

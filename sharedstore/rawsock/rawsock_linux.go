@@ -12,9 +12,10 @@ import (
 )
 
 // RecentUse is how recently a connection must have read or written for its
-// pool check to be answered without a system call: a connection that just
-// answered has nothing for a peek to find, and one idle longer (which Redis
-// may have closed or restarted under) is checked as before.
+// pool check to be answered without a system call. A connection idle longer
+// (which Redis may have closed, or restarted under) is checked as before; a
+// close within RecentUse of the last call is met by the next call instead,
+// as an end of file, which go-redis retries on a new connection.
 const RecentUse = time.Second
 
 // Conn is a socket whose Read and Write are raw system calls.

@@ -158,6 +158,8 @@ func readToken(file string) (string, error) {
 
 // newClient parses --redis. A redis-cluster URL lists seed nodes; a
 // redis URL is one server (with go-redis' own URL options: password, db).
+// Either dials as go-redis does, and its connections are read and written
+// by package rawsock.
 func newClient(raw string, pool int) (redis.UniversalClient, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
