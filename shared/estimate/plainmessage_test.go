@@ -17,6 +17,34 @@ func atFirstItem(t *testing.T, body string) (walker, jsonx.StrictCursor) {
 	return walker{body: []byte(body)}, c
 }
 
+// requireReadAsTheWalkReads holds shape to walk on the first item of the
+// array body (which has one item more): the same bytes consumed, the same
+// charge, and the rest of the array read after it.
+func requireReadAsTheWalkReads(t *testing.T, body string, shape, walk func(*walker, *jsonx.StrictCursor)) {
+	t.Helper()
+	w, c := atFirstItem(t, body)
+	shape(&w, &c)
+	w2, c2 := atFirstItem(t, body)
+	walk(&w2, &c2)
+	require.Equal(t, c2.Offset(), c.Offset(), "%s: consumed", body)
+	require.Equal(t, []int64{w2.total, w2.o200k, w2.images}, []int64{w.total, w.o200k, w.images}, "%s: charged", body)
+	require.True(t, c.Next())
+	c.Skip()
+	require.False(t, c.Next())
+	require.True(t, c.Valid(), body)
+}
+
+// requireLeftToTheWalk holds that shape refuses the first item of body and
+// neither consumes nor charges anything.
+func requireLeftToTheWalk(t *testing.T, body string, shape func(*walker, *jsonx.StrictCursor) bool) {
+	t.Helper()
+	w, c := atFirstItem(t, body)
+	at := c.Offset()
+	require.False(t, shape(&w, &c), body)
+	require.Equal(t, at, c.Offset(), "%s: consumed nothing", body)
+	require.Zero(t, w.total, "%s: charged nothing", body)
+}
+
 // A message spelled as clients write most of them, its role and string
 // content in either order, is read by plainMessage whatever its text holds,
 // and charged and consumed exactly as messageAt charges and consumes it.
@@ -38,17 +66,12 @@ func TestAMessageAsClientsWriteItIsReadByItsShape(t *testing.T) {
 				// A member after the array, so that the loads near the
 				// message's end have room.
 				body := `[` + msg + `,{"role":"user","content":"padding for the loads"}]`
-				w, c := atFirstItem(t, body)
-				require.True(t, w.plainMessage(&c), msg)
-				w2, c2 := atFirstItem(t, body)
-				require.True(t, c2.EnterObject())
-				w2.messageAt(&c2)
-				require.Equal(t, c2.Offset(), c.Offset(), "%s: consumed", msg)
-				require.Equal(t, []int64{w2.total, w2.o200k}, []int64{w.total, w.o200k}, "%s: charged", msg)
-				require.True(t, c.Next())
-				c.Skip()
-				require.False(t, c.Next())
-				require.True(t, c.Valid(), msg)
+				requireReadAsTheWalkReads(t, body, func(w *walker, c *jsonx.StrictCursor) {
+					require.True(t, w.plainMessage(c), msg)
+				}, func(w *walker, c *jsonx.StrictCursor) {
+					require.True(t, c.EnterObject())
+					w.messageAt(c)
+				})
 			}
 		}
 	}
@@ -84,12 +107,7 @@ func TestAMessageSpelledAnotherWayIsLeftToTheWalk(t *testing.T) {
 		`"a string"`,
 		`[1]`,
 	} {
-		body := `[` + msg + pad
-		w, c := atFirstItem(t, body)
-		at := c.Offset()
-		require.False(t, w.plainMessage(&c), msg)
-		require.Equal(t, at, c.Offset(), "%s: consumed nothing", msg)
-		require.Zero(t, w.total, "%s: charged nothing", msg)
+		requireLeftToTheWalk(t, `[`+msg+pad, (*walker).plainMessage)
 	}
 	// Too near the body's end for the comparisons: the walk's.
 	for _, body := range []string{

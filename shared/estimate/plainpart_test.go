@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // partTexts are texts of every kind the charge tells apart.
@@ -29,16 +31,11 @@ func TestATextPartAsClientsWriteItIsReadByItsShape(t *testing.T) {
 			// An item after the part, so that the loads near its end have
 			// room.
 			body := `[` + part + `,{"type":"text","text":"padding for the loads"}]`
-			w, c := atFirstItem(t, body)
-			require.True(t, w.plainPart(&c), part)
-			w2, c2 := atFirstItem(t, body)
-			w2.part(w2.value(&c2))
-			require.Equal(t, c2.Offset(), c.Offset(), "%s: consumed", part)
-			require.Equal(t, []int64{w2.total, w2.o200k}, []int64{w.total, w.o200k}, "%s: charged", part)
-			require.True(t, c.Next())
-			c.Skip()
-			require.False(t, c.Next())
-			require.True(t, c.Valid(), part)
+			requireReadAsTheWalkReads(t, body, func(w *walker, c *jsonx.StrictCursor) {
+				require.True(t, w.plainPart(c), part)
+			}, func(w *walker, c *jsonx.StrictCursor) {
+				w.part(w.value(c))
+			})
 		}
 	}
 }
@@ -73,12 +70,7 @@ func TestATextPartSpelledAnotherWayIsLeftToTheWalk(t *testing.T) {
 		`"a string"`,
 		`[1]`,
 	} {
-		body := `[` + part + pad
-		w, c := atFirstItem(t, body)
-		at := c.Offset()
-		require.False(t, w.plainPart(&c), part)
-		require.Equal(t, at, c.Offset(), "%s: consumed nothing", part)
-		require.Zero(t, w.total, "%s: charged nothing", part)
+		requireLeftToTheWalk(t, `[`+part+pad, (*walker).plainPart)
 	}
 	// Too near the body's end for the comparisons: the walk's.
 	for _, body := range []string{
@@ -115,15 +107,8 @@ func TestAMessagesPartsAreChargedAsItsContentValueIs(t *testing.T) {
 		}
 		parts += `]`
 		body := `[` + parts + `,{"type":"text","text":"padding for the loads"}]`
-		w, c := atFirstItem(t, body)
-		w.partsAt(&c)
-		w2, c2 := atFirstItem(t, body)
-		w2.content(w2.value(&c2))
-		require.Equal(t, c2.Offset(), c.Offset(), "%s: consumed", parts)
-		require.Equal(t, []int64{w2.total, w2.o200k, w2.images}, []int64{w.total, w.o200k, w.images}, "%s: charged", parts)
-		require.True(t, c.Next())
-		c.Skip()
-		require.False(t, c.Next())
-		require.True(t, c.Valid(), parts)
+		requireReadAsTheWalkReads(t, body, (*walker).partsAt, func(w *walker, c *jsonx.StrictCursor) {
+			w.content(w.value(c))
+		})
 	}
 }
