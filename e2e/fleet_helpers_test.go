@@ -63,7 +63,7 @@ type replica struct {
 
 func startReplica(t testing.TB, redisAddr string) *replica {
 	t.Helper()
-	rdb := serviceClient(redisAddr)
+	rdb := rawsock.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { _ = rdb.Close() })
 	store := server.NewBuckets(rdb, server.Options{})
 	reg := prometheus.NewRegistry()
@@ -75,14 +75,6 @@ func startReplica(t testing.TB, redisAddr string) *replica {
 	r.serve(ln)
 	t.Cleanup(r.Stop)
 	return r
-}
-
-// serviceClient is a Redis client as the service makes one: its
-// connections read and written by package rawsock.
-func serviceClient(addr string) *redis.Client {
-	o := &redis.Options{Addr: addr}
-	o.Dialer = rawsock.Wrapping(redis.NewDialer(o))
-	return redis.NewClient(o)
 }
 
 func (r *replica) URL() string { return "http://" + r.addr }

@@ -15,7 +15,8 @@
 // the runtime's poller, as net.Conn does), so it needs none of that, and
 // made as a raw system call it does not wake the monitor. Conn does exactly
 // this for Read and Write and leaves everything else (deadlines, Close, the
-// addresses) to the connection it wraps.
+// addresses) to the connection it wraps; NewClient is a go-redis client whose
+// connections are Conns.
 //
 // go-redis checks each connection it takes from its pool with a peek of its
 // own (through SyscallConn), a system call per pipeline; Conn answers that

@@ -1,7 +1,6 @@
 package rawsock
 
 import (
-	"context"
 	"io"
 	"net"
 	"os"
@@ -127,15 +126,3 @@ func (k checked) Read(f func(fd uintptr) bool) error {
 }
 
 func (k checked) Write(f func(fd uintptr) bool) error { return k.c.rc.Write(f) }
-
-// Wrapping returns dial with each connection it makes wrapped (a TLS
-// connection, which is no socket, is returned as it is).
-func Wrapping(dial DialFunc) DialFunc {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return Wrap(c), nil
-	}
-}

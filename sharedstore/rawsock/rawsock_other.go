@@ -12,6 +12,3 @@ const RecentUse = time.Second
 
 // Wrap returns c: raw system calls are used on Linux only.
 func Wrap(c net.Conn) net.Conn { return c }
-
-// Wrapping returns dial.
-func Wrapping(dial DialFunc) DialFunc { return dial }

@@ -148,12 +148,9 @@ func TestThePoolCheckRunsOnlyOnAConnectionIdleForRecentUse(t *testing.T) {
 	require.Equal(t, 3, calls, "Control is the socket's")
 }
 
-// client is a go-redis client whose connections are wrapped, as the
-// service makes it.
+// client is a go-redis client as the service makes it.
 func client(addr string, retries int) *redis.Client {
-	o := &redis.Options{Addr: addr, MaxRetries: retries}
-	o.Dialer = Wrapping(redis.NewDialer(o))
-	return redis.NewClient(o)
+	return NewClient(&redis.Options{Addr: addr, MaxRetries: retries})
 }
 
 func TestGoRedisRunsOverRawConnections(t *testing.T) {

@@ -172,13 +172,12 @@ func newClient(raw string, pool int) (redis.UniversalClient, error) {
 			return nil, fmt.Errorf("parse --redis: %w", err)
 		}
 		o.PoolSize = pool
-		o.Dialer = rawsock.Wrapping(redis.NewDialer(o))
-		return redis.NewClient(o), nil
+		return rawsock.NewClient(o), nil
 	case "redis-cluster":
 		if u.Host == "" {
 			return nil, errors.New("parse --redis: redis-cluster URL lists no nodes")
 		}
-		o := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ","), PoolSize: pool, NewClient: newNodeClient}
+		o := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ","), PoolSize: pool, NewClient: rawsock.NewClient}
 		if u.User != nil {
 			o.Username = u.User.Username()
 			o.Password, _ = u.User.Password()
@@ -186,13 +185,6 @@ func newClient(raw string, pool int) (redis.UniversalClient, error) {
 		return redis.NewClusterClient(o), nil
 	}
 	return nil, fmt.Errorf("parse --redis: unknown scheme %q (want redis, rediss or redis-cluster)", u.Scheme)
-}
-
-// newNodeClient is a cluster node's client, dialing as go-redis does with
-// its connections' reads and writes made by package rawsock.
-func newNodeClient(o *redis.Options) *redis.Client {
-	o.Dialer = rawsock.Wrapping(redis.NewDialer(o))
-	return redis.NewClient(o)
 }
 
 // redactURL keeps a Redis password out of the logs.

@@ -29,7 +29,7 @@ func TestTheServiceDialsRedisOverRawSockets(t *testing.T) {
 		}
 	}()
 	addr := ln.Addr().String()
-	dialed := func(dial rawsock.DialFunc) net.Conn {
+	dialed := func(dial func(context.Context, string, string) (net.Conn, error)) net.Conn {
 		c, err := dial(ctx, "tcp", addr)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = c.Close() })
