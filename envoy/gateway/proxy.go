@@ -440,6 +440,9 @@ func (x *exchange) writeLocal(lr *host.LocalResponse) {
 		x.reset = true
 		return
 	}
+	if lr.Details == detailsRequestTooLarge {
+		lr = requestTooLarge(x.g.cfg.BufferLimit)
+	}
 	h := x.w.Header()
 	copyOut(h, lr.Headers)
 	h.Set("Content-Length", strconv.Itoa(len(lr.Body)))
