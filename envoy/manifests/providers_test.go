@@ -74,6 +74,10 @@ func TestTheProvidersBootstrapReachesEachProviderOverTLSWithAnInjectedKey(t *tes
 		"max_body_bytes and Envoy's buffer limit are set together")
 	require.Equal(t, int64(50<<20), int64(*c.TokenBudget.MaxBodyBytes), "50 MiB, as Envoy AI Gateway sets for images")
 	requireHashedKeys(t, c)
+	for name, p := range providers {
+		require.Contains(t, c.Identity.APIKeyHeaders, strings.ToLower(p.header),
+			"a gateway key sent in %s's own header is read and stripped", name)
+	}
 
 	// Envoy's 413 for a body past the buffer is a JSON error naming the limit.
 	mappers := hcm.GetLocalReplyConfig().GetMappers()
