@@ -62,15 +62,13 @@ type Config struct {
 	// StatsTags turn labelled metric names into Prometheus labels; nil means DefaultStatsTags.
 	StatsTags []host.StatsTag
 	// Host options passed through; see host.Options.
-	Profile       host.Profile
-	FailurePolicy host.FailurePolicy
-	// BufferLimit is the request and response body buffer limit (the command's
-	// --max-request-bytes, Envoy's per_connection_buffer_limit_bytes); 0 means
-	// DefaultMaxRequestBytes.
-	BufferLimit int
-	// VMEnv is the VM's environment (the command's --vm-env; Envoy's
-	// vm_config.environment_variables, built by host.VMEnvironment): nothing else of the
-	// gateway's environment reaches the filter.
+	// BufferLimit is the body buffer limit (the command's --max-request-bytes, Envoy's
+	// per_connection_buffer_limit_bytes; 0 means DefaultMaxRequestBytes). VMEnv is the VM's
+	// environment (the command's --vm-env, Envoy's vm_config.environment_variables, built by
+	// host.VMEnvironment): nothing else of the gateway's environment reaches the filter.
+	Profile        host.Profile
+	FailurePolicy  host.FailurePolicy
+	BufferLimit    int
 	VMEnv          map[string]string
 	VMConfig       []byte
 	RootID, VMID   string

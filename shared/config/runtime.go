@@ -70,14 +70,14 @@ type KeyInfo struct {
 // RedisSettings is how the filter reaches the sharedstore service.
 type RedisSettings struct {
 	Cluster, Authority, Token string
-	// TokenEnv names the VM environment variable Token is read from
-	// (ResolveEnv); "" when the config writes the token itself.
-	TokenEnv         string
-	TimeoutMS        int64
-	FallbackToMemory bool
+	TimeoutMS                 int64
+	FallbackToMemory          bool
 	// FleetSpend sends every request's spend part to sharedstore, so the
 	// limits and balances stored in its ledger apply without a local limit.
 	FleetSpend bool
+	// TokenEnv names the VM environment variable Token is read from
+	// (ResolveEnv); "" when the config writes the token itself.
+	TokenEnv string
 }
 
 // Storage values.
@@ -104,12 +104,12 @@ type Runtime struct {
 	MaxBuckets int
 	Redis      RedisSettings
 
-	APIKeyHeaders []string // lower-case
-	// StripAPIKeyHeaders removes APIKeyHeaders from the request once read.
-	StripAPIKeyHeaders                                bool
-	TrustedUserHeader, TrustedTeamHeader, ModelHeader string // lower-case, "" = none
+	APIKeyHeaders                                     []string // lower-case
+	TrustedUserHeader, TrustedTeamHeader, ModelHeader string   // lower-case, "" = none
 	// TrustedUserMetadata and TrustedTeamMetadata are property paths, nil = none.
 	TrustedUserMetadata, TrustedTeamMetadata []string
+	// StripAPIKeyHeaders removes APIKeyHeaders from the request once read.
+	StripAPIKeyHeaders bool
 
 	MaxBodyBytes        int64
 	DefaultOutputTokens int64

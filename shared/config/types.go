@@ -147,12 +147,12 @@ type Identity struct {
 	MissingAPIKey string `json:"missing_api_key,omitempty" desc:"skip (default): a request without a key skips the per-key budget; refuse: 401" enum:"skip,refuse"`
 	// UnknownAPIKeys is what a key not in api_keys gets: "own_budget"
 	// (default) a fresh per-key bucket, "refuse" a 401.
+	UnknownAPIKeys string `json:"unknown_api_keys,omitempty" desc:"own_budget (default): a key not in api_keys gets its own per-key budget; refuse: only listed keys pass (401)" enum:"own_budget,refuse"`
 	// StripAPIKeyHeaders removes the key headers the filter read (those of
 	// APIKeyHeaders) from the request once the caller is identified, so a
 	// gateway key never reaches the provider; Envoy then injects the
 	// provider's own credential.
-	StripAPIKeyHeaders bool   `json:"strip_api_key_headers,omitempty" desc:"after identifying the caller, remove the api_key_headers from the request, so a gateway key never reaches the provider (default false)"`
-	UnknownAPIKeys     string `json:"unknown_api_keys,omitempty" desc:"own_budget (default): a key not in api_keys gets its own per-key budget; refuse: only listed keys pass (401)" enum:"own_budget,refuse"`
+	StripAPIKeyHeaders bool `json:"strip_api_key_headers,omitempty" desc:"after identifying the caller, remove the api_key_headers from the request, so a gateway key never reaches the provider (default false)"`
 }
 
 // ModelLimits are per-request limits of one client-facing model.
