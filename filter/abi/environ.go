@@ -12,6 +12,9 @@ type Environment interface {
 // "NAME=VALUE\x00" after another. The first entry of that name wins, as a
 // C getenv's does.
 func lookupEnv(buf []byte, name string) (string, bool) {
+	if name == "" {
+		return "", false // no variable has an empty name, whatever "=…" entry the host wrote
+	}
 	for len(buf) > 0 {
 		end := 0
 		for end < len(buf) && buf[end] != 0 {

@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,4 +28,21 @@ func TestAnEnvironmentVariableIsFoundByItsWholeName(t *testing.T) {
 	}
 	_, ok := lookupEnv(nil, "TOKEN")
 	require.False(t, ok)
+}
+
+// The environment comes from the host: any bytes must give an answer, never a panic, and a
+// value found is one the buffer holds after the name and "=".
+func FuzzLookupEnv(f *testing.F) {
+	f.Add([]byte("A=1\x00B=2\x00"), "B")
+	f.Add([]byte("=\x00\x00A"), "")
+	f.Add([]byte("TOKEN"), "TOKEN")
+	f.Fuzz(func(t *testing.T, buf []byte, name string) {
+		v, ok := lookupEnv(buf, name)
+		if !ok {
+			require.Empty(t, v)
+			return
+		}
+		require.NotEmpty(t, name)
+		require.True(t, bytes.Contains(append([]byte{0}, buf...), []byte("\x00"+name+"="+v)), "%q in %q", name+"="+v, buf)
+	})
 }
