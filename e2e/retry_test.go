@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,4 +139,24 @@ func TestE2EOfficialSDKsRetryARefusalThatWaitsSeconds(t *testing.T) {
 			require.Equal(t, 200, rec.ans[1].StatusCode)
 		})
 	}
+}
+
+// A body past the gateway's buffer is a 413 the SDK surfaces with the limit and the flag to
+// raise, and does not retry.
+func TestE2EAnOversizedBodyIsAnSDKErrorNamingTheLimitAndTheFlag(t *testing.T) {
+	g := startGateway(t, `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":1000000}}},"token_budget":{"max_body_bytes":65536}}`,
+		func(c *gateway.Config) { c.BufferLimit = 8192 })
+	rec := &attempts{}
+	c := openai.NewClient(option.WithBaseURL("http://"+g.Addr()+"/v1/"), option.WithAPIKey("sk-big-body"),
+		option.WithMaxRetries(2), option.WithMiddleware(rec.middleware))
+	_, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "gpt-4o",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(strings.Repeat("a", 20000))}})
+	require.Error(t, err)
+	var oe *openai.Error
+	require.ErrorAs(t, err, &oe)
+	require.Equal(t, 413, oe.StatusCode)
+	require.Equal(t, "request_too_large", oe.Code)
+	require.Contains(t, oe.Message, "8192 bytes")
+	require.Contains(t, oe.Message, "--max-request-bytes")
+	require.Equal(t, 1, rec.count())
 }
