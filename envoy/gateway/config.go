@@ -25,6 +25,10 @@ const (
 	// moves for this long (client body, upstream answer, or a write to the client) ends, with 408
 	// if no response has started, so a slow client cannot hold a stream open forever.
 	DefaultStreamIdleTimeout = 5 * time.Minute
+	// DefaultMaxRequestBytes is Envoy's per_connection_buffer_limit_bytes default (1 MiB): a
+	// request body the filter buffers past it is answered 413. It is also the filter's
+	// token_budget.max_body_bytes default; raise the two together.
+	DefaultMaxRequestBytes = 1 << 20
 )
 
 // Config says what the gateway runs and where. Zero values take the defaults above; tests set
@@ -58,9 +62,14 @@ type Config struct {
 	// StatsTags turn labelled metric names into Prometheus labels; nil means DefaultStatsTags.
 	StatsTags []host.StatsTag
 	// Host options passed through; see host.Options.
+	// BufferLimit is the body buffer limit (the command's --max-request-bytes, Envoy's
+	// per_connection_buffer_limit_bytes; 0 means DefaultMaxRequestBytes). VMEnv is the VM's
+	// environment (the command's --vm-env, Envoy's vm_config.environment_variables, built by
+	// host.VMEnvironment): nothing else of the gateway's environment reaches the filter.
 	Profile        host.Profile
 	FailurePolicy  host.FailurePolicy
 	BufferLimit    int
+	VMEnv          map[string]string
 	VMConfig       []byte
 	RootID, VMID   string
 	PluginName     string
@@ -101,6 +110,9 @@ func (c *Config) applyDefaults() error {
 	}
 	if c.Workers <= 0 {
 		c.Workers = 2
+	}
+	if c.BufferLimit <= 0 {
+		c.BufferLimit = DefaultMaxRequestBytes
 	}
 	if c.StatsTags == nil {
 		c.StatsTags = DefaultStatsTags()

@@ -24,7 +24,12 @@
 // Envoy's connection-manager defaults apply: request headers beyond 60 KiB (names and values,
 // pseudo-headers included) get 431 before the filter sees them, and a stream on which nothing
 // moves for StreamIdleTimeout (5 min) ends, with 408 "stream timeout" if no response started
-// and a reset otherwise.
+// and a reset otherwise. A request body the filter buffers past BufferLimit (the command's
+// --max-request-bytes, Envoy's per_connection_buffer_limit_bytes, 1 MiB) is refused with 413,
+// as Envoy refuses it; where Envoy's body is the plain "Payload Too Large", the gateway's is a
+// JSON error naming the limit and the flag, as the bootstraps' local_reply_config maps it. The
+// VM's environment is VMEnv only (the command's --vm-env), as Envoy passes only its
+// vm_config.environment_variables.
 //
 // Differences from Envoy worth knowing: one route to one upstream; no retries, route timeouts,
 // trailers or HTTP/2 upstreams; the upstream request starts when the filter has released the headers and

@@ -92,6 +92,7 @@ func New(cfg Config) (*Gateway, error) {
 		FailurePolicy:  cfg.FailurePolicy,
 		Clusters:       clusters,
 		BufferLimit:    cfg.BufferLimit,
+		Env:            cfg.VMEnv,
 		Now:            cfg.Now,
 		Log:            g.pluginLog,
 		LogLevel:       cfg.LogLevel,

@@ -213,7 +213,11 @@ func bodyless(req *http.Request, res *http.Response) bool {
 func (x *exchange) pumpRequestBody() bool {
 	bp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bp)
-	buf := *bp
+	// No chunk exceeds the buffer limit: Envoy stops reading a connection once its buffer limit
+	// is reached, so a body larger than the limit reaches a filter that buffers it in more than
+	// one piece and is refused with 413, however the client's bytes arrived. Read whole, a body
+	// that came in one read would slip past the limit here.
+	buf := (*bp)[:min(len(*bp), x.g.cfg.BufferLimit)]
 	for {
 		n, err := x.r.Body.Read(buf)
 		eos := errors.Is(err, io.EOF)
@@ -439,6 +443,9 @@ func (x *exchange) writeLocal(lr *host.LocalResponse) {
 	if lr == nil || x.wroteHeaders {
 		x.reset = true
 		return
+	}
+	if lr.Details == detailsRequestTooLarge {
+		lr = requestTooLarge(x.g.cfg.BufferLimit)
 	}
 	h := x.w.Header()
 	copyOut(h, lr.Headers)

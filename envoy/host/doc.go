@@ -114,8 +114,10 @@
 //     response callbacks is sent anyway (Envoy's filter manager would stall it).
 //   - No trailers callbacks; no gRPC, queues or foreign functions (Unimplemented/NotFound); no
 //     ABI 0.1.0 proxy_get_configuration, proxy_continue_request/response or
-//     proxy_clear_route_cache; environ_get offers no variables (Envoy passes
-//     vm_config.environment_variables).
+//     proxy_clear_route_cache.
+//   - environ_get answers Options.Env, sorted by name; cpp-host iterates Envoy's map of
+//     vm_config.environment_variables in its own order. As in Envoy, a VM sees only those
+//     variables (VMEnvironment builds them), never the process's environment.
 //   - FAIL_RELOAD has no 1 s backoff (Envoy's wasm filter config); on_done returning false does
 //     not delay on_delete (Envoy waits for proxy_done).
 //   - Metrics live per Host; Envoy's stats store is process-wide.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,6 +40,8 @@ type Host struct {
 	metrics  *metricStore
 	tags     []tagRule
 	client   *http.Client
+	// env is the VM's environment as "NAME=VALUE", sorted (Options.Env).
+	env []string
 
 	logMu sync.Mutex
 	logs  []LogEntry
@@ -108,6 +112,13 @@ func New(ctx context.Context, o Options) (*Host, error) {
 		return nil, err
 	}
 	h.tags = tags
+	for k, v := range o.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {
+			return nil, errors.New("envoy/host: Options.Env: " + strconv.Quote(k) + " is not a NAME=VALUE environment variable")
+		}
+		h.env = append(h.env, k+"="+v)
+	}
+	sort.Strings(h.env)
 	cache := memCache
 	if o.CacheDir != "" {
 		dirCachesMu.Lock()

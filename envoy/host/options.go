@@ -166,6 +166,10 @@ type Options struct {
 	Profile Profile
 	// FailurePolicy decides traffic after a trap; default FailClosed.
 	FailurePolicy FailurePolicy
+	// Env is the VM's environment, what WASI environ_get answers: Envoy hands a VM only the
+	// variables of its vm_config.environment_variables, never its own environment (see
+	// VMEnvironment, which builds this map as Envoy does).
+	Env map[string]string
 	// Clusters maps an Envoy cluster name to a base URL ("http://127.0.0.1:8080") for proxy_http_call.
 	Clusters map[string]string
 	// BufferLimit is the per-stream body buffer limit; default 1 MiB, Envoy's default
@@ -263,4 +267,26 @@ type Result struct {
 	EndOfStream bool
 	// Local is set when Action is LocalReply.
 	Local *LocalResponse
+}
+
+// VMEnvironment is the environment Envoy gives a VM from vm_config.environment_variables:
+// key_values as written, then each of host_env_keys with its value in Envoy's own environment
+// (lookup), skipped when Envoy's environment has no such variable. A name in both lists is a
+// config error, as Envoy rejects it.
+func VMEnvironment(keyValues map[string]string, hostEnvKeys []string, lookup func(string) (string, bool)) (map[string]string, error) {
+	env := make(map[string]string, len(keyValues)+len(hostEnvKeys))
+	for k, v := range keyValues {
+		env[k] = v
+	}
+	seen := map[string]bool{}
+	for _, k := range hostEnvKeys {
+		if _, dup := keyValues[k]; dup || seen[k] {
+			return nil, errors.New("environment variable " + strconv.Quote(k) + " is given twice; every name must be unique")
+		}
+		seen[k] = true
+		if v, ok := lookup(k); ok {
+			env[k] = v
+		}
+	}
+	return env, nil
 }

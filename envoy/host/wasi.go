@@ -55,8 +55,8 @@ func wasiFunctions(module string, p Profile) []hostFn {
 		s[0] = errnoSuccess
 	})
 	add("fd_fdstat_set_flags", sig(2), 1, ret(errnoNosys))
-	add("environ_get", sig(2), 1, ret(errnoSuccess)) // Envoy passes vm_config.environment_variables; we have none
-	add("environ_sizes_get", sig(2), 1, wasiZeroPair)
+	add("environ_get", sig(2), 1, wasiEnvironGet)
+	add("environ_sizes_get", sig(2), 1, wasiEnvironSizesGet)
 	add("args_get", sig(2), 1, ret(errnoSuccess))
 	add("args_sizes_get", sig(2), 1, wasiZeroPair)
 	add("clock_time_get", []api.ValueType{i32, i64, i32}, 1, wasiClockTimeGet)
@@ -199,6 +199,36 @@ func wasiZeroPair(v *vm, s []uint64) {
 	if !v.putU32(uint32(s[0]), 0) || !v.putU32(uint32(s[1]), 0) {
 		s[0] = errnoFault
 		return
+	}
+	s[0] = errnoSuccess
+}
+
+// wasiEnvironSizesGet answers the count of the VM's environment variables
+// and the bytes of their "NAME=VALUE\0" strings, as cpp-host does from the
+// variables Envoy built from vm_config.environment_variables.
+func wasiEnvironSizesGet(v *vm, s []uint64) {
+	size := 0
+	for _, kv := range v.h.env {
+		size += len(kv) + 1
+	}
+	if !v.putU32(uint32(s[0]), uint32(len(v.h.env))) || !v.putU32(uint32(s[1]), uint32(size)) {
+		s[0] = errnoFault
+		return
+	}
+	s[0] = errnoSuccess
+}
+
+// wasiEnvironGet writes each variable's address into the array at s[0] and
+// its "NAME=VALUE\0" into the buffer at s[1], one after the other.
+func wasiEnvironGet(v *vm, s []uint64) {
+	ptrs, buf := uint32(s[0]), uint32(s[1])
+	for _, kv := range v.h.env {
+		if !v.putU32(ptrs, buf) || !v.mem.Write(buf, append([]byte(kv), 0)) {
+			s[0] = errnoFault
+			return
+		}
+		ptrs += 4
+		buf += uint32(len(kv)) + 1
 	}
 	s[0] = errnoSuccess
 }

@@ -29,7 +29,12 @@ import (
 	// extension a bootstrap uses without its import here fails the decode ("unable to resolve").
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/file/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/access_loggers/stream/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/credential_injector/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/upstream_codec/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/http/injected_credentials/generic/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/transport_sockets/tls/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
 
 	"github.com/tokenbudget/tokenbudget/shared/config"
 )
@@ -161,9 +166,15 @@ func TestEnvoyBootstrapsDecodeIntoTheV3APIAndTheirPluginConfigsLoad(t *testing.T
 			require.NoError(t, w.GetConfiguration().UnmarshalTo(&sv), "the configuration is a StringValue of JSON")
 			c := requireLoadsCleanly(t, []byte(sv.GetValue()))
 			require.Equal(t, tc.storage, c.RateLimiting.Storage)
+			requireHashedKeys(t, c)
 			if tc.storage == config.StorageRedis {
-				require.True(t, clusters[c.RateLimiting.Redis.Cluster],
-					"redis.cluster %q names a cluster of the bootstrap", c.RateLimiting.Redis.Cluster)
+				r := c.RateLimiting.Redis
+				require.True(t, clusters[r.Cluster], "redis.cluster %q names a cluster of the bootstrap", r.Cluster)
+				require.Empty(t, r.Token, "no secret in the bootstrap")
+				require.NotEmpty(t, r.TokenEnv)
+				env := w.GetVmConfig().GetEnvironmentVariables()
+				require.Contains(t, env.GetHostEnvKeys(), r.TokenEnv, "the VM gets the token from Envoy's environment")
+				require.NotContains(t, env.GetKeyValues(), r.TokenEnv, "not written into the bootstrap")
 			}
 		})
 	}

@@ -135,6 +135,13 @@ func NewRoot(id uint32, h abi.Host) *Root {
 // Envoy reject it before any worker sees it, and the log says why.
 func (r *Root) OnConfigure(raw []byte) bool {
 	rt, warnings, err := config.Load(raw)
+	if err == nil {
+		var getenv func(string) (string, bool)
+		if e, ok := r.host.(abi.Environment); ok {
+			getenv = e.Getenv
+		}
+		err = rt.ResolveEnv(getenv)
+	}
 	if err != nil {
 		r.host.Log(abi.LogError, "tokenbudget: plugin config rejected: "+err.Error())
 		return false

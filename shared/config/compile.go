@@ -69,6 +69,7 @@ func (c *Config) Compile() (*Runtime, error) {
 			Cluster:          r.Cluster,
 			Authority:        strOr(r.Authority, r.Cluster),
 			Token:            r.Token,
+			TokenEnv:         r.TokenEnv,
 			TimeoutMS:        intOr(r.TimeoutMS, DefaultRedisTimeoutMS),
 			FallbackToMemory: boolOr(r.FallbackToMemory, defaultFallbackToMemory),
 			FleetSpend:       rt.Storage == StorageRedis && boolOr(r.FleetSpend, false),
@@ -80,6 +81,7 @@ func (c *Config) Compile() (*Runtime, error) {
 	if headers == nil {
 		headers = DefaultAPIKeyHeaders
 	}
+	rt.StripAPIKeyHeaders = c.Identity.StripAPIKeyHeaders
 	rt.APIKeyHeaders = make([]string, len(headers))
 	for i, h := range headers {
 		rt.APIKeyHeaders[i] = strings.ToLower(h)

@@ -32,6 +32,9 @@
 //   - redis.timeout_ms 0 is an error (Envoy reads a zero callout timeout as
 //     none). A whitelist entry may be a bare address (one host).
 //   - A config key starting with "sha256:" is always read as a hash.
+//   - redis.token and redis.token_env together are an error (one secret, one
+//     place); token_env must be a portable variable name, and a VM without
+//     that variable refuses the config (Runtime.ResolveEnv).
 //   - Empty input is "{}". JSON null is "absent" (a null list element or map
 //     value still makes the entry, as encoding/json did).
 //   - A member name written twice in one object (field or map key, compared

@@ -75,6 +75,9 @@ type RedisSettings struct {
 	// FleetSpend sends every request's spend part to sharedstore, so the
 	// limits and balances stored in its ledger apply without a local limit.
 	FleetSpend bool
+	// TokenEnv names the VM environment variable Token is read from
+	// (ResolveEnv); "" when the config writes the token itself.
+	TokenEnv string
 }
 
 // Storage values.
@@ -105,6 +108,8 @@ type Runtime struct {
 	TrustedUserHeader, TrustedTeamHeader, ModelHeader string   // lower-case, "" = none
 	// TrustedUserMetadata and TrustedTeamMetadata are property paths, nil = none.
 	TrustedUserMetadata, TrustedTeamMetadata []string
+	// StripAPIKeyHeaders removes APIKeyHeaders from the request once read.
+	StripAPIKeyHeaders bool
 
 	MaxBodyBytes        int64
 	DefaultOutputTokens int64

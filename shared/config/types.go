@@ -91,7 +91,8 @@ type TierOverride struct {
 type Redis struct {
 	Cluster          string `json:"cluster,omitempty" desc:"Envoy cluster of the sharedstore service (required with storage redis)"`
 	Authority        string `json:"authority,omitempty" desc:":authority of sharedstore calls (default: the cluster name)"`
-	Token            string `json:"token,omitempty" desc:"bearer token for sharedstore (never logged)"`
+	Token            string `json:"token,omitempty" desc:"bearer token for sharedstore (never logged); prefer token_env, which keeps it out of the config"`
+	TokenEnv         string `json:"token_env,omitempty" desc:"name of the VM environment variable holding the bearer token for sharedstore (Envoy vm_config.environment_variables, Istio vmConfig.env, the local gateway's --vm-env); instead of token"`
 	TimeoutMS        *Int   `json:"timeout_ms,omitempty" desc:"call timeout in ms (default 50, > 0)"`
 	FallbackToMemory *bool  `json:"fallback_to_memory,omitempty" desc:"when sharedstore is unreachable: true (default) admit on local buckets, false answer 503"`
 	FleetSpend       *bool  `json:"fleet_spend,omitempty" desc:"true: every request (priced by the pricing section) is checked against the spend limits and balances stored in sharedstore's ledger, even without a spend limit here; default false"`
@@ -147,6 +148,11 @@ type Identity struct {
 	// UnknownAPIKeys is what a key not in api_keys gets: "own_budget"
 	// (default) a fresh per-key bucket, "refuse" a 401.
 	UnknownAPIKeys string `json:"unknown_api_keys,omitempty" desc:"own_budget (default): a key not in api_keys gets its own per-key budget; refuse: only listed keys pass (401)" enum:"own_budget,refuse"`
+	// StripAPIKeyHeaders removes the key headers the filter read (those of
+	// APIKeyHeaders) from the request once the caller is identified, so a
+	// gateway key never reaches the provider; Envoy then injects the
+	// provider's own credential.
+	StripAPIKeyHeaders bool `json:"strip_api_key_headers,omitempty" desc:"after identifying the caller, remove the api_key_headers from the request, so a gateway key never reaches the provider (default false)"`
 }
 
 // ModelLimits are per-request limits of one client-facing model.

@@ -60,6 +60,14 @@ func (c *Config) Validate() error {
 			v.add("rate_limiting.redis.fleet_spend", "needs a pricing section to estimate each request's cost")
 		}
 	}
+	if r := rl.Redis; r != nil && r.TokenEnv != "" {
+		switch {
+		case r.Token != "":
+			v.add("rate_limiting.redis.token_env", "set token or token_env, not both (token_env keeps the secret out of the config)")
+		case !envName(r.TokenEnv):
+			v.add("rate_limiting.redis.token_env", "must be an environment variable name (letters, digits and _, not starting with a digit), not \""+r.TokenEnv+"\"")
+		}
+	}
 	if rl.Redis != nil && rl.Redis.TimeoutMS != nil && *rl.Redis.TimeoutMS <= 0 {
 		// Envoy reads a zero callout timeout as "no timeout": a store that
 		// hangs would hang admission, so 0 is rejected with the negatives.

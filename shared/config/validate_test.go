@@ -106,3 +106,68 @@ func TestTrustedIdentityMetadataMustBeAPathAFilterInFrontWrites(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"metadata", "filter_metadata", "auth", "team"}, rt.TrustedTeamMetadata)
 }
+
+func TestTheSharedstoreTokenComesFromTheConfigOrTheVMEnvironmentNotBoth(t *testing.T) {
+	redis := func(extra string) string {
+		return `{"rate_limiting":{"storage":"redis","limits":{"global":{"tokens_per_minute":100}},"redis":{"cluster":"sharedstore"` + extra + `}}}`
+	}
+	cases := []struct {
+		name, config, err string
+	}{
+		{"the token written", redis(`,"token":"t0ken"`), ""},
+		{"a variable named", redis(`,"token_env":"TOKENBUDGET_SHAREDSTORE_TOKEN"`), ""},
+		{"both", redis(`,"token":"t0ken","token_env":"TOKENBUDGET_SHAREDSTORE_TOKEN"`), "rate_limiting.redis.token_env: set token or token_env, not both"},
+		{"not a name", redis(`,"token_env":"MY TOKEN"`), `rate_limiting.redis.token_env: must be an environment variable name`},
+		{"a leading digit", redis(`,"token_env":"1TOKEN"`), `must be an environment variable name`},
+		{"an assignment", redis(`,"token_env":"TOKEN=x"`), `must be an environment variable name`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := Load([]byte(c.config))
+			if c.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, c.err)
+		})
+	}
+}
+
+func TestTheTokenEnvIsReadFromTheVMEnvironmentOrTheConfigIsRefused(t *testing.T) {
+	rt, _, err := Load([]byte(`{"rate_limiting":{"storage":"redis","limits":{"global":{"tokens_per_minute":100}},` +
+		`"redis":{"cluster":"sharedstore","token_env":"SHAREDSTORE_TOKEN"}}}`))
+	require.NoError(t, err)
+	require.Empty(t, rt.Redis.Token, "nothing is read at parse time")
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	cases := []struct {
+		name   string
+		getenv func(string) (string, bool)
+		token  string
+		err    string
+	}{
+		{"set", env(map[string]string{"SHAREDSTORE_TOKEN": "s3cret"}), "s3cret", ""},
+		{"missing", env(map[string]string{"OTHER": "x"}), "",
+			"rate_limiting.redis.token_env: the VM has no environment variable SHAREDSTORE_TOKEN; give it with Envoy's vm_config.environment_variables"},
+		{"empty", env(map[string]string{"SHAREDSTORE_TOKEN": ""}), "", "SHAREDSTORE_TOKEN is empty"},
+		{"no environment at all", nil, "", "this host gives the VM no environment variables"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := *rt
+			err := r.ResolveEnv(c.getenv)
+			if c.err != "" {
+				require.ErrorContains(t, err, c.err)
+				require.Empty(t, r.Redis.Token)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.token, r.Redis.Token)
+		})
+	}
+	plain, _, err := Load([]byte(`{"rate_limiting":{"storage":"redis","redis":{"cluster":"c","token":"t"}}}`))
+	require.NoError(t, err)
+	require.NoError(t, plain.ResolveEnv(nil), "a config that names no variable needs no environment")
+	require.Equal(t, "t", plain.Redis.Token)
+}

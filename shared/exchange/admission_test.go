@@ -322,3 +322,41 @@ func TestOnlyTheHeadersTheRequestCarriesAreRemoved(t *testing.T) {
 		})
 	}
 }
+
+// identity.strip_api_key_headers removes every configured key header the
+// request carries once the caller is identified, on every route: the
+// caller is still metered by its key, and the provider never sees it.
+func TestStrippedKeyHeadersAreRemovedAfterTheCallerIsIdentified(t *testing.T) {
+	const strip = `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":1000}}},"identity":{"strip_api_key_headers":true}}`
+	for _, c := range []struct {
+		name, cfg, path string
+		headers         [][2]string
+		want            []string
+	}{
+		{"bearer key", strip, "/v1/chat/completions", [][2]string{{"authorization", "Bearer sk-a"}},
+			[]string{"remove_request_header authorization"}},
+		{"x-api-key", strip, "/v1/messages", [][2]string{{"x-api-key", "sk-a"}},
+			[]string{"remove_request_header x-api-key"}},
+		{"both carry the same key", strip, "/v1/chat/completions", [][2]string{{"authorization", "Bearer sk-a"}, {"x-api-key", "sk-a"}},
+			[]string{"remove_request_header authorization", "remove_request_header x-api-key"}},
+		{"an unmetered route", strip, "/v1/models", [][2]string{{"authorization", "Bearer sk-a"}},
+			[]string{"remove_request_header authorization"}},
+		{"no key header, nothing to remove", strip, "/v1/chat/completions", nil, nil},
+		{"off by default", keyBudget, "/v1/chat/completions", [][2]string{{"authorization", "Bearer sk-a"}}, nil},
+		{"only the configured headers", `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":1000}}},` +
+			`"identity":{"api_key_headers":["x-gateway-key"],"strip_api_key_headers":true}}`, "/v1/chat/completions",
+			[][2]string{{"x-gateway-key", "sk-a"}, {"authorization", "Bearer provider"}},
+			[]string{"remove_request_header x-gateway-key"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, c.cfg)
+			req := chat(hiBody)
+			req.headers = append([][2]string{{":method", "POST"}, {":path", c.path}}, c.headers...)
+			r.x.RequestHeaders(req, false)
+			require.Equal(t, c.want, r.drain(RemoveRequestHeader))
+			if c.path != "/v1/models" && len(c.headers) > 0 && c.want != nil {
+				require.NotEmpty(t, r.x.who.APIKeyHash, "the caller was identified before the header went")
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package exchange
 import (
 	"unsafe"
 
+	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
 	"github.com/tokenbudget/tokenbudget/shared/ipaddr"
 )
@@ -42,6 +43,23 @@ func (x *Exchange) identify(req Request) (conflict bool) {
 		x.who.Model = v
 	}
 	return conflict
+}
+
+// stripKeyHeaders applies identity.strip_api_key_headers: once the caller
+// is identified, every key header the config names that the request
+// carries is removed, so a gateway key never reaches the provider (whose
+// own credential Envoy injects). It runs on every route, metered or not:
+// a key must not leak through a path the filter does not meter either.
+func (x *Exchange) stripKeyHeaders(rt *config.Runtime, req Request) {
+	if !rt.StripAPIKeyHeaders {
+		return
+	}
+	pairs := req.Headers()
+	for _, name := range rt.APIKeyHeaders {
+		if hasHeader(pairs, name) {
+			x.fx.RemoveRequestHeader(name)
+		}
+	}
 }
 
 // hasHeader says whether pairs hold header name, whatever its value (the

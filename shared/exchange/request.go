@@ -22,11 +22,14 @@ func (x *Exchange) RequestHeaders(req Request, endOfStream bool) Action {
 	path, _ := req.Header(":path")
 	api, ok := usage.Route(path)
 	if !ok {
+		x.stripKeyHeaders(rt, req)
 		x.phase = PhasePassThrough
 		return Continue
 	}
 	x.rt, x.api, x.phase = rt, api, PhaseBody
-	if x.identify(req) {
+	conflict := x.identify(req)
+	x.stripKeyHeaders(rt, req)
+	if conflict {
 		x.invalid("conflicting_api_keys", "authorization", "The request carries more than one API key value (a repeated key header, or two different keys).")
 		return Pause
 	}

@@ -98,9 +98,10 @@ func Refusal(r limit.Refusal, levels []limit.OpLevel, nowUnix int64) (status int
 
 	headers = make([]Header, 0, 2+3*(len(levels)+1))
 	headers = append(headers, Header{"content-type", "application/json"}, Header{"retry-after", strconv.FormatInt(retry, 10)})
-	if r.ExceedsCapacity {
-		// The request is larger than the bucket: waiting cannot make it fit.
-		// Retry-After stays size-aware (it says how much budget the request
+	if r.ExceedsCapacity || retry > MaxRetryWaitSec {
+		// The request is larger than the bucket (waiting cannot make it
+		// fit), or the wait is longer than a client should sit in a retry
+		// loop. Retry-After stays true (it says how much budget the request
 		// asks for), and the SDKs that read x-should-retry stop retrying.
 		headers = append(headers, noRetry)
 	}
@@ -217,6 +218,14 @@ func Unavailable(retryAfterSec int64) (status int, body []byte, headers []Header
 	body = append(body, "}}}"...)
 	return 503, body, []Header{{"content-type", "application/json"}, {"retry-after", retry}}
 }
+
+// MaxRetryWaitSec is the longest Retry-After a refusal lets the SDKs sleep
+// through. The official OpenAI and Anthropic SDKs retry a 429 after the whole
+// Retry-After unless x-should-retry is "false" (anthropic-sdk-go sleeps any
+// length of it, openai-go up to two minutes), so a day budget's wait of hours would hang the
+// caller's request for hours; past a minute the refusal says not to retry and
+// leaves the wait to the caller, who can read Retry-After.
+const MaxRetryWaitSec = 60
 
 // noRetry is the header the OpenAI and Anthropic SDKs read before their own
 // retry logic: "false" makes them give up at once. It goes on every refusal

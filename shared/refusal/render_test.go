@@ -99,7 +99,8 @@ func TestADayRefusalUsesTheDayHeaderFamily(t *testing.T) {
 	require.Equal(t, map[string]string{
 		"content-type": "application/json", "retry-after": "3600",
 		"x-ratelimit-tokens-day-limit": "86400", "x-ratelimit-tokens-day-remaining": "10", "x-ratelimit-tokens-day-reset": "1700086000",
-	}, h)
+		"x-should-retry": "false",
+	}, h, "an hour's wait is not one to sleep through in a retry loop")
 }
 
 func TestRequestRefusalsNameTheirLimitType(t *testing.T) {
@@ -221,6 +222,35 @@ func TestARequestLargerThanTheBucketIsToldNotToRetry(t *testing.T) {
 				require.Contains(t, headers, Header{"x-should-retry", "false"})
 			} else {
 				require.NotContains(t, m.Error.Details, "exceeds_capacity")
+				require.NotContains(t, headers, Header{"x-should-retry", "false"})
+			}
+		})
+	}
+}
+
+func TestARefusalWaitingMoreThanAMinuteSaysNotToRetryAndKeepsItsRetryAfter(t *testing.T) {
+	cases := []struct {
+		name    string
+		kind    limit.Kind
+		budget  limit.Period
+		wait    int64
+		noRetry bool
+	}{
+		{"a minute budget's few seconds", limit.KindTokens, limit.PeriodMinute, 3, false},
+		{"exactly a minute", limit.KindTokens, limit.PeriodMinute, MaxRetryWaitSec, false},
+		{"a second past a minute", limit.KindTokens, limit.PeriodMinute, MaxRetryWaitSec + 1, true},
+		{"a spent day budget", limit.KindTokens, limit.PeriodDay, 53223, true},
+		{"a day's request count", limit.KindRequests, limit.PeriodDay, 40000, true},
+		{"a request rate", limit.KindRequests, limit.PeriodSecond, 1, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, headers := Refusal(limit.Refusal{Kind: c.kind, Dimension: limit.DimAPIKey, Budget: c.budget,
+				RetryAfterSec: c.wait, Private: true, Level: limit.Level{Capacity: 100000, Remaining: 10}}, nil, 0)
+			require.Contains(t, headers, Header{"retry-after", strconv.FormatInt(c.wait, 10)}, "Retry-After stays the true wait")
+			if c.noRetry {
+				require.Contains(t, headers, Header{"x-should-retry", "false"})
+			} else {
 				require.NotContains(t, headers, Header{"x-should-retry", "false"})
 			}
 		})

@@ -6,6 +6,11 @@
 // Admin (default 127.0.0.1:9901): /stats/prometheus, /ready, POST /reload. SIGHUP to this process
 // reloads too (its pid is in the "listening" log line). Envoy's defaults apply to every request:
 // 60 KiB of headers (431 beyond) and a 5 minute stream idle timeout (--stream-idle-timeout).
+// A request body the filter buffers past --max-request-bytes (Envoy's
+// per_connection_buffer_limit_bytes, 1 MiB) gets a JSON 413 naming the limit and the flag; raise
+// it with the plugin's token_budget.max_body_bytes. --vm-env NAME=VALUE (or NAME, the gateway's
+// own variable) is the VM's environment, as Envoy's vm_config.environment_variables; the filter
+// sees no other variable (rate_limiting.redis.token_env reads the sharedstore token from it).
 // A plugin config the filter rejects at start makes the command exit 1 with the reason.
 package main
 
@@ -18,6 +23,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,6 +44,35 @@ func (c clusterFlags) Set(v string) error {
 		return errors.New("want NAME=URL")
 	}
 	c[name] = url
+	return nil
+}
+
+// vmEnvFlags collects repeated --vm-env values as Envoy's vm_config.environment_variables:
+// NAME=VALUE is a key_values entry, a bare NAME a host_env_keys entry (the variable of the
+// gateway's own environment, so a secret need not appear on the command line).
+type vmEnvFlags struct {
+	keyValues map[string]string
+	hostKeys  []string
+}
+
+func (e *vmEnvFlags) String() string { return "" }
+
+func (e *vmEnvFlags) Set(v string) error {
+	name, value, assign := strings.Cut(v, "=")
+	if name == "" || strings.ContainsAny(name, " \t\x00") {
+		return errors.New("want NAME=VALUE, or NAME to pass the gateway's own variable")
+	}
+	if _, dup := e.keyValues[name]; dup || slices.Contains(e.hostKeys, name) {
+		return fmt.Errorf("%s is given twice", name)
+	}
+	if !assign {
+		e.hostKeys = append(e.hostKeys, name)
+		return nil
+	}
+	if e.keyValues == nil {
+		e.keyValues = map[string]string{}
+	}
+	e.keyValues[name] = value
 	return nil
 }
 
@@ -72,9 +107,21 @@ func run(args []string) error {
 		"end a request on which nothing moved for this long (408 before the response starts); 0 disables, as in Envoy")
 	fs.IntVar(&cfg.MaxRequestHeadersBytes, "max-request-headers-bytes", gateway.DefaultMaxRequestHeadersBytes,
 		"largest request header block (names and values); larger ones get 431")
+	fs.IntVar(&cfg.BufferLimit, "max-request-bytes", gateway.DefaultMaxRequestBytes,
+		"request body buffer limit (Envoy's per_connection_buffer_limit_bytes); a larger body the filter reads gets 413. Raise it with the plugin's token_budget.max_body_bytes")
+	var vmEnv vmEnvFlags
+	fs.Var(&vmEnv, "vm-env", "an environment variable of the VM, as Envoy's vm_config.environment_variables: NAME=VALUE, or NAME to pass the gateway's own (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if cfg.BufferLimit <= 0 {
+		return fmt.Errorf("--max-request-bytes %d: must be greater than 0", cfg.BufferLimit)
+	}
+	env, err := host.VMEnvironment(vmEnv.keyValues, vmEnv.hostKeys, os.LookupEnv)
+	if err != nil {
+		return fmt.Errorf("--vm-env: %w", err)
+	}
+	cfg.VMEnv = env
 	if *idle < 0 {
 		return fmt.Errorf("--stream-idle-timeout %v: must not be negative", *idle)
 	}
@@ -85,7 +132,6 @@ func run(args []string) error {
 	if *idle == 0 {
 		cfg.StreamIdleTimeout = -1 // the Config's "none"
 	}
-	var err error
 	if cfg.Now, err = parseClockStart(*clockStart, time.Now); err != nil {
 		return err
 	}

@@ -71,3 +71,25 @@ func TestClockStartStartsTheHostClockAtTheInstantAndRunsOn(t *testing.T) {
 func TestStreamIdleTimeoutFlagRejectsNegativeDurations(t *testing.T) {
 	require.ErrorContains(t, run([]string{"--stream-idle-timeout", "-1s"}), "must not be negative")
 }
+
+// --vm-env is Envoy's vm_config.environment_variables: NAME=VALUE a key_values entry, a bare
+// NAME a host_env_keys entry taken from the gateway's own environment.
+func TestVMEnvFlagsAreEnvoysEnvironmentVariables(t *testing.T) {
+	var e vmEnvFlags
+	require.NoError(t, e.Set("A=1"))
+	require.NoError(t, e.Set("B=x=y"))
+	require.NoError(t, e.Set("FROM_HOST"))
+	require.ErrorContains(t, e.Set("A=2"), "given twice")
+	require.ErrorContains(t, e.Set("FROM_HOST"), "given twice")
+	require.Error(t, e.Set("=v"))
+	require.Equal(t, map[string]string{"A": "1", "B": "x=y"}, e.keyValues)
+	require.Equal(t, []string{"FROM_HOST"}, e.hostKeys)
+
+	t.Setenv("FROM_HOST", "h")
+	env, err := host.VMEnvironment(e.keyValues, e.hostKeys, os.LookupEnv)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"A": "1", "B": "x=y", "FROM_HOST": "h"}, env)
+
+	require.Error(t, run([]string{"--max-request-bytes", "0"}))
+	require.ErrorContains(t, run([]string{"--vm-env", "A=1", "--vm-env", "A"}), "given twice")
+}

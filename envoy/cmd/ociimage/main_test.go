@@ -24,6 +24,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tokenbudget/tokenbudget/envoy/host/wasmbuild"
+	"github.com/tokenbudget/tokenbudget/envoy/manifests"
+	"github.com/tokenbudget/tokenbudget/shared/config"
 )
 
 // readImage reads the one image of an OCI layout back.
@@ -146,6 +148,31 @@ func TestTheImageCarriesTheModuleAndTheWasmPluginPinsItsDigest(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join(root, "envoy", "istio", "wasmplugin.yaml"))
 	require.NoError(t, err)
 	require.Equal(t, strings.Count(string(src), "\n"), strings.Count(string(pinned), "\n"), "only two lines change")
+	requireDeployable(t, &wp, pinned)
+}
+
+// requireDeployable holds the WasmPlugin `make oci` writes to what a cluster needs of it:
+// Istio applies it to the ingress gateway it selects (a gateway's listeners are CLIENT, see
+// envoy/manifests), and it carries no secret: no sharedstore token, no raw API key.
+func requireDeployable(t *testing.T, wp *extv1alpha1.WasmPlugin, text []byte) {
+	t.Helper()
+	require.True(t, manifests.SelectsLabels(wp, map[string]string{"istio": "ingressgateway"}))
+	require.True(t, manifests.WasmPluginAttaches(wp, manifests.Gateway, 8080), "Istio applies it to the gateway's listener")
+	raw, err := protojson.Marshal(wp.GetPluginConfig())
+	require.NoError(t, err)
+	c, err := config.Check(raw)
+	require.NoError(t, err)
+	require.NotNil(t, c.RateLimiting.Redis)
+	require.Empty(t, c.RateLimiting.Redis.Token, "no sharedstore token in the WasmPlugin")
+	require.NotEmpty(t, c.RateLimiting.Redis.TokenEnv, "the token comes from the gateway's environment")
+	require.NotEmpty(t, c.APIKeys)
+	for i, k := range c.APIKeys {
+		require.True(t, strings.HasPrefix(k.Key, "sha256:"), "api_keys[%d] is a hash, not a key", i)
+	}
+	for _, secret := range []string{"sk-", "replace-with", `"token"`} {
+		require.NotContains(t, string(raw), secret, "the plugin config holds no secret")
+	}
+	require.NotContains(t, string(text), "\n        token: ", "no token line anywhere in the resource")
 }
 
 func TestOneModuleAlwaysGivesOneDigest(t *testing.T) {

@@ -1,7 +1,7 @@
 // Command tbconfig checks a tokenbudget plugin config before it reaches
 // Envoy, and prints the JSON Schema editors and CI can validate against.
 //
-//	tbconfig validate FILE   (FILE "-" reads stdin)
+//	tbconfig validate [--injects-credential] FILE   (FILE "-" reads stdin)
 //	tbconfig schema [-o FILE]
 //	tbconfig pricing-from-litellm FILE [MODEL...]
 //
@@ -12,6 +12,10 @@
 //	0  the config loads (warnings, "warning: …", are printed but do not fail it)
 //	1  the config would be rejected: unreadable, not JSON, or any parse or validation error
 //	2  bad usage
+//
+// --injects-credential says that Envoy injects the provider's credential upstream (the
+// credential injector of envoy/envoy-providers.yaml or envoy/istio/providers.yaml): validate
+// then warns about what a gateway with a paid key behind it must not do (credential.go).
 //
 // pricing-from-litellm converts LiteLLM's model_prices_and_context_window.json
 // (all models, or the ones named) into the plugin config's pricing section on
@@ -36,7 +40,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-const usage = "usage: tbconfig validate FILE|-\n       tbconfig schema [-o FILE]\n       tbconfig pricing-from-litellm FILE|- [MODEL...]\n"
+const usage = "usage: tbconfig validate [--injects-credential] FILE|-\n       tbconfig schema [-o FILE]\n       tbconfig pricing-from-litellm FILE|- [MODEL...]\n"
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -45,11 +49,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	switch args[0] {
 	case "validate":
-		if len(args) != 2 {
+		injected := len(args) == 3 && args[1] == flagInjectsCredential
+		if len(args) != 2 && !injected {
 			fmt.Fprint(stderr, usage)
 			return 2
 		}
-		return validate(args[1], stdin, stdout)
+		return validate(args[len(args)-1], stdin, stdout, injected)
 	case "schema":
 		return writeSchema(args[1:], stdout, stderr)
 	case "pricing-from-litellm":
@@ -63,7 +68,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // exitInvalid is the one exit code of a config that would not load.
 const exitInvalid = 1
 
-func validate(file string, stdin io.Reader, out io.Writer) int {
+func validate(file string, stdin io.Reader, out io.Writer, injectsCredential bool) int {
 	var raw []byte
 	var err error
 	if file == "-" {
@@ -91,6 +96,11 @@ func validate(file string, stdin io.Reader, out io.Writer) int {
 	}
 	for _, w := range c.Warnings() {
 		fmt.Fprintf(out, "warning: %s\n", w)
+	}
+	if injectsCredential {
+		for _, w := range credentialWarnings(c) {
+			fmt.Fprintf(out, "warning: %s\n", w)
+		}
 	}
 	return 0
 }
