@@ -74,6 +74,19 @@ func (r *Record) validate() (day, month calendar.Window, err error) {
 	return day, month, nil
 }
 
+const insertRecordSQL = `INSERT INTO inference_records
+	(id, team, api_key_id, user_id, model, input_tokens, cached_input_tokens, cache_write_tokens,
+	 cache_write_1h_tokens, output_tokens, call_start, day_key, month_key, estimated_cost)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	ON CONFLICT (id) DO NOTHING`
+
+// Check reports why InsertRecord would refuse r (ErrInvalidRecord), or nil:
+// for a record kept elsewhere while the ledger cannot be reached.
+func (r *Record) Check() error {
+	_, _, err := r.validate()
+	return err
+}
+
 // InsertRecord stores a record once: a replayed or retried record (same
 // id) inserts nothing and reports inserted false, whatever its contents,
 // so only the first settlement of a hold goes on to the cache postflight.
@@ -82,11 +95,7 @@ func (s *Ledger) InsertRecord(ctx context.Context, r Record) (inserted bool, err
 	if err != nil {
 		return false, err
 	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO inference_records
-		(id, team, api_key_id, user_id, model, input_tokens, cached_input_tokens, cache_write_tokens,
-		 cache_write_1h_tokens, output_tokens, call_start, day_key, month_key, estimated_cost)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		ON CONFLICT (id) DO NOTHING`,
+	tag, err := s.pool.Exec(ctx, insertRecordSQL,
 		r.ID, r.Team, r.APIKey, r.User, r.Model, r.Usage.Input, r.Usage.CachedInput, r.Usage.CacheWrite,
 		r.Usage.CacheWrite1h, r.Usage.Output, r.CallStart, int32(day.Key), int32(month.Key), int64(r.Estimate))
 	if err != nil {
@@ -94,6 +103,41 @@ func (s *Ledger) InsertRecord(ctx context.Context, r Record) (inserted bool, err
 	}
 	return tag.RowsAffected() == 1, nil
 }
+
+// InsertRecords stores records as InsertRecord does, each once by hold id,
+// in one round trip: the outbox drain's insert. A record already stored
+// (it reached the ledger by another path) inserts nothing; inserted counts
+// the new ones. An invalid record refuses the whole call before anything
+// is sent.
+func (s *Ledger) InsertRecords(ctx context.Context, rs []Record) (inserted int, err error) {
+	b := &pgx.Batch{}
+	for i := range rs {
+		r := &rs[i]
+		day, month, err := r.validate()
+		if err != nil {
+			return 0, fmt.Errorf("record %q: %w", r.ID, err)
+		}
+		b.Queue(insertRecordSQL, r.ID, r.Team, r.APIKey, r.User, r.Model, r.Usage.Input, r.Usage.CachedInput,
+			r.Usage.CacheWrite, r.Usage.CacheWrite1h, r.Usage.Output, r.CallStart, int32(day.Key), int32(month.Key),
+			int64(r.Estimate))
+	}
+	if b.Len() == 0 {
+		return 0, nil
+	}
+	br := s.pool.SendBatch(ctx, b)
+	for range rs {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return 0, err
+		}
+		inserted += int(tag.RowsAffected())
+	}
+	return inserted, br.Close()
+}
+
+// Ping reports whether the database answers.
+func (s *Ledger) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
 // PutPrices stores a whole price list effective from the given instant:
 // calls started at or after it (until a later list) are charged at it.
