@@ -250,6 +250,35 @@ func (s *Ledger) Aggregates(ctx context.Context, team, periodKey string) ([]Figu
 // counter to its aggregate plus this, so a refresh never forgets spend that
 // was admitted but not yet charged.
 func (s *Ledger) PendingEstimates(ctx context.Context, team, periodKey string) ([]Figure, error) {
+	return s.pendingEstimates(ctx, team, periodKey, "")
+}
+
+// unpricedCond selects the records a run could not price: they wait for
+// a price list that names their model (or has a default).
+const unpricedCond = " AND last_error = '" + ErrModelNotPriced + "'"
+
+// UnpricedEstimates is the part of PendingEstimates whose records the
+// worker found no price for, with how many such records the period holds
+// and their models: spend that stays pending until a price list covers it.
+func (s *Ledger) UnpricedEstimates(ctx context.Context, team, periodKey string) (figs []Figure, records int64, models []string, err error) {
+	figs, err = s.pendingEstimates(ctx, team, periodKey, unpricedCond)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	w, _ := calendar.ParseKey(periodKey)
+	col := "month_key"
+	if w.Period == calendar.Day {
+		col = "day_key"
+	}
+	err = s.pool.QueryRow(ctx, `SELECT count(*), coalesce(array_agg(DISTINCT model ORDER BY model), '{}') FROM inference_records
+		WHERE team = $1 AND `+col+` = $2 AND NOT processed`+unpricedCond, team, int32(w.Key)).Scan(&records, &models)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return figs, records, models, nil
+}
+
+func (s *Ledger) pendingEstimates(ctx context.Context, team, periodKey, cond string) ([]Figure, error) {
 	w, ok := calendar.ParseKey(periodKey)
 	if !ok {
 		return nil, ErrBadPeriodKey
@@ -258,21 +287,21 @@ func (s *Ledger) PendingEstimates(ctx context.Context, team, periodKey string) (
 	if w.Period == calendar.Month {
 		q = `SELECT scope, scope_id, 'month', sum(est)::bigint FROM (
 				SELECT 'team' AS scope, team AS scope_id, estimated_cost AS est FROM inference_records
-					WHERE team = $1 AND month_key = $2 AND NOT processed
+					WHERE team = $1 AND month_key = $2 AND NOT processed` + cond + `
 				UNION ALL
 				SELECT 'api_key', api_key_id, estimated_cost FROM inference_records
-					WHERE team = $1 AND month_key = $2 AND NOT processed AND api_key_id <> ''
+					WHERE team = $1 AND month_key = $2 AND NOT processed AND api_key_id <> ''` + cond + `
 				UNION ALL
 				SELECT 'user', user_id, estimated_cost FROM inference_records
-					WHERE team = $1 AND month_key = $2 AND NOT processed AND user_id <> ''
+					WHERE team = $1 AND month_key = $2 AND NOT processed AND user_id <> ''` + cond + `
 			) p GROUP BY scope, scope_id ORDER BY scope, scope_id`
 	} else {
 		q = `SELECT scope, scope_id, 'day', sum(est)::bigint FROM (
 				SELECT 'api_key' AS scope, api_key_id AS scope_id, estimated_cost AS est FROM inference_records
-					WHERE team = $1 AND day_key = $2 AND NOT processed AND api_key_id <> ''
+					WHERE team = $1 AND day_key = $2 AND NOT processed AND api_key_id <> ''` + cond + `
 				UNION ALL
 				SELECT 'user', user_id, estimated_cost FROM inference_records
-					WHERE team = $1 AND day_key = $2 AND NOT processed AND user_id <> ''
+					WHERE team = $1 AND day_key = $2 AND NOT processed AND user_id <> ''` + cond + `
 			) p GROUP BY scope, scope_id ORDER BY scope, scope_id`
 	}
 	rows, err := s.pool.Query(ctx, q, team, int32(w.Key))
