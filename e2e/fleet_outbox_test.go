@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -105,7 +106,9 @@ func TestFleetAPostgreSQLOutageUnderSteadyTrafficLosesNoRecord(t *testing.T) {
 
 	served := &servedLog{}
 	onServed := func(c *gateway.Config) { c.UpstreamHandler = mockllm.New(mockllm.Options{OnServed: served.add}) }
-	cfg := ledgerFleetConfig("1000")
+	// A token budget steady traffic never meets: every call is served.
+	cfg := strings.Replace(ledgerFleetConfig("1000"), `"tokens_per_minute":1000000}`, `"tokens_per_minute":1000000000}`, 1)
+	require.Contains(t, cfg, `"tokens_per_minute":1000000000}`)
 	urlA, _ := replica()
 	urlB, _ := replica()
 	gws := []*gateway.Gateway{
