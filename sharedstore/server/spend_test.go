@@ -476,3 +476,38 @@ func TestRedisDownAnswers503WithOrWithoutASpendPart(t *testing.T) {
 	a := se.admit(t, sp)
 	require.Equal(t, http.StatusServiceUnavailable, a.status, "the store's own outage: the filter's fallback policy decides, as for tokens")
 }
+
+// A ledger that hangs (its network stalled behind the gate) does not hold
+// settlements: the insert gives up at LedgerTimeout, the record waits in
+// the outbox, and the next settlements go there without trying the ledger,
+// until the drain finds it answering and stores each record once.
+func TestALedgerThatHangsDoesNotHoldSettlements(t *testing.T) {
+	ctx := context.Background()
+	now := utc(t, "2026-09-08T12:00:00Z")
+	se, gate := newGatedSpendEnv(t, newEnv(t, false), now)
+	c := spender{team: uniq("team"), key: "k-1", limits: map[spend.Slot]string{spend.KeyMonth: "10"}}
+	sp := c.spendAt(t, now)
+	holds := []string{se.admit(t, sp).hold, se.admit(t, sp).hold}
+
+	gate.Stall()
+	for _, h := range holds {
+		st, _ := se.settle(t, h, sp, "0.10", usage.Kinds{Input: 1000})
+		require.Equal(t, http.StatusOK, st)
+	}
+	n, err := se.cache.OutboxLen(ctx, spendcache.TeamOf(c.team))
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n)
+	got, _ := se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
+	require.Equal(t, usdAmount(t, "0.20"), got)
+	require.True(t, se.srv.ledgerDown.Load(), "after the first timeout the ledger is not tried per settlement")
+
+	gate.Open()
+	moved, left, err := se.srv.DrainOutbox(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, moved)
+	require.Zero(t, left)
+	require.False(t, se.srv.ledgerDown.Load())
+	var records int
+	require.NoError(t, se.pool.QueryRow(ctx, "SELECT count(*) FROM inference_records WHERE team = $1", c.team).Scan(&records))
+	require.Equal(t, 2, records)
+}
