@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -261,4 +262,63 @@ func requireAggregatesAreTheirCharges(t *testing.T, pool *pgxpool.Pool, team str
 	}
 	require.NoError(t, rows.Err())
 	require.Positive(t, n)
+}
+
+// startLedgerReplica is a stoppable sharedstore replica (see replica) that
+// checks spend against cache and records settlements in led.
+func startLedgerReplica(t *testing.T, rdb *redis.Client, cache *spendcache.Cache, led *spendledger.Ledger) *replica {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	r := &replica{t: t, rdb: rdb, reg: reg}
+	r.h = server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{Spend: cache}), Token: fleetToken,
+		Registry: reg, Ledger: led})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	r.addr = ln.Addr().String()
+	r.serve(ln)
+	t.Cleanup(r.Stop)
+	return r
+}
+
+// The compiled filter keeps a settlement whose sharedstore is unreachable
+// for nine minutes of its clock (it used to drop it after 30 s): the
+// stream admitted before the outage ends during it, its settlement is
+// retried from the tick, and its record reaches the ledger once the
+// replica is back. Nothing is dropped.
+func TestFleetTheFilterKeepsASettlementThroughANineMinuteSharedstoreOutage(t *testing.T) {
+	ctx := context.Background()
+	f := startLedgerFleet(t, ledgerFleetConfig("1000"))
+	r := startLedgerReplica(t, f.rdb, f.cache, f.led)
+	clock := &frozenClock{t: time.Now()}
+	g := startGateway(t, ledgerFleetConfig("1000"), withClusters(map[string]string{"sharedstore": r.URL()}), withClock(clock))
+	records := func() int {
+		var n int
+		require.NoError(t, f.pool.QueryRow(ctx, "SELECT count(*) FROM inference_records").Scan(&n))
+		return n
+	}
+
+	res, br := openStream(t, g, "sk-acme-b", chatReq("a long answer", 2000, true), "x-mock-output-tokens", "50", "x-mock-chunk-delay-ms", "20")
+	r.Stop()
+	_, err := io.Copy(io.Discard, br)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	tick := func() { // the filter's tick, half a second of its clock later
+		clock.mu.Lock()
+		clock.t = clock.t.Add(500 * time.Millisecond)
+		clock.mu.Unlock()
+		g.Host().Tick()
+	}
+	for elapsed := time.Duration(0); elapsed < 9*time.Minute; elapsed += 500 * time.Millisecond {
+		tick()
+	}
+	require.Zero(t, records(), "the ledger has not heard of it yet")
+	require.Zero(t, promValue(t, g, "rate_limit_spend_records_dropped_total"))
+
+	r.Restart()
+	require.True(t, waitFor(30*time.Second, func() bool {
+		tick()
+		return records() == 1
+	}), "the record reaches the ledger after the outage")
+	require.Zero(t, promValue(t, g, "rate_limit_spend_records_dropped_total"), "nothing dropped")
+	require.Zero(t, promValue(t, g, "rate_limit_store_calls_dropped_total"))
 }
