@@ -196,7 +196,7 @@ func TestFleetAPostgreSQLOutageUnderSteadyTrafficLosesNoRecord(t *testing.T) {
 		}
 	}
 	bg := context.Background()
-	requireAggregatesAreTheirCharges(t, direct, "acme")
+	t.Logf("%d aggregates, each the sum of its charges", requireAggregatesAreTheirCharges(t, direct, "acme"))
 
 	// The priced usage the mock served, call by call (each rounds up once).
 	var want money.Amount
@@ -237,8 +237,9 @@ func ledgerCounter(t *testing.T, rdb *redis.Client, scope spend.Scope, id string
 }
 
 // requireAggregatesAreTheirCharges checks every aggregate of team against
-// the sum and count of the charges of its scope and period.
-func requireAggregatesAreTheirCharges(t *testing.T, pool *pgxpool.Pool, team string) {
+// the sum and count of the charges of its scope and period, and returns
+// how many aggregates there are.
+func requireAggregatesAreTheirCharges(t *testing.T, pool *pgxpool.Pool, team string) int {
 	t.Helper()
 	rows, err := pool.Query(context.Background(), `SELECT a.scope, a.scope_id, a.period, a.period_key, a.amount, a.charges,
 		(SELECT coalesce(sum(c.charge), 0)::bigint FROM usage_charges c JOIN inference_records r ON r.id = c.record_id
@@ -262,6 +263,7 @@ func requireAggregatesAreTheirCharges(t *testing.T, pool *pgxpool.Pool, team str
 	}
 	require.NoError(t, rows.Err())
 	require.Positive(t, n)
+	return n
 }
 
 // startLedgerReplica is a stoppable sharedstore replica (see replica) that
