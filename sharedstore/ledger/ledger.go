@@ -19,9 +19,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/money"
@@ -67,6 +70,12 @@ func (r *Record) validate() (day, month calendar.Window, err error) {
 	case r.Usage.Input < 0 || r.Usage.CachedInput < 0 || r.Usage.CacheWrite < 0 || r.Usage.CacheWrite1h < 0 || r.Usage.Output < 0:
 		return day, month, bad("negative token count")
 	}
+	for _, text := range []string{r.ID, r.Team, r.APIKey, r.User, r.Model} {
+		// PostgreSQL text holds neither (the insert would fail for ever).
+		if !utf8.ValidString(text) || strings.IndexByte(text, 0) >= 0 {
+			return day, month, bad("text that is not UTF-8 or holds a NUL byte")
+		}
+	}
 	day, month, ok := calendar.Both(r.CallStart.UnixNano())
 	if !ok || r.CallStart.Year() > 9999 { // period keys have four-digit years
 		return day, month, bad("call start out of range")
@@ -99,7 +108,7 @@ func (s *Ledger) InsertRecord(ctx context.Context, r Record) (inserted bool, err
 		r.ID, r.Team, r.APIKey, r.User, r.Model, r.Usage.Input, r.Usage.CachedInput, r.Usage.CacheWrite,
 		r.Usage.CacheWrite1h, r.Usage.Output, r.CallStart, int32(day.Key), int32(month.Key), int64(r.Estimate))
 	if err != nil {
-		return false, err
+		return false, recordError(err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -129,11 +138,23 @@ func (s *Ledger) InsertRecords(ctx context.Context, rs []Record) (inserted int, 
 		tag, err := br.Exec()
 		if err != nil {
 			br.Close()
-			return 0, err
+			return 0, recordError(err)
 		}
 		inserted += int(tag.RowsAffected())
 	}
 	return inserted, br.Close()
+}
+
+// recordError makes a refusal of the database that no retry can cure (a
+// data exception or an integrity violation, such as a NUL byte in a text
+// column) an ErrInvalidRecord, so the record is refused rather than
+// retried, or kept waiting, for ever.
+func recordError(err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && (strings.HasPrefix(pg.Code, "22") || strings.HasPrefix(pg.Code, "23")) {
+		return fmt.Errorf("%w: %s (%s)", ErrInvalidRecord, pg.Message, pg.Code)
+	}
+	return err
 }
 
 // Ping reports whether the database answers.

@@ -71,6 +71,11 @@ type Server struct {
 	// failed one and cleared when the outbox drain finds it answering.
 	ledgerTimeout time.Duration
 	ledgerDown    atomic.Bool
+	// outboxSeen is set while the outbox may hold records (this replica
+	// kept one, or its last drain found some): a record inserted then is
+	// looked up there first, so a retried settlement whose first attempt
+	// was kept does not run its postflight twice.
+	outboxSeen atomic.Bool
 	// calls are the /v1 paths, for the mux and for Front.
 	calls map[string]route
 }

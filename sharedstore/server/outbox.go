@@ -59,6 +59,7 @@ func (s *Server) DrainOutbox(ctx context.Context) (moved int, left int64, err er
 	if err != nil {
 		return 0, 0, err
 	}
+	s.outboxSeen.Store(len(teams) > 0 || s.ledgerDown.Load())
 	up := true
 	if s.ledgerDown.Load() {
 		pctx, cancel := context.WithTimeout(ctx, s.ledgerTimeout)

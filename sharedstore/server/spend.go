@@ -166,10 +166,18 @@ func (s *Server) recordSpend(ctx context.Context, hold string, r *wire.SpendReco
 		return err
 	}
 	if keep {
+		s.outboxSeen.Store(true)
 		if inserted, err = cache.Keep(ctx, rec); err != nil {
 			s.m.spendErrors.WithLabelValues("outbox").Inc()
 			s.log.Error("spend record not stored: the ledger and the outbox both failed", "error", err)
 			return errLedgerDown
+		}
+	} else if inserted && cache != nil && s.outboxSeen.Load() {
+		// A retry of a settlement the outbox took (its answer was lost):
+		// the drain will find the record stored, and its estimate is
+		// counted already.
+		if kept, err := cache.InOutbox(ctx, rec.Team, rec.ID); err == nil && kept {
+			return nil
 		}
 	}
 	if !inserted || cache == nil {

@@ -201,6 +201,16 @@ func (c *Cache) OutboxLen(ctx context.Context, team string) (int64, error) {
 	return n, nil
 }
 
+// InOutbox reports whether the team's outbox holds the hold id's record:
+// its postflight ran when it was kept.
+func (c *Cache) InOutbox(ctx context.Context, team, id string) (bool, error) {
+	ok, err := c.c.HExists(ctx, outboxKey(team), id).Result()
+	if err != nil {
+		return false, errs.Wrap("spend outbox of team "+strconv.Quote(team), err)
+	}
+	return ok, nil
+}
+
 // OutboxPending is what the team's outbox holds, per counter (every
 // period) and in all: the estimates a load, a refresh or a spend report
 // counts as pending beside the ledger's.
