@@ -153,26 +153,7 @@ func TestFleetAfterMixedTrafficEveryAggregateIsItsChargesAndEveryCounterItsAggre
 	_, err := f.worker.RunOnce(ctx)
 	require.NoError(t, err)
 
-	rows, err := f.pool.Query(ctx, `SELECT a.scope, a.scope_id, a.period, a.period_key, a.amount, a.charges,
-		(SELECT coalesce(sum(c.charge), 0)::bigint FROM usage_charges c JOIN inference_records r ON r.id = c.record_id
-		  WHERE r.team = a.team AND (CASE a.period WHEN 'day' THEN r.day_key ELSE r.month_key END) = a.period_key
-		    AND (CASE a.scope WHEN 'team' THEN true WHEN 'api_key' THEN r.api_key_id = a.scope_id ELSE r.user_id = a.scope_id END)),
-		(SELECT count(*) FROM usage_charges c JOIN inference_records r ON r.id = c.record_id
-		  WHERE r.team = a.team AND (CASE a.period WHEN 'day' THEN r.day_key ELSE r.month_key END) = a.period_key
-		    AND (CASE a.scope WHEN 'team' THEN true WHEN 'api_key' THEN r.api_key_id = a.scope_id ELSE r.user_id = a.scope_id END))
-		FROM spend_aggregates a WHERE a.team = 'acme'`)
-	require.NoError(t, err)
-	n := 0
-	for rows.Next() {
-		var scope, id, period string
-		var key int32
-		var amount, charges, sum, count int64
-		require.NoError(t, rows.Scan(&scope, &id, &period, &key, &amount, &charges, &sum, &count))
-		require.Equal(t, sum, amount, "%s %s %s %d", scope, id, period, key)
-		require.Equal(t, count, charges, "%s %s %s %d", scope, id, period, key)
-		n++
-	}
-	require.NoError(t, rows.Err())
+	n := requireAggregatesAreTheirCharges(t, f.pool, "acme")
 	require.Equal(t, 5, n, "team month, ka day and month, kb day and month")
 
 	day, month, ok := calendar.Both(time.Now().UnixNano())
@@ -193,14 +174,7 @@ func TestFleetAfterMixedTrafficEveryAggregateIsItsChargesAndEveryCounterItsAggre
 // cached reads a counter of the current period; 0 when absent.
 func (f ledgerFleet) cached(t *testing.T, scope spend.Scope, id string, p calendar.Period) money.Amount {
 	t.Helper()
-	w, ok := calendar.At(p, time.Now().UnixNano())
-	require.True(t, ok)
-	v, err := f.rdb.Get(context.Background(), spendcache.UsageKey("acme", scope, id, p, w.Key)).Int64()
-	if err == redis.Nil {
-		return 0
-	}
-	require.NoError(t, err)
-	return money.Amount(v)
+	return ledgerCounter(t, f.rdb, scope, id, p)
 }
 
 // With fleet_spend the limits stored in the ledger (the admin API's) apply

@@ -195,6 +195,20 @@ func TestTheFleetScriptBringsUpAFleetThatServesAndStopsOnASignal(t *testing.T) {
 			`{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"max_tokens":100}`)
 		require.Equal(t, http.StatusOK, st, "%s: %s", g, body)
 	}
+	// The walk-through's spend report: the worker (every 2 s) confirms the
+	// calls at the example's prices, nothing waits for a price.
+	confirmed := regexp.MustCompile(`"scope":"team","id":"research","limit_usd":"200.00","confirmed_usd":"0\.0*[1-9][0-9]*"`)
+	deadline = time.After(30 * time.Second)
+	for !confirmed.MatchString(body) {
+		select {
+		case <-deadline:
+			t.Fatalf("the worker never confirmed the team's spend: %s", body)
+		case <-time.After(200 * time.Millisecond):
+		}
+		st, body = call(string(adminToken), "GET", "http://"+store+"/v1/admin/teams/research/spend", "")
+		require.Equal(t, http.StatusOK, st, body)
+	}
+	require.Contains(t, body, `"unpriced_records":0`)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	select {

@@ -9,7 +9,8 @@
 #   gateway 2    http://127.0.0.1:10002 (admin http://127.0.0.1:9903)
 #
 # The gateways run examples/fleet/plugin.json; their ports do not collide with `make run`
-# (10000 and 9901). The ledger gets the price list examples/fleet/prices.json when it has none.
+# (10000 and 9901). The ledger gets the price list examples/fleet/prices.json when none is in effect,
+# so the worker confirms the walk-through's spend.
 # Logs go to $FLEET_DIR/*.log. Ctrl-C (or SIGTERM) stops what this script started; a Redis or
 # PostgreSQL that was already running is left alone, and so is a PostgreSQL started here (it is
 # the machine's database server). Every setting below can be overridden from the environment.
@@ -121,7 +122,12 @@ start sharedstore "$SHAREDSTORE" --listen "$STORE" --redis "$REDIS_URL" --token-
 await "sharedstore on $STORE" curl -sf "http://$STORE/readyz"
 
 admin() { curl -sf -H "Authorization: Bearer $(cat "$FLEET_DIR/admin.token")" "$@"; }
-if admin "http://$STORE/v1/admin/prices" | grep -q '"price_lists":\[\]'; then
+# The worker prices records with the ledger's price list: without one in effect every record stays pending.
+if ! prices=$(admin "http://$STORE/v1/admin/prices"); then
+	echo "fleet: the admin API did not list the ledger's prices; see $FLEET_DIR/sharedstore.log" >&2
+	exit 1
+fi
+if ! grep -q '"in_effect":true' <<<"$prices"; then
 	admin -X PUT --data-binary "@$PRICES" "http://$STORE/v1/admin/prices" >/dev/null
 fi
 

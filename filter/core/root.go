@@ -26,9 +26,11 @@ import (
 const tickPeriodMs = 500
 
 // remoteRetryNs bounds how long a settlement or release the store did not
-// acknowledge is retried before it is dropped; the bucket then returns the
-// budget at its refill rate.
-const remoteRetryNs = 30_000_000_000
+// acknowledge is retried before it is dropped (the bucket then returns the
+// budget at its refill rate): ten minutes, so a sharedstore outage shorter
+// than that loses no spend record. The VM's stores share one bound on the
+// calls waiting (remote.MaxWaiting).
+const remoteRetryNs = remote.DefaultRetryForNs
 
 // Root is one plugin instance on one worker VM. It owns the live config,
 // the stores, the metric ids and the HTTP callouts in flight: in proxy-wasm
@@ -102,7 +104,9 @@ var vm = struct {
 	// remotes are the fleet stores of this VM's configs, kept while their
 	// root may still hand them holds or they have calls left to deliver.
 	remotes []vmRemote
-}{calls: map[uint32]func(int, []byte, error){}}
+	// queue bounds the calls waiting in remotes, together.
+	queue *remote.Queue
+}{calls: map[uint32]func(int, []byte, error){}, queue: &remote.Queue{}}
 
 // vmRemote is a fleet store and the root whose config made it: until that
 // root is deleted, its streams may still settle through the store.
@@ -158,6 +162,7 @@ func (r *Root) OnConfigure(raw []byte) bool {
 			Authority:  rt.Redis.Authority,
 			TimeoutMs:  uint32(rt.Redis.TimeoutMS),
 			RetryForNs: remoteRetryNs,
+			Queue:      vm.queue,
 		}, r.host.NowNanos)
 		// While the store is down a replica admits on its own buckets, sized
 		// to its share of the fleet budget when a division source says so.

@@ -4,6 +4,7 @@ import (
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
+	"github.com/tokenbudget/tokenbudget/sharedstore/remote"
 )
 
 // The filter's contexts as the proxy-wasm Go SDK's interfaces describe
@@ -28,6 +29,7 @@ type VM struct {
 func NewVM(h abi.Host) *VM {
 	vm.calls = map[uint32]func(int, []byte, error){}
 	vm.remotes = nil
+	vm.queue = &remote.Queue{}
 	v := &VM{host: h}
 	if d, ok := h.(abi.CalloutDelivery); ok {
 		d.DeliverCallouts(v.onHTTPCallResponse)

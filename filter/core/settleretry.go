@@ -3,8 +3,8 @@ package core
 import "github.com/tokenbudget/tokenbudget/shared/metrics"
 
 // The fleet store retries a settlement or release it could not deliver
-// (the service down, or unable to write its ledger and answering 503) with
-// backoff for a bounded time, then drops it. What it drops is counted
+// (the service down or answering 503) with backoff for up to ten minutes,
+// the VM holding at most remote.MaxWaiting of them, then drops it. What it drops is counted
 // here, on every tick, so an operator sees lost settlements and, among
 // them, the inference records whose spend the ledger never got.
 

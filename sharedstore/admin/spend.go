@@ -18,7 +18,9 @@ import (
 
 // spendJSON is GET …/spend: a team's spend in one period window, per scope
 // and id. Confirmed is the ledger's aggregate of charged calls, Pending the
-// estimates of calls not yet charged, Cached the spend cache's counter
+// estimates of calls not yet charged (those in the Redis outbox, waiting
+// for the ledger, included), Unpriced the part of Pending the worker found
+// no price for, Cached the spend cache's counter
 // (null when not cached: the next admission loads it as confirmed plus
 // pending). A scope and id appear when they have a limit in that period or
 // any spend in it.
@@ -27,8 +29,14 @@ type spendJSON struct {
 	Period    string       `json:"period"`
 	PeriodKey string       `json:"period_key"`
 	Figures   []figureJSON `json:"figures"`
+	// UnpricedRecords is how many of the period's pending records the
+	// worker found no price for (UnpricedModels their models): they stay
+	// pending at their estimates until a price list covers them
+	// (PUT /v1/admin/prices).
+	UnpricedRecords int64    `json:"unpriced_records"`
+	UnpricedModels  []string `json:"unpriced_models"`
 	// CacheUnavailable is set when Redis could not be read: the ledger's
-	// figures are still given.
+	// figures are still given, without the outbox's records.
 	CacheUnavailable bool `json:"cache_unavailable,omitempty"`
 }
 
@@ -38,6 +46,7 @@ type figureJSON struct {
 	LimitUSD     *string `json:"limit_usd"`
 	ConfirmedUSD string  `json:"confirmed_usd"`
 	PendingUSD   string  `json:"pending_usd"`
+	UnpricedUSD  string  `json:"unpriced_usd"`
 	CachedUSD    *string `json:"cached_usd"`
 }
 
@@ -47,8 +56,8 @@ type figureKey struct {
 }
 
 type figure struct {
-	limit              *money.Amount
-	confirmed, pending money.Amount
+	limit                        *money.Amount
+	confirmed, pending, unpriced money.Amount
 }
 
 // spendReport answers ?period=YYYYMM or YYYYMMDD (default: the current
@@ -97,11 +106,24 @@ func (s *Server) spendReport(ctx context.Context, r *http.Request, _ []byte) (in
 	if err != nil {
 		return s.ledgerFailed("read spend", err)
 	}
+	unpriced, unpricedRecords, unpricedModels, err := s.ledger.UnpricedEstimates(ctx, team, key)
+	if err != nil {
+		return s.ledgerFailed("read spend", err)
+	}
 	for _, f := range agg {
 		at(f.Scope, f.ID).confirmed = f.Amount
 	}
 	for _, f := range pend {
 		at(f.Scope, f.ID).pending = f.Amount
+	}
+	for _, f := range unpriced {
+		at(f.Scope, f.ID).unpriced = f.Amount
+	}
+	outbox, _, outboxErr := spendcache.OutboxPending(ctx, s.redis, team)
+	for k, v := range outbox {
+		if k.Period == w.Period && k.Key == w.Key {
+			at(k.Scope, k.ID).pending += v
+		}
 	}
 	keys := make([]figureKey, 0, len(figs))
 	for k := range figs {
@@ -113,15 +135,17 @@ func (s *Server) spendReport(ctx context.Context, r *http.Request, _ []byte) (in
 		}
 		return keys[i].id < keys[j].id
 	})
-	out := spendJSON{Team: team, Period: w.Period.String(), PeriodKey: key, Figures: make([]figureJSON, 0, len(keys))}
+	out := spendJSON{Team: team, Period: w.Period.String(), PeriodKey: key, Figures: make([]figureJSON, 0, len(keys)),
+		UnpricedRecords: unpricedRecords, UnpricedModels: unpricedModels}
 	cached, err := s.cachedUsage(ctx, team, w, keys)
-	if err != nil {
+	if err = errors.Join(outboxErr, err); err != nil {
 		s.log.Warn("admin: spend cache unreadable", "team", team, "error", err)
 		out.CacheUnavailable = true
 	}
 	for i, k := range keys {
 		f := figs[k]
-		fj := figureJSON{Scope: k.scope.String(), ID: k.id, ConfirmedUSD: f.confirmed.String(), PendingUSD: f.pending.String()}
+		fj := figureJSON{Scope: k.scope.String(), ID: k.id, ConfirmedUSD: f.confirmed.String(), PendingUSD: f.pending.String(),
+			UnpricedUSD: f.unpriced.String()}
 		if f.limit != nil {
 			l := f.limit.String()
 			fj.LimitUSD = &l

@@ -19,9 +19,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/money"
@@ -67,11 +70,30 @@ func (r *Record) validate() (day, month calendar.Window, err error) {
 	case r.Usage.Input < 0 || r.Usage.CachedInput < 0 || r.Usage.CacheWrite < 0 || r.Usage.CacheWrite1h < 0 || r.Usage.Output < 0:
 		return day, month, bad("negative token count")
 	}
+	for _, text := range []string{r.ID, r.Team, r.APIKey, r.User, r.Model} {
+		// PostgreSQL text holds neither (the insert would fail for ever).
+		if !utf8.ValidString(text) || strings.IndexByte(text, 0) >= 0 {
+			return day, month, bad("text that is not UTF-8 or holds a NUL byte")
+		}
+	}
 	day, month, ok := calendar.Both(r.CallStart.UnixNano())
 	if !ok || r.CallStart.Year() > 9999 { // period keys have four-digit years
 		return day, month, bad("call start out of range")
 	}
 	return day, month, nil
+}
+
+const insertRecordSQL = `INSERT INTO inference_records
+	(id, team, api_key_id, user_id, model, input_tokens, cached_input_tokens, cache_write_tokens,
+	 cache_write_1h_tokens, output_tokens, call_start, day_key, month_key, estimated_cost)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+	ON CONFLICT (id) DO NOTHING`
+
+// Check reports why InsertRecord would refuse r (ErrInvalidRecord), or nil:
+// for a record kept elsewhere while the ledger cannot be reached.
+func (r *Record) Check() error {
+	_, _, err := r.validate()
+	return err
 }
 
 // InsertRecord stores a record once: a replayed or retried record (same
@@ -82,18 +104,61 @@ func (s *Ledger) InsertRecord(ctx context.Context, r Record) (inserted bool, err
 	if err != nil {
 		return false, err
 	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO inference_records
-		(id, team, api_key_id, user_id, model, input_tokens, cached_input_tokens, cache_write_tokens,
-		 cache_write_1h_tokens, output_tokens, call_start, day_key, month_key, estimated_cost)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-		ON CONFLICT (id) DO NOTHING`,
+	tag, err := s.pool.Exec(ctx, insertRecordSQL,
 		r.ID, r.Team, r.APIKey, r.User, r.Model, r.Usage.Input, r.Usage.CachedInput, r.Usage.CacheWrite,
 		r.Usage.CacheWrite1h, r.Usage.Output, r.CallStart, int32(day.Key), int32(month.Key), int64(r.Estimate))
 	if err != nil {
-		return false, err
+		return false, recordError(err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
+
+// InsertRecords stores records as InsertRecord does, each once by hold id,
+// in one round trip: the outbox drain's insert. A record already stored
+// (it reached the ledger by another path) inserts nothing; inserted counts
+// the new ones. An invalid record refuses the whole call before anything
+// is sent.
+func (s *Ledger) InsertRecords(ctx context.Context, rs []Record) (inserted int, err error) {
+	b := &pgx.Batch{}
+	for i := range rs {
+		r := &rs[i]
+		day, month, err := r.validate()
+		if err != nil {
+			return 0, fmt.Errorf("record %q: %w", r.ID, err)
+		}
+		b.Queue(insertRecordSQL, r.ID, r.Team, r.APIKey, r.User, r.Model, r.Usage.Input, r.Usage.CachedInput,
+			r.Usage.CacheWrite, r.Usage.CacheWrite1h, r.Usage.Output, r.CallStart, int32(day.Key), int32(month.Key),
+			int64(r.Estimate))
+	}
+	if b.Len() == 0 {
+		return 0, nil
+	}
+	br := s.pool.SendBatch(ctx, b)
+	for range rs {
+		tag, err := br.Exec()
+		if err != nil {
+			br.Close()
+			return 0, recordError(err)
+		}
+		inserted += int(tag.RowsAffected())
+	}
+	return inserted, br.Close()
+}
+
+// recordError makes a refusal of the database that no retry can cure (a
+// data exception or an integrity violation, such as a NUL byte in a text
+// column) an ErrInvalidRecord, so the record is refused rather than
+// retried, or kept waiting, for ever.
+func recordError(err error) error {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) && (strings.HasPrefix(pg.Code, "22") || strings.HasPrefix(pg.Code, "23")) {
+		return fmt.Errorf("%w: %s (%s)", ErrInvalidRecord, pg.Message, pg.Code)
+	}
+	return err
+}
+
+// Ping reports whether the database answers.
+func (s *Ledger) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
 
 // PutPrices stores a whole price list effective from the given instant:
 // calls started at or after it (until a later list) are charged at it.
@@ -206,6 +271,35 @@ func (s *Ledger) Aggregates(ctx context.Context, team, periodKey string) ([]Figu
 // counter to its aggregate plus this, so a refresh never forgets spend that
 // was admitted but not yet charged.
 func (s *Ledger) PendingEstimates(ctx context.Context, team, periodKey string) ([]Figure, error) {
+	return s.pendingEstimates(ctx, team, periodKey, "")
+}
+
+// unpricedCond selects the records a run could not price: they wait for
+// a price list that names their model (or has a default).
+const unpricedCond = " AND last_error = '" + ErrModelNotPriced + "'"
+
+// UnpricedEstimates is the part of PendingEstimates whose records the
+// worker found no price for, with how many such records the period holds
+// and their models: spend that stays pending until a price list covers it.
+func (s *Ledger) UnpricedEstimates(ctx context.Context, team, periodKey string) (figs []Figure, records int64, models []string, err error) {
+	figs, err = s.pendingEstimates(ctx, team, periodKey, unpricedCond)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	w, _ := calendar.ParseKey(periodKey)
+	col := "month_key"
+	if w.Period == calendar.Day {
+		col = "day_key"
+	}
+	err = s.pool.QueryRow(ctx, `SELECT count(*), coalesce(array_agg(DISTINCT model ORDER BY model), '{}') FROM inference_records
+		WHERE team = $1 AND `+col+` = $2 AND NOT processed`+unpricedCond, team, int32(w.Key)).Scan(&records, &models)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return figs, records, models, nil
+}
+
+func (s *Ledger) pendingEstimates(ctx context.Context, team, periodKey, cond string) ([]Figure, error) {
 	w, ok := calendar.ParseKey(periodKey)
 	if !ok {
 		return nil, ErrBadPeriodKey
@@ -214,21 +308,21 @@ func (s *Ledger) PendingEstimates(ctx context.Context, team, periodKey string) (
 	if w.Period == calendar.Month {
 		q = `SELECT scope, scope_id, 'month', sum(est)::bigint FROM (
 				SELECT 'team' AS scope, team AS scope_id, estimated_cost AS est FROM inference_records
-					WHERE team = $1 AND month_key = $2 AND NOT processed
+					WHERE team = $1 AND month_key = $2 AND NOT processed` + cond + `
 				UNION ALL
 				SELECT 'api_key', api_key_id, estimated_cost FROM inference_records
-					WHERE team = $1 AND month_key = $2 AND NOT processed AND api_key_id <> ''
+					WHERE team = $1 AND month_key = $2 AND NOT processed AND api_key_id <> ''` + cond + `
 				UNION ALL
 				SELECT 'user', user_id, estimated_cost FROM inference_records
-					WHERE team = $1 AND month_key = $2 AND NOT processed AND user_id <> ''
+					WHERE team = $1 AND month_key = $2 AND NOT processed AND user_id <> ''` + cond + `
 			) p GROUP BY scope, scope_id ORDER BY scope, scope_id`
 	} else {
 		q = `SELECT scope, scope_id, 'day', sum(est)::bigint FROM (
 				SELECT 'api_key' AS scope, api_key_id AS scope_id, estimated_cost AS est FROM inference_records
-					WHERE team = $1 AND day_key = $2 AND NOT processed AND api_key_id <> ''
+					WHERE team = $1 AND day_key = $2 AND NOT processed AND api_key_id <> ''` + cond + `
 				UNION ALL
 				SELECT 'user', user_id, estimated_cost FROM inference_records
-					WHERE team = $1 AND day_key = $2 AND NOT processed AND user_id <> ''
+					WHERE team = $1 AND day_key = $2 AND NOT processed AND user_id <> ''` + cond + `
 			) p GROUP BY scope, scope_id ORDER BY scope, scope_id`
 	}
 	rows, err := s.pool.Query(ctx, q, team, int32(w.Key))

@@ -102,3 +102,17 @@ func readEntries(ctx context.Context, q pgx.Tx, id int64) (models map[string]pri
 	}
 	return models, def, rows.Err()
 }
+
+// PriceListAt is the id of the list in effect at t: the latest whose
+// effective_from is at or before it (ok false when none is, and the worker
+// then prices nothing started at t).
+func (s *Ledger) PriceListAt(ctx context.Context, t time.Time) (id int64, ok bool, err error) {
+	err = s.pool.QueryRow(ctx, "SELECT id FROM price_lists WHERE effective_from <= $1 ORDER BY effective_from DESC LIMIT 1", t).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("ledger: price list in effect: %w", err)
+	}
+	return id, true, nil
+}

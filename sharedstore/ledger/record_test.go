@@ -97,6 +97,10 @@ func TestAnInvalidRecordIsRefusedBeforeTheDatabase(t *testing.T) {
 		{"negative output", func(r *Record) { r.Usage.Output = -1 }},
 		{"call start before 1970", func(r *Record) { r.CallStart = time.Unix(-1, 0) }},
 		{"call start unset", func(r *Record) { r.CallStart = time.Time{} }},
+		// PostgreSQL text cannot hold them: refused here, never retried
+		// (or kept in the outbox) for ever.
+		{"a NUL byte in the model", func(r *Record) { r.Model = "gpt\x00" }},
+		{"a user that is not UTF-8", func(r *Record) { r.User = "\xff" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,6 +109,10 @@ func TestAnInvalidRecordIsRefusedBeforeTheDatabase(t *testing.T) {
 			inserted, err := s.InsertRecord(context.Background(), r)
 			require.ErrorIs(t, err, ErrInvalidRecord)
 			require.False(t, inserted)
+			require.ErrorIs(t, r.Check(), ErrInvalidRecord)
+			n, err := s.InsertRecords(context.Background(), []Record{ok, r})
+			require.ErrorIs(t, err, ErrInvalidRecord, "the drain's batch refuses it too, before sending anything")
+			require.Zero(t, n)
 		})
 	}
 	require.Equal(t, int64(0), count(t, pool, "SELECT count(*) FROM inference_records"))

@@ -39,17 +39,36 @@ type Config struct {
 	Authority string // :authority of the calls
 	TimeoutMs uint32 // per call; 0 means 50
 	// RetryForNs bounds how long a failed settle or release is retried
-	// before it is dropped (the bucket then recovers by refill); 0 means 30 s.
+	// before it is dropped (the bucket then recovers by refill); 0 means
+	// DefaultRetryForNs.
 	RetryForNs int64
+	// Queue is the bound on waiting calls this store shares with the VM's
+	// other stores (a retired config's store still delivering); nil means
+	// a queue of its own.
+	Queue *Queue
 	// NewHoldID returns a fresh hold id of the form wire.ValidHoldID
 	// accepts, unique across the fleet; nil means 128 bits from the
 	// runtime's generator (seeded by the host's random_get).
 	NewHoldID func() string
 }
 
-// maxPending bounds the retry queue: while the service is down every ending
-// stream adds one entry, and memory must not grow with the outage.
-const maxPending = 4096
+// DefaultRetryForNs is how long a settlement is retried by default: ten
+// minutes, longer than a database failover or a sharedstore rollout, so a
+// record is dropped only by an outage of the service itself past that.
+const DefaultRetryForNs = 600_000_000_000
+
+// MaxWaiting bounds the calls waiting for a retry in one VM: while the
+// service is down every ending stream adds one (a few hundred bytes), and
+// memory must not grow with the outage. Past it the oldest call is dropped
+// and counted, one without an inference record first.
+const MaxWaiting = 10_000
+
+// Queue counts the calls waiting in the stores that share it; the zero
+// value is ready to use. It is used from the VM's thread only.
+type Queue struct{ waiting int }
+
+// Waiting is how many calls wait in the queue's stores.
+func (q *Queue) Waiting() int { return q.waiting }
 
 // Store is the remote sharedstore.Store. It is used from one VM thread only.
 type Store struct {
@@ -60,7 +79,10 @@ type Store struct {
 	hSettle  [][2]string
 	hRelease [][2]string
 	pending  []*pendingCall
-	dropped  uint64
+	// failing is true while the last answer of a call was a failure: a
+	// tick then sends one retry (a probe) instead of every due one.
+	failing bool
+	dropped uint64
 	// droppedRecords counts the dropped settlements that carried an
 	// inference record: spend the fleet ledger never heard of.
 	droppedRecords uint64
@@ -89,6 +111,11 @@ const (
 	backoffMaxNs  = 8_000_000_000
 )
 
+// retriesPerTick bounds the retries one tick sends while the service
+// answers, so a queue of thousands flushed after an outage does not hit it
+// (and the proxy's own limit on callouts in flight) at once.
+const retriesPerTick = 256
+
 func backoff(failures int) int64 {
 	if failures <= backoffFree {
 		return 0
@@ -112,7 +139,10 @@ func New(c Caller, cfg Config, now func() int64) *Store {
 		cfg.TimeoutMs = 50
 	}
 	if cfg.RetryForNs <= 0 {
-		cfg.RetryForNs = 30e9
+		cfg.RetryForNs = DefaultRetryForNs
+	}
+	if cfg.Queue == nil {
+		cfg.Queue = &Queue{}
 	}
 	if cfg.NewHoldID == nil {
 		cfg.NewHoldID = randomHoldID
@@ -232,15 +262,43 @@ func (s *Store) send(headers [][2]string, body []byte, record bool) {
 	if p.done {
 		return
 	}
-	if len(s.pending) >= maxPending {
+	q := s.cfg.Queue
+	if q.waiting >= MaxWaiting {
 		s.forgetDone()
 	}
-	if len(s.pending) >= maxPending {
-		s.drop(s.pending[0])
-		s.pending[0] = nil
-		s.pending = s.pending[1:]
+	if q.waiting >= MaxWaiting && !s.dropOldest() {
+		s.drop(p) // the VM's other stores hold every waiting call
+		return
 	}
 	s.pending = append(s.pending, p)
+	q.waiting++
+}
+
+// dropOldest drops this store's oldest waiting call without an inference
+// record, or else its oldest, to make room; false when it has none.
+func (s *Store) dropOldest() bool {
+	at := -1
+	for i, p := range s.pending {
+		if p.done {
+			continue
+		}
+		if !p.record {
+			at = i
+			break
+		}
+		if at < 0 {
+			at = i
+		}
+	}
+	if at < 0 {
+		return false
+	}
+	s.drop(s.pending[at])
+	copy(s.pending[at:], s.pending[at+1:])
+	s.pending[len(s.pending)-1] = nil
+	s.pending = s.pending[:len(s.pending)-1]
+	s.cfg.Queue.waiting--
+	return true
 }
 
 // attempt sends p once. A 2xx ends it; so does a 4xx other than 408 and
@@ -250,13 +308,15 @@ func (s *Store) attempt(p *pendingCall) {
 	err := s.c.Call(p.headers, p.body, s.cfg.TimeoutMs, func(status int, _ []byte, err error) {
 		p.inflight = false
 		if err == nil && (status >= 200 && status <= 299 || status >= 400 && status <= 499 && status != 408 && status != 429) {
-			p.done = true
+			p.done, s.failing = true, false
 			return
 		}
+		s.failing = true
 		p.failed(s.now())
 	})
 	if err != nil {
 		p.inflight = false
+		s.failing = true
 		p.failed(s.now())
 	}
 }
@@ -281,16 +341,31 @@ func (s *Store) forgetDone() {
 			kept = append(kept, p)
 		}
 	}
+	s.keep(kept)
+}
+
+// keep makes kept (a prefix of the queue's array) the queue.
+func (s *Store) keep(kept []*pendingCall) {
 	for i := len(kept); i < len(s.pending); i++ {
 		s.pending[i] = nil
 	}
+	s.cfg.Queue.waiting -= len(s.pending) - len(kept)
 	s.pending = kept
 }
 
-// Tick retries failed settle and release calls (with backoff, see
-// backoff) and drops those older than RetryForNs. Call it from the root context's on_tick.
+// Tick retries failed settle and release calls, oldest first, and drops
+// those older than RetryForNs. Each call backs off on its own (see
+// backoff); and while the last answer was a failure (the service down) a
+// tick sends one due retry, a probe, rather than every due one, so a queue
+// of thousands costs the proxy two callouts a second until the service is
+// back, then up to retriesPerTick a tick. Call it from the root context's
+// on_tick.
 func (s *Store) Tick() {
 	now := s.now()
+	budget := retriesPerTick
+	if s.failing {
+		budget = 1
+	}
 	kept := s.pending[:0]
 	for _, p := range s.pending {
 		switch {
@@ -301,7 +376,8 @@ func (s *Store) Tick() {
 			if p.inflight && now > p.sentAt+int64(s.cfg.TimeoutMs)*1_000_000+lostAfterNs {
 				p.inflight = false
 			}
-			if !p.inflight && now >= p.nextAt {
+			if !p.inflight && now >= p.nextAt && budget > 0 {
+				budget--
 				s.attempt(p)
 			}
 			if !p.done {
@@ -309,10 +385,7 @@ func (s *Store) Tick() {
 			}
 		}
 	}
-	for i := len(kept); i < len(s.pending); i++ {
-		s.pending[i] = nil
-	}
-	s.pending = kept
+	s.keep(kept)
 }
 
 // Pending is how many settle or release calls still wait for success.

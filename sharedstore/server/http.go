@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,14 +35,23 @@ type Config struct {
 	// stuck Redis answers 503 rather than holding filter callouts open.
 	RedisTimeout time.Duration
 	// Ledger, when set, stores the inference record every settlement with
-	// a spend part brings, before the postflight adds it to the cache; a
-	// settlement it cannot store is answered 503 and retried by the filter.
+	// a spend part brings, before the postflight adds it to the cache. A
+	// record it cannot store goes to the spend cache's Redis outbox, which
+	// RunOutbox drains into it; one neither can store is answered 503 and
+	// retried by the filter.
 	Ledger RecordStore
+	// LedgerTimeout bounds one record insert (default 500ms): a ledger
+	// slower than that has the record kept in the outbox instead, so a
+	// database that hangs does not hold settlements.
+	LedgerTimeout time.Duration
 }
 
-// RecordStore is the part of the ledger a settlement writes to.
+// RecordStore is the part of the ledger a settlement and the outbox drain
+// write to.
 type RecordStore interface {
 	InsertRecord(ctx context.Context, r ledger.Record) (inserted bool, err error)
+	InsertRecords(ctx context.Context, rs []ledger.Record) (inserted int, err error)
+	Ping(ctx context.Context) error
 }
 
 // maxBody bounds a request body: the largest valid plan (wire.MaxOps ops of
@@ -57,6 +67,15 @@ type Server struct {
 	timeout time.Duration
 	mux     *http.ServeMux
 	ledger  RecordStore
+	// ledgerTimeout bounds one insert; ledgerDown is set when the ledger
+	// failed one and cleared when the outbox drain finds it answering.
+	ledgerTimeout time.Duration
+	ledgerDown    atomic.Bool
+	// outboxSeen is set while the outbox may hold records (this replica
+	// kept one, or its last drain found some): a record inserted then is
+	// looked up there first, so a retried settlement whose first attempt
+	// was kept does not run its postflight twice.
+	outboxSeen atomic.Bool
 	// calls are the /v1 paths, for the mux and for Front.
 	calls map[string]route
 }
@@ -72,7 +91,10 @@ func New(c Config) *Server {
 	if c.RedisTimeout <= 0 {
 		c.RedisTimeout = 2 * time.Second
 	}
-	s := &Server{store: c.Buckets, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux(), ledger: c.Ledger}
+	if c.LedgerTimeout <= 0 {
+		c.LedgerTimeout = 500 * time.Millisecond
+	}
+	s := &Server{store: c.Buckets, auth: []byte("Bearer " + c.Token), m: newMetrics(c.Registry), log: c.Logger, timeout: c.RedisTimeout, mux: http.NewServeMux(), ledger: c.Ledger, ledgerTimeout: c.LedgerTimeout}
 	if c.Buckets != nil {
 		c.Buckets.onScript = s.m.script
 		if sc := c.Buckets.spend; sc != nil && sc.OnLoad == nil {

@@ -19,6 +19,9 @@ type metrics struct {
 	spendErrors *prometheus.CounterVec
 	dbErrors    *prometheus.CounterVec
 	overshoot   *prometheus.HistogramVec
+	// The outbox: records waiting for the ledger, and those drained.
+	outbox        prometheus.Gauge
+	outboxDrained prometheus.Counter
 	// series caches each (operation, outcome) pair's counter and histogram:
 	// resolving label values hashes them on every call, which showed in the
 	// service's profile. The pairs are a small fixed set.
@@ -55,7 +58,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}, []string{"script"})
 	m.spendErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tokenbudget_sharedstore_spend_cache_errors_total",
-		Help: "Spend cache failures by stage: preflight (lookup or load failed, answered unavailable), postflight (the counters missed a record until the worker's refresh).",
+		Help: "Spend cache failures by stage: preflight (lookup or load failed, answered unavailable), postflight (the counters missed a record until the worker's refresh), outbox (a record neither the ledger nor the outbox could take, answered 503; or one a drain dropped as unreadable).",
 	}, []string{"stage"})
 	m.dbErrors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tokenbudget_sharedstore_db_errors_total",
@@ -66,7 +69,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		Help:    "At a spend refusal, how far the usage had gone past the limit (USD), by scope: what concurrent calls admitted before the counters caught up.",
 		Buckets: []float64{0, .001, .01, .1, 1, 10, 100, 1000},
 	}, []string{"scope"})
-	reg.MustRegister(m.requests, m.latency, m.redisErrors, m.scripts, m.spendErrors, m.dbErrors, m.overshoot)
+	m.outbox = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "tokenbudget_sharedstore_spend_outbox_records",
+		Help: "Settlement records kept in the Redis outbox for the spend ledger, fleet-wide, as this replica's last drain counted them (every replica reports the same figure).",
+	})
+	m.outboxDrained = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "tokenbudget_sharedstore_spend_outbox_drained_total",
+		Help: "Outbox records this replica moved into the spend ledger (stored, or found already stored).",
+	})
+	reg.MustRegister(m.requests, m.latency, m.redisErrors, m.scripts, m.spendErrors, m.dbErrors, m.overshoot, m.outbox, m.outboxDrained)
 	return m
 }
 

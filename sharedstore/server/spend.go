@@ -115,8 +115,8 @@ func verdictOf(vd *spendcache.Verdict, sp *sharedstore.Spend) *wire.SpendVerdict
 	return v
 }
 
-// errLedgerDown is the settlement's answer while the ledger cannot take
-// records.
+// errLedgerDown is the settlement's answer while neither the ledger nor
+// the outbox can take records.
 var errLedgerDown = errors.New("spend ledger unavailable")
 
 // recordSpend stores a settlement's inference record once and, only when
@@ -124,7 +124,17 @@ var errLedgerDown = errors.New("spend ledger unavailable")
 // failed postflight is logged and counted but not an error, since a retry
 // would find the record stored and add nothing; the worker's refresh
 // repairs the counters. A record the ledger refuses as invalid is a
-// permanent error (400), any other failure errLedgerDown (503, retried).
+// permanent error (400).
+//
+// When the ledger cannot take the record (down, or slower than
+// LedgerTimeout), it is kept in the team's Redis outbox and the
+// settlement is taken all the same: its postflight runs at once, so limits
+// keep holding through the outage, and the drain (RunOutbox) moves it into
+// the ledger later. After one failure the records go to the outbox without
+// trying the ledger, until the drain finds the ledger answering again, so
+// an outage does not make every settlement wait for a timeout. Only when
+// the outbox cannot take it either (Redis failing too) is the answer
+// errLedgerDown (503, retried by the filter).
 func (s *Server) recordSpend(ctx context.Context, hold string, r *wire.SpendRecord) error {
 	day, month, ok := calendar.Both(r.Start)
 	if !ok || int64(day.Key) != r.Day || int64(month.Key) != r.Month {
@@ -132,20 +142,49 @@ func (s *Server) recordSpend(ctx context.Context, hold string, r *wire.SpendReco
 	}
 	rec := ledger.Record{ID: hold, Team: spendcache.TeamOf(r.Team), APIKey: r.APIKey, User: r.User, Model: r.Model,
 		Usage: r.Usage.Kinds(), CallStart: time.Unix(0, r.Start).UTC(), Estimate: money.Amount(r.CostNanoUSD)}
-	inserted, err := s.ledger.InsertRecord(ctx, rec)
-	if errors.Is(err, ledger.ErrInvalidRecord) {
+	cache := s.store.spend
+	keep := cache != nil && s.ledgerDown.Load()
+	var inserted bool
+	var err error
+	if !keep {
+		ictx, cancel := context.WithTimeout(ctx, s.ledgerTimeout)
+		inserted, err = s.ledger.InsertRecord(ictx, rec)
+		cancel()
+		if errors.Is(err, ledger.ErrInvalidRecord) {
+			return err
+		}
+		if err != nil {
+			s.m.dbErrors.WithLabelValues("insert_record").Inc()
+			if cache == nil {
+				s.log.Error("spend record not stored", "error", err)
+				return errLedgerDown
+			}
+			s.ledgerLost(err)
+			keep = true
+		}
+	} else if err := rec.Check(); err != nil {
 		return err
 	}
-	if err != nil {
-		s.m.dbErrors.WithLabelValues("insert_record").Inc()
-		s.log.Error("spend record not stored", "error", err)
-		return errLedgerDown
+	if keep {
+		s.outboxSeen.Store(true)
+		if inserted, err = cache.Keep(ctx, rec); err != nil {
+			s.m.spendErrors.WithLabelValues("outbox").Inc()
+			s.log.Error("spend record not stored: the ledger and the outbox both failed", "error", err)
+			return errLedgerDown
+		}
+	} else if inserted && cache != nil && s.outboxSeen.Load() {
+		// A retry of a settlement the outbox took (its answer was lost):
+		// the drain will find the record stored, and its estimate is
+		// counted already.
+		if kept, err := cache.InOutbox(ctx, rec.Team, rec.ID); err == nil && kept {
+			return nil
+		}
 	}
-	if !inserted || s.store.spend == nil {
+	if !inserted || cache == nil {
 		return nil
 	}
 	start := time.Now()
-	_, err = s.store.spend.Postflight(ctx, spendcache.Call{Team: r.Team, APIKey: r.APIKey, User: r.User,
+	_, err = cache.Postflight(ctx, spendcache.Call{Team: r.Team, APIKey: r.APIKey, User: r.User,
 		Day: day, Month: month, Estimate: rec.Estimate})
 	s.m.script("postflight", start)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
@@ -149,33 +150,85 @@ func TestAWorkerStoppedBetweenCommitAndRefreshIsRepairedByTheNextRun(t *testing.
 	require.Equal(t, money.Amount(3_000_000), got)
 }
 
-func TestWhileTheLedgerIsDownSettlementsAre503AndNothingIsLostOnceItReturns(t *testing.T) {
-	e := newEnv(t, false)
-	now := utc(t, "2026-09-08T12:00:00Z")
-	se := newSpendEnv(t, e, now)
-	se.prices(t, utc(t, "2026-01-01T00:00:00Z"), "1", "1")
-	c := spender{team: uniq("team"), key: "k-1", limits: map[spend.Slot]string{spend.KeyMonth: "10"}}
-	sp := c.spendAt(t, now)
-	a := se.admit(t, sp) // warm
+// A PostgreSQL outage, cut behind a TCP gate: settlements are kept in the
+// Redis outbox and answered as taken, their estimates reach the counters at
+// once (so the limit still refuses), a record sent twice is kept once, a
+// refresh before the drain forgets none of them, and the drain stores each
+// once, oldest first, even one that reached the ledger by another path
+// (whose postflight does not run twice).
+func TestAPostgreSQLOutageLosesNoRecordAndTheLimitsKeepHolding(t *testing.T) {
+	for _, e := range envs(t) {
+		t.Run(e.name, func(t *testing.T) {
+			ctx := context.Background()
+			now := utc(t, "2026-09-08T12:00:00Z")
+			se, gate := newGatedSpendEnv(t, e, now)
+			se.prices(t, utc(t, "2026-01-01T00:00:00Z"), "1", "1")
+			c := spender{team: uniq("team"), key: "k-1", limits: map[spend.Slot]string{spend.KeyMonth: "0.25"}}
+			sp := c.spendAt(t, now)
+			holds := []string{se.admit(t, sp).hold, se.admit(t, sp).hold, se.admit(t, sp).hold} // warm
 
-	down := pgDown(t, se)
-	st, hdr := se.settle(t, a.hold, sp, "0.10", usage.Kinds{Input: 1000})
-	require.Equal(t, http.StatusServiceUnavailable, st)
-	require.Equal(t, "5", hdr.Get("Retry-After"))
-	warm := se.admit(t, sp)
-	require.NoError(t, warm.err, "a warm cache admits without the ledger")
-	require.True(t, warm.out.Admitted())
-	cold := se.admit(t, spender{team: uniq("team"), key: "k", limits: map[spend.Slot]string{spend.KeyDay: "1"}}.spendAt(t, now))
-	require.Equal(t, http.StatusOK, cold.status)
-	require.ErrorIs(t, cold.err, limit.ErrSpendUnavailable, "a cold team cannot be checked: unavailable, never unlimited")
+			gate.Cut()
+			for i, h := range holds {
+				st, _ := se.settle(t, h, sp, "0.10", usage.Kinds{Input: 1000 * int64(i+1)})
+				require.Equal(t, http.StatusOK, st, "the outbox takes the record")
+			}
+			st, _ := se.settle(t, holds[0], sp, "0.10", usage.Kinds{Input: 1000})
+			require.Equal(t, http.StatusOK, st, "a retried settlement")
+			got, _ := se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
+			require.Equal(t, usdAmount(t, "0.30"), got, "the postflight ran once per record, during the outage")
+			a := se.admit(t, sp)
+			require.NoError(t, a.err)
+			require.False(t, a.out.Admitted(), "the $0.25 limit holds while the ledger is down")
 
-	down()
-	st, _ = se.settle(t, a.hold, sp, "0.10", usage.Kinds{Input: 1000})
-	require.Equal(t, http.StatusOK, st, "the filter's retry lands")
-	got, _ := se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
-	require.Equal(t, usdAmount(t, "0.10"), got)
-	se.runWorker(t)
-	require.Equal(t, money.Amount(1_000_000), se.aggregate(t, c.team, spend.APIKey, "k-1", sp.Month))
+			moved, left, err := se.srv.DrainOutbox(ctx)
+			require.NoError(t, err, "a drain while the ledger is down only counts")
+			require.Zero(t, moved)
+			require.Equal(t, int64(3), left)
+			require.Equal(t, 3.0, outboxGauge(t, se.srv))
+
+			gate.Open()
+			// The filter's retry of the oldest record reached the ledger
+			// directly (another replica) before the drain.
+			first := ledger.Record{ID: holds[0], Team: c.team, APIKey: "k-1", Model: "m", Usage: usage.Kinds{Input: 1000},
+				CallStart: now, Estimate: usdAmount(t, "0.10")}
+			_, err = se.led.InsertRecord(ctx, first)
+			require.NoError(t, err)
+			// The second record's retry reaches a replica that finds the
+			// ledger up: stored there, its estimate not counted again.
+			se.srv.ledgerDown.Store(false)
+			st, _ = se.settle(t, holds[1], sp, "0.10", usage.Kinds{Input: 2000})
+			require.Equal(t, http.StatusOK, st)
+			got, _ = se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
+			require.Equal(t, usdAmount(t, "0.30"), got, "a retry of a kept record runs no second postflight")
+			se.runWorker(t) // charges those two; refreshes with the outbox counted
+			got, _ = se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
+			require.Equal(t, money.Amount(3_000_000)+usdAmount(t, "0.30"), got,
+				"a refresh before the drain keeps the outbox's estimates (a record in both places counts twice until the drain: never too little)")
+
+			moved, left, err = se.srv.DrainOutbox(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 3, moved)
+			require.Zero(t, left)
+			require.Zero(t, outboxGauge(t, se.srv))
+			var n int
+			require.NoError(t, se.pool.QueryRow(ctx, "SELECT count(*) FROM inference_records WHERE team = $1", c.team).Scan(&n))
+			require.Equal(t, 3, n, "each record once")
+			se.runWorker(t)
+			require.Equal(t, money.Amount(6_000_000), se.aggregate(t, c.team, spend.APIKey, "k-1", sp.Month), "1000+2000+3000 tokens at $1/M")
+			got, _ = se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
+			require.Equal(t, money.Amount(6_000_000), got, "the counter is its aggregate (nothing pending)")
+			teams, err := se.cache.OutboxTeams(ctx)
+			require.NoError(t, err)
+			require.NotContains(t, teams, c.team, "an empty outbox leaves the drain's list")
+		})
+	}
+}
+
+// outboxGauge reads the service's tokenbudget_sharedstore_spend_outbox_records.
+func outboxGauge(t *testing.T, s *Server) float64 {
+	var m dto.Metric
+	require.NoError(t, s.m.outbox.Write(&m))
+	return m.GetGauge().GetValue()
 }
 
 func TestConcurrentMissesOfOneTeamReadTheLedgerOnce(t *testing.T) {
@@ -430,4 +483,39 @@ func TestRedisDownAnswers503WithOrWithoutASpendPart(t *testing.T) {
 	sp := spender{team: "t", key: "k", limits: map[spend.Slot]string{spend.KeyDay: "1"}}.spendAt(t, now)
 	a := se.admit(t, sp)
 	require.Equal(t, http.StatusServiceUnavailable, a.status, "the store's own outage: the filter's fallback policy decides, as for tokens")
+}
+
+// A ledger that hangs (its network stalled behind the gate) does not hold
+// settlements: the insert gives up at LedgerTimeout, the record waits in
+// the outbox, and the next settlements go there without trying the ledger,
+// until the drain finds it answering and stores each record once.
+func TestALedgerThatHangsDoesNotHoldSettlements(t *testing.T) {
+	ctx := context.Background()
+	now := utc(t, "2026-09-08T12:00:00Z")
+	se, gate := newGatedSpendEnv(t, newEnv(t, false), now)
+	c := spender{team: uniq("team"), key: "k-1", limits: map[spend.Slot]string{spend.KeyMonth: "10"}}
+	sp := c.spendAt(t, now)
+	holds := []string{se.admit(t, sp).hold, se.admit(t, sp).hold}
+
+	gate.Stall()
+	for _, h := range holds {
+		st, _ := se.settle(t, h, sp, "0.10", usage.Kinds{Input: 1000})
+		require.Equal(t, http.StatusOK, st)
+	}
+	n, err := se.cache.OutboxLen(ctx, spendcache.TeamOf(c.team))
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n)
+	got, _ := se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
+	require.Equal(t, usdAmount(t, "0.20"), got)
+	require.True(t, se.srv.ledgerDown.Load(), "after the first timeout the ledger is not tried per settlement")
+
+	gate.Open()
+	moved, left, err := se.srv.DrainOutbox(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, moved)
+	require.Zero(t, left)
+	require.False(t, se.srv.ledgerDown.Load())
+	var records int
+	require.NoError(t, se.pool.QueryRow(ctx, "SELECT count(*) FROM inference_records WHERE team = $1", c.team).Scan(&records))
+	require.Equal(t, 2, records)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
@@ -61,6 +62,7 @@ type spendEnv struct {
 	dbURL  string
 	cache  *spendcache.Cache
 	store  *Buckets
+	srv    *Server
 	http   *httptest.Server
 	worker *spendworker.Worker
 }
@@ -69,8 +71,20 @@ const spendToken = testToken
 
 func newSpendEnv(t testing.TB, e env, now time.Time) *spendEnv {
 	t.Helper()
+	return newSpendEnvOn(t, e, now, pgtest.Database(t))
+}
+
+// newGatedSpendEnv is a spendEnv whose service and worker reach the
+// ledger through a gate the test can cut.
+func newGatedSpendEnv(t testing.TB, e env, now time.Time) (*spendEnv, *pgtest.Gate) {
+	t.Helper()
+	url, gate := pgtest.Gated(t, pgtest.Database(t))
+	return newSpendEnvOn(t, e, now, url), gate
+}
+
+func newSpendEnvOn(t testing.TB, e env, now time.Time, url string) *spendEnv {
+	t.Helper()
 	ctx := context.Background()
-	url := pgtest.Database(t)
 	pool, err := pgxpool.New(ctx, url)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -80,9 +94,10 @@ func newSpendEnv(t testing.TB, e env, now time.Time) *spendEnv {
 	clk := &clock{t: now}
 	cache := spendcache.New(e.c, led, spendcache.Options{Now: clk.Now})
 	store := NewBuckets(e.c, Options{Spend: cache})
-	srv := serve(t, New(Config{Buckets: store, Token: spendToken, Ledger: led.Ledger}))
+	h := New(Config{Buckets: store, Token: spendToken, Ledger: led.Ledger, Registry: prometheus.NewRegistry()})
+	srv := serve(t, h)
 	w := spendworker.New(led.Ledger, cache, spendworker.Options{Now: clk.Now})
-	return &spendEnv{env: e, clock: clk, led: led, pool: pool, dbURL: url, cache: cache, store: store, http: srv, worker: w}
+	return &spendEnv{env: e, clock: clk, led: led, pool: pool, dbURL: url, cache: cache, store: store, srv: h, http: srv, worker: w}
 }
 
 func utc(t *testing.T, s string) time.Time {

@@ -15,7 +15,8 @@ import (
 )
 
 // Load answers a preflight miss: it reads the team's policies, balance and
-// the figures of the call's periods from the ledger, fills the keys that
+// the figures of the call's periods from the ledger (the outbox's records
+// counted as pending, see snapshot), fills the keys that
 // are absent (never one that is present, and never a closed period's) and
 // returns the ledger's view of the call, for the preflight to run again
 // with. Concurrent misses of one team and periods share one ledger read,
@@ -31,7 +32,7 @@ func (c *Cache) Load(ctx context.Context, sp *limit.Spend) (*Figures, error) {
 		// it still get an answer; it has its own bound.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		snap, err := c.l.Snapshot(lctx, team, []calendar.Window{sp.Day, sp.Month})
+		snap, err := c.snapshot(lctx, team, []calendar.Window{sp.Day, sp.Month})
 		if c.OnLoad != nil {
 			c.OnLoad(time.Since(start), err)
 		}

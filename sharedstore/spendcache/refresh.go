@@ -17,7 +17,8 @@ const refreshChunk = 256
 
 // Refresh rewrites the team's cached counters of the current day and month
 // (by the cache's clock) and its balance to the ledger's figures: confirmed
-// aggregate plus the estimates not yet charged, never a charge on top of an
+// aggregate plus the estimates not yet charged (the outbox's included),
+// never a charge on top of an
 // estimate. Only present keys are set; closed periods are left to the
 // ledger. The worker calls it after each commit and on every run, so a
 // refresh that failed (or a worker stopped before it) is repaired by the
@@ -28,7 +29,7 @@ func (c *Cache) Refresh(ctx context.Context, team string) (set int, err error) {
 	if !ok {
 		return 0, errs.New("spendcache: clock before 1970")
 	}
-	snap, err := c.l.Snapshot(ctx, team, []calendar.Window{day, month})
+	snap, err := c.snapshot(ctx, team, []calendar.Window{day, month})
 	if err != nil {
 		return 0, errs.Wrap("spend refresh of team "+strconv.Quote(team), err)
 	}

@@ -13,6 +13,7 @@ package spendworker
 import (
 	"context"
 	"log/slog"
+	"sort"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -100,12 +101,14 @@ func (w *Worker) RunOnce(ctx context.Context) (st Stats, err error) {
 		return st, err
 	}
 	var first error
+	unpriced := map[string]int{}
+	defer w.logUnpriced(unpriced)
 	for _, team := range teams {
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
 		st.Teams++
-		busy, err := w.charge(ctx, team, &st)
+		busy, err := w.charge(ctx, team, &st, unpriced)
 		if err != nil {
 			w.m.dbErrors.Inc()
 			w.o.Logger.Error("spend worker could not charge a team", "team", team, "error", err)
@@ -137,8 +140,28 @@ func (w *Worker) RunOnce(ctx context.Context) (st Stats, err error) {
 	return st, first
 }
 
-// charge runs the team's batches until none is full (at most MaxBatches).
-func (w *Worker) charge(ctx context.Context, team string, st *Stats) (busy bool, err error) {
+// FixPricesRequest is the request an operator sends to price a model the
+// ledger's price list lacks, as the worker's log gives it.
+const FixPricesRequest = `PUT /v1/admin/prices {"effective_from":"<RFC 3339, at or before the records' calls>","pricing":{"<model>":{"input":"…","output":"…"}}} (the plugin config's pricing section; a "default" entry prices every model)`
+
+// logUnpriced says once per run, per model, how many of its records found
+// no price, and the request that prices them: until then they stay
+// pending at their estimates, never charged.
+func (w *Worker) logUnpriced(models map[string]int) {
+	names := make([]string, 0, len(models))
+	for m := range models {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	for _, m := range names {
+		w.o.Logger.Warn("spend records wait for a price: the ledger's price list has no entry for their model and no default",
+			"model", m, "records", models[m], "fix", FixPricesRequest)
+	}
+}
+
+// charge runs the team's batches until none is full (at most MaxBatches),
+// counting the records of each model it found no price for in unpriced.
+func (w *Worker) charge(ctx context.Context, team string, st *Stats, unpriced map[string]int) (busy bool, err error) {
 	for i := 0; i < w.o.MaxBatches; i++ {
 		start := time.Now()
 		res, err := w.lw.RunTeam(ctx, team)
@@ -162,6 +185,9 @@ func (w *Worker) charge(ctx context.Context, team string, st *Stats) (busy bool,
 		w.m.unpriced.Add(float64(len(res.Unpriced)))
 		st.Charged += len(res.Charged)
 		st.Unpriced += len(res.Unpriced)
+		for _, u := range res.Unpriced {
+			unpriced[u.Model]++
+		}
 		if !res.Full || len(res.Charged) == 0 {
 			return false, nil
 		}

@@ -1,7 +1,10 @@
 package spendworker
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -32,7 +35,9 @@ func TestTheWorkerReportsItsLagAndTheEstimateError(t *testing.T) {
 	now := time.Now()
 	later := func() time.Time { return now.Add(time.Hour) }
 	reg := prometheus.NewRegistry()
-	w := New(led, spendcache.New(rdb, led, spendcache.Options{Now: later}), Options{Now: later, Registry: reg})
+	var logs bytes.Buffer
+	w := New(led, spendcache.New(rdb, led, spendcache.Options{Now: later}), Options{Now: later, Registry: reg,
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 
 	one, err := money.ParsePrice("1")
 	require.NoError(t, err)
@@ -43,19 +48,33 @@ func TestTheWorkerReportsItsLagAndTheEstimateError(t *testing.T) {
 		{ID: "priced", Team: "t", APIKey: "k", Model: "m", Usage: usage.Kinds{Input: 1000}, CallStart: now, Estimate: 1_500_000},
 		// no price: it stays pending, and the lag is its age
 		{ID: "unpriced", Team: "t", APIKey: "k", Model: "nope", Usage: usage.Kinds{Input: 1}, CallStart: now, Estimate: 1},
+		{ID: "unpriced-2", Team: "t", APIKey: "k", Model: "nope", Usage: usage.Kinds{Input: 1}, CallStart: now, Estimate: 1},
+		{ID: "unpriced-3", Team: "u", APIKey: "k", Model: "nope", Usage: usage.Kinds{Input: 1}, CallStart: now, Estimate: 1},
 	} {
 		_, err := led.InsertRecord(ctx, r)
 		require.NoError(t, err)
 	}
 	st, err := w.RunOnce(ctx)
 	require.NoError(t, err)
-	require.Equal(t, Stats{Teams: 1, Charged: 1, Unpriced: 1, Refreshed: 1}, st)
+	require.Equal(t, Stats{Teams: 2, Charged: 1, Unpriced: 3, Refreshed: 2}, st)
+	var lines []map[string]any
+	for _, l := range bytes.Split(bytes.TrimSpace(logs.Bytes()), []byte("\n")) {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(l, &m))
+		if m["model"] != nil {
+			lines = append(lines, m)
+		}
+	}
+	require.Len(t, lines, 1, "one line per unpriced model per run, whatever its teams and records: %s", logs.String())
+	require.Equal(t, "nope", lines[0]["model"])
+	require.Equal(t, float64(3), lines[0]["records"])
+	require.Contains(t, lines[0]["fix"], "PUT /v1/admin/prices")
 	m := gather(t, reg)
 	require.InDelta(t, 3600, m["tokenbudget_spend_worker_lag_seconds"].GetGauge().GetValue(), 60, "the unpriced record has waited an hour by the worker's clock")
 	h := m["tokenbudget_spend_estimate_error_usd"].GetHistogram()
 	require.Equal(t, uint64(1), h.GetSampleCount())
 	require.InDelta(t, 0.0005, h.GetSampleSum(), 1e-12, "estimate − charge")
-	require.Equal(t, 1.0, m["tokenbudget_spend_worker_records_unpriced_total"].GetCounter().GetValue())
+	require.Equal(t, 3.0, m["tokenbudget_spend_worker_records_unpriced_total"].GetCounter().GetValue())
 }
 
 // gather is each unlabelled series of reg by name.

@@ -96,6 +96,7 @@ func run(args []string) error {
 		defer pool.Close()
 		opts.Spend = newSpendCache(client, ledgerStore)
 		cfg.Ledger = ledgerStore
+		go noticePrices(ctx, ledgerStore, log, 5*time.Second)
 	}
 	store := server.NewBuckets(client, opts)
 	cfg.Buckets = store
@@ -113,7 +114,11 @@ func run(args []string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	log.Info("sharedstore listening", "listen", *listen, "redis", redactURL(*redisURL), "admin_api", adminAPI != nil)
-	return serve(ctx, l, server.New(cfg), adminAPI)
+	h := server.New(cfg)
+	// Settlements the ledger could not take wait in the Redis outbox; the
+	// drain moves them into it once it answers.
+	go h.RunOutbox(ctx, time.Second)
+	return serve(ctx, l, h, adminAPI)
 }
 
 // serve answers on l until ctx ends, then shuts down, letting calls under

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,4 +36,28 @@ func openLedger(ctx context.Context, url string, maxConns int) (*pgxpool.Pool, *
 // newSpendCache is the spend cache on the service's Redis over the ledger.
 func newSpendCache(c redis.UniversalClient, l *ledger.Ledger) *spendcache.Cache {
 	return spendcache.New(c, l, spendcache.Options{})
+}
+
+// noticePrices says once in the log when the ledger has no price list in
+// effect: the worker then prices no record, and every one waits as pending
+// at its estimate. It asks until the ledger answers (every retry), so a
+// database that is down at start is asked again when it is back.
+func noticePrices(ctx context.Context, led *ledger.Ledger, log *slog.Logger, retry time.Duration) {
+	for {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, ok, err := led.PriceListAt(qctx, time.Now())
+		cancel()
+		if err == nil {
+			if !ok {
+				log.Warn("the spend ledger has no price list in effect: the worker prices no record, and every one stays pending at its estimate until one is put",
+					"fix", "PUT /v1/admin/prices with the plugin config's pricing section, e.g. curl -X PUT -H 'Authorization: Bearer <admin token>' --data-binary @prices.json http://<sharedstore>/v1/admin/prices")
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(retry):
+		}
+	}
 }
