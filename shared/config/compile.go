@@ -71,7 +71,7 @@ func (c *Config) Compile() (*Runtime, error) {
 			Token:            r.Token,
 			TimeoutMS:        intOr(r.TimeoutMS, DefaultRedisTimeoutMS),
 			FallbackToMemory: boolOr(r.FallbackToMemory, defaultFallbackToMemory),
-			FleetSpend:       rt.Storage == StorageRedis && boolOr(r.FleetSpend, false),
+			FleetSpend:       rt.Storage == StorageRedis && len(c.Pricing) > 0 && boolOr(r.FleetSpend, true),
 		}
 	} else {
 		rt.Redis = RedisSettings{TimeoutMS: DefaultRedisTimeoutMS, FallbackToMemory: defaultFallbackToMemory}

@@ -94,7 +94,7 @@ type Redis struct {
 	Token            string `json:"token,omitempty" desc:"bearer token for sharedstore (never logged)"`
 	TimeoutMS        *Int   `json:"timeout_ms,omitempty" desc:"call timeout in ms (default 50, > 0)"`
 	FallbackToMemory *bool  `json:"fallback_to_memory,omitempty" desc:"when sharedstore is unreachable: true (default) admit on local buckets, false answer 503"`
-	FleetSpend       *bool  `json:"fleet_spend,omitempty" desc:"true: every request (priced by the pricing section) is checked against the spend limits and balances stored in sharedstore's ledger, even without a spend limit here; default false"`
+	FleetSpend       *bool  `json:"fleet_spend,omitempty" desc:"default true with storage redis and a pricing section: every request (priced by the pricing section) is checked against the spend limits and balances stored in sharedstore's ledger (its admin API), even without a spend limit here; false opts out, so those limits and balances do not apply to this filter's requests"`
 }
 
 // APIKey is one known key. Key is the raw key or sha256:<64 hex>; a raw key
