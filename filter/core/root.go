@@ -143,6 +143,7 @@ func (r *Root) OnConfigure(raw []byte) bool {
 		r.host.Log(abi.LogWarn, "tokenbudget: config warning: "+w)
 	}
 	localStore := local.New(newSharedData(r.host), r.host.NowNanos, rt.MaxBuckets)
+	localStore.SetRefundBatching(rt.RefundBatching)
 	var store sharedstore.Store = localStore
 	r.remote = nil
 	if rt.Storage == config.StorageRedis {
@@ -183,8 +184,8 @@ func (r *Root) OnConfigure(raw []byte) bool {
 }
 
 // OnTick hands the root's pending metric increments to the host, writes
-// the shared-data store's pending refunds (other workers see a refund at
-// most one tick late), retries the VM's undelivered settlements and
+// the shared-data store's pending refunds (with refund_batching other
+// workers see a refund at most one tick late), retries the VM's undelivered settlements and
 // releases, and forgets the fleet store of a deleted root once it has
 // nothing left to send.
 func (r *Root) OnTick() {

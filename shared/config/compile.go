@@ -50,6 +50,7 @@ func (c *Config) Compile() (*Runtime, error) {
 		DefaultOutputTokens:  intOr(c.TokenBudget.DefaultOutputTokens, DefaultOutputTokens),
 		InjectStreamUsage:    boolOr(c.TokenBudget.InjectStreamUsage, defaultInjectStreamUsage),
 		ReleaseCutStreams:    c.TokenBudget.OnCutStream == CutStreamRelease,
+		RefundBatching:       boolOr(c.TokenBudget.RefundBatching, false),
 		SkipUncoveredOverage: c.TokenBudget.OnUncoveredOverage == OverageSkip,
 		RefuseMissingKeys:    c.Identity.MissingAPIKey == MissingKeyRefuse,
 		RefuseUnknownKeys:    c.Identity.UnknownAPIKeys == UnknownKeyRefuse,

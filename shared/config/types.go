@@ -60,13 +60,17 @@ type Limits struct {
 // RateLimitSettings is one dimension's limits. Every field is optional and
 // 0 means unlimited.
 type RateLimitSettings struct {
-	RequestsPerSecond  *Float `json:"requests_per_second,omitempty" desc:"request rate (fractions allowed); 0 = unlimited"`
-	BurstCapacity      *Int   `json:"burst_capacity,omitempty" desc:"request bucket size; raised to one second of the rate when smaller"`
-	RequestsPerMinute  *Int   `json:"requests_per_minute,omitempty" desc:"0 = unlimited"`
-	RequestsPerDay     *Int   `json:"requests_per_day,omitempty" desc:"0 = unlimited"`
-	TokensPerMinute    *Int   `json:"tokens_per_minute,omitempty" desc:"minute token budget (capacity one minute of the rate); 0 = unlimited"`
-	TokensPerDay       *Int   `json:"tokens_per_day,omitempty" desc:"day token budget (leaky bucket, no midnight reset); 0 = unlimited"`
-	ConcurrentRequests *Int   `json:"concurrent_requests,omitempty" desc:"requests in flight; 0 = unlimited"`
+	RequestsPerSecond *Float `json:"requests_per_second,omitempty" desc:"request rate (fractions allowed); 0 = unlimited"`
+	BurstCapacity     *Int   `json:"burst_capacity,omitempty" desc:"request bucket size; raised to one second of the rate when smaller"`
+	// WindowDuration is accepted because the specification lists it beside
+	// the request rate; request buckets refill continuously and token
+	// budgets have fixed periods, so it has no effect (a warning says so).
+	WindowDuration     *Duration `json:"window_duration,omitempty" desc:"accepted for compatibility: a duration (\"60s\") or a number of seconds; it has no effect (requests refill continuously at requests_per_second, token budgets are per minute and day), and config validate warns"`
+	RequestsPerMinute  *Int      `json:"requests_per_minute,omitempty" desc:"0 = unlimited"`
+	RequestsPerDay     *Int      `json:"requests_per_day,omitempty" desc:"0 = unlimited"`
+	TokensPerMinute    *Int      `json:"tokens_per_minute,omitempty" desc:"minute token budget (capacity one minute of the rate); 0 = unlimited"`
+	TokensPerDay       *Int      `json:"tokens_per_day,omitempty" desc:"day token budget (leaky bucket, no midnight reset); 0 = unlimited"`
+	ConcurrentRequests *Int      `json:"concurrent_requests,omitempty" desc:"requests in flight; 0 = unlimited"`
 	// Mode "shadow" makes this dimension count and log would-be refusals
 	// instead of refusing; absent follows rate_limiting.mode.
 	Mode string `json:"mode,omitempty" desc:"enforce or shadow for this dimension (default: rate_limiting.mode)" enum:"enforce,shadow"`
@@ -171,6 +175,9 @@ type TokenBudgetSettings struct {
 	// "debt" (default) charges all of it, the level going below zero until
 	// refill repays it; "skip" consumes nothing from that bucket.
 	OnUncoveredOverage string `json:"on_uncovered_overage,omitempty" desc:"debt (default): an overage is charged whole, the bucket may go below zero; skip: an overage the bucket cannot cover consumes nothing" enum:"debt,skip"`
-	CacheHitHeader     string `json:"cache_hit_header,omitempty" desc:"response header marking a cache hit (default x-cache)"`
-	CacheHitValue      string `json:"cache_hit_value,omitempty" desc:"value of cache_hit_header meaning a hit (default HIT)"`
+	// RefundBatching trades how soon other workers see a refund for
+	// shared-data traffic (BENCHMARKS.md, "Refunds at settlement").
+	RefundBatching *bool  `json:"refund_batching,omitempty" desc:"false (default): a refund (usage under the reservation, a released hold) is written to shared data at settlement, so every worker sees it at once; true: it waits in the worker VM for the bucket's next admission there or the 500 ms tick, halving the shared-data calls per request (about half the lock traffic on Envoy's one shared-data mutex), while other workers see the bucket up to 500 ms without it (stricter, never looser)"`
+	CacheHitHeader string `json:"cache_hit_header,omitempty" desc:"response header marking a cache hit (default x-cache)"`
+	CacheHitValue  string `json:"cache_hit_value,omitempty" desc:"value of cache_hit_header meaning a hit (default HIT)"`
 }

@@ -20,6 +20,8 @@ func (c *Config) Warnings() []string {
 		}
 	}
 
+	w = append(w, c.windowDurationWarnings()...)
+
 	minuteSet, daySet := c.dimensionBudgets()
 	hint := rl.BudgetDivision != nil && rl.BudgetDivision.Replicas != nil
 	var shareMin, shareDay bool
@@ -92,6 +94,34 @@ func (c *Config) Warnings() []string {
 	}
 	w = append(w, c.spendWarnings()...)
 	w = append(w, c.fleetSpendWarnings()...)
+	return w
+}
+
+// windowDurationWarnings name every window_duration written: it loads, and
+// does nothing.
+func (c *Config) windowDurationWarnings() []string {
+	var w []string
+	see := func(path string, s *RateLimitSettings) {
+		if s != nil && s.WindowDuration != nil {
+			w = append(w, path+".window_duration: has no effect: a request rate refills continuously at requests_per_second"+
+				" up to burst_capacity, and token budgets have fixed periods (tokens_per_minute, tokens_per_day)")
+		}
+	}
+	l := &c.RateLimiting.Limits
+	for _, d := range []struct {
+		name string
+		s    *RateLimitSettings
+	}{{"global", l.Global}, {"per_client", l.PerClient}, {"per_api_key", l.PerAPIKey}, {"per_user", l.PerUser},
+		{"per_team", l.PerTeam}, {"per_backend", l.PerBackend}} {
+		see("rate_limiting.limits."+d.name, d.s)
+	}
+	for _, name := range sortedMapKeys(l.PerModel) {
+		s := l.PerModel[name]
+		see(mapPath("rate_limiting.limits.per_model", name), &s)
+	}
+	for _, tier := range sortedMapKeys(c.RateLimiting.TierOverrides) {
+		see(joinPath(mapPath("rate_limiting.tier_overrides", tier), "per_api_key"), c.RateLimiting.TierOverrides[tier].PerAPIKey)
+	}
 	return w
 }
 
