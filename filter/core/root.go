@@ -45,6 +45,9 @@ type Root struct {
 	// local is this config's shared-data store, store itself or the
 	// fallback's local side: its pending refunds are flushed on the tick.
 	local *local.Store
+	// levels writes the gauges of the buckets no tenant owns on the tick,
+	// nil when the config has none in shared data.
+	levels *levelGauges
 	// remote is this config's fleet store, nil under storage "memory".
 	remote  *remote.Store
 	deleted bool
@@ -175,6 +178,7 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	r.rt = rt
 	r.store = store
 	r.local = localStore
+	r.levels = levelsFor(r.host, rt)
 	r.anyClamp = false
 	for _, m := range rt.Models {
 		r.anyClamp = r.anyClamp || m.Clamp
@@ -192,6 +196,7 @@ func (r *Root) OnTick() {
 	r.metrics.flush()
 	if r.local != nil {
 		r.local.Flush()
+		r.levels.write(r.local)
 	}
 	kept := vm.remotes[:0]
 	for _, rem := range vm.remotes {
