@@ -178,7 +178,7 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	r.rt = rt
 	r.store = store
 	r.local = localStore
-	r.levels = levelsFor(r.host, rt)
+	r.levels = levelsFor(r.host, rt, r.remote)
 	r.anyClamp = false
 	for _, m := range rt.Models {
 		r.anyClamp = r.anyClamp || m.Clamp
@@ -196,8 +196,8 @@ func (r *Root) OnTick() {
 	r.metrics.flush()
 	if r.local != nil {
 		r.local.Flush()
-		r.levels.write(r.local)
 	}
+	r.levels.write(r.local)
 	kept := vm.remotes[:0]
 	for _, rem := range vm.remotes {
 		rem.store.Tick()

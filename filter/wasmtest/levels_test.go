@@ -1,10 +1,15 @@
 package wasmtest
 
 import (
+	"net/http/httptest"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
+	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
+	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 )
 
 // The gauge rate_limit_tokens_remaining reports, on the tick, the level of
@@ -55,12 +60,48 @@ func TestTheTokensRemainingGaugeReportsTheBucketsNoTenantOwnsOnTheTick(t *testin
 	require.NotContains(t, text, "sk-gauge")
 }
 
-// Under storage "redis" shared data holds only the fallback buckets, not the
-// level every replica sees, so the gauge is not written from it.
-func TestTheTokensRemainingGaugeIsNotWrittenFromTheFallbackBuckets(t *testing.T) {
-	x := newHarness(t, `{"rate_limiting":{"storage":"redis","redis":{"cluster":"sharedstore"},
-		"limits":{"global":{"tokens_per_minute":100000}}}}`)
-	x.h.Tick()
-	_, ok := x.h.Metric(metrics.Name(metrics.TokensRemaining, metrics.LabelBucketType, "global_minute"))
-	require.False(t, ok)
+// Under storage "redis" the gauge is the shared level every replica sees:
+// the tick reads it from sharedstore (POST /v1/levels), so two replicas of
+// one fleet report the same figure, the spend of both.
+func TestUnderRedisTheTokensRemainingGaugeIsTheSharedLevelEveryReplicaSees(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
+	t.Cleanup(func() { _ = rdb.Close() })
+	srv := httptest.NewServer(server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: "tok"}))
+	t.Cleanup(srv.Close)
+	// 86,400 a day refills one token a second: the level read stays within
+	// the test's seconds of what was settled.
+	cfg := `{"rate_limiting":{"storage":"redis","redis":{"cluster":"sharedstore","token":"tok","timeout_ms":2000},
+		"limits":{"global":{"tokens_per_day":86400},"per_model":{"gpt-4o":{"tokens_per_day":172800}}}}}`
+	a := newHarness(t, cfg, withClusters(map[string]string{"sharedstore": srv.URL}))
+	b := newHarness(t, cfg, withClusters(map[string]string{"sharedstore": srv.URL}))
+	for _, x := range []*harness{a, b} {
+		r := x.do(call{key: "sk-gauge", body: chatBody("hello", 1000), chunks: []string{chatResponse(10, 990)}})
+		require.Equal(t, 200, r.status)
+	}
+	start := time.Now()
+	for _, x := range []*harness{a, b} {
+		for _, c := range []struct {
+			pairs     []string
+			settled   int64
+			perSecond int64
+		}{
+			{[]string{metrics.LabelBucketType, "global_day"}, 86400 - 2000, 1},
+			{[]string{metrics.LabelBucketType, "per_model_day", metrics.LabelModel, "gpt-4o"}, 172800 - 2000, 2},
+		} {
+			name := metrics.Name(metrics.TokensRemaining, c.pairs...)
+			var got int64
+			within := func() bool {
+				v, ok := x.h.Metric(name)
+				got = v
+				slack := c.perSecond * (int64(time.Since(start).Seconds()) + 2)
+				return ok && v >= c.settled && v <= c.settled+slack
+			}
+			for i := 0; i < 200 && !within(); i++ {
+				x.h.Tick() // the store is asked every tenth tick, once the settlements landed
+				time.Sleep(20 * time.Millisecond)
+			}
+			require.True(t, within(), "%s = %d, want the fleet's level after both settlements, %d", name, got, c.settled)
+		}
+	}
+	require.NotContains(t, a.h.PrometheusText(), `bucket_type="per_api_key`)
 }
