@@ -35,24 +35,7 @@ func TestEveryAlertRuleLoadsInPrometheusAndNamesACodeMetricAggregatedAsItsClassA
 			require.NotEmpty(t, r.Annotations["summary"], r.Alert)
 			expr, err := p.ParseExpr(r.Expr)
 			require.NoError(t, err, r.Alert)
-			selectors := 0
-			promparser.Inspect(expr, func(n promparser.Node, path []promparser.Node) error {
-				vs, ok := n.(*promparser.VectorSelector)
-				if !ok {
-					return nil
-				}
-				selectors++
-				family, known := names[vs.Name]
-				require.True(t, known, "%s: %q is not a metric the code defines", r.Alert, vs.Name)
-				used[family] = true
-				for _, m := range vs.LabelMatchers {
-					require.False(t, replicaLabels[m.Name], "%s: %s selects one replica by %s", r.Alert, vs.Name, m.Name)
-				}
-				bucket := vs.Name != family && families[family] == histogram && vs.Name == family+"_bucket"
-				require.Empty(t, checkAggregation(vs.Name, families[family], bucket, path), "%s: %s", r.Alert, r.Expr)
-				return nil
-			})
-			require.Positive(t, selectors, r.Alert)
+			checkSelectors(t, r.Alert, r.Expr, expr, names, families, used)
 		}
 	}
 	for _, f := range []string{"rate_limit_store_reachable", "rate_limit_spend_records_dropped_total", "tokenbudget_sharedstore_redis_errors_total"} {
