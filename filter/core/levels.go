@@ -31,6 +31,8 @@ type levelGauges struct {
 	// and each model's, built once per config.
 	plans []levelPlan
 	ids   map[string]uint32 // series name → host id
+	// names are the series names built so far, so a tick builds none.
+	names map[seriesKey]string
 
 	// fleet is every plan's wanted token op in one plan, and models the
 	// model of each ("" for global), for the fleet store's read.
@@ -64,7 +66,7 @@ func levelsFor(h abi.Host, rt *config.Runtime, rem *remote.Store) *levelGauges {
 	if rt.Storage == config.StorageRedis && rem == nil {
 		return nil
 	}
-	g := &levelGauges{h: h, ids: map[string]uint32{}}
+	g := &levelGauges{h: h, ids: map[string]uint32{}, names: map[seriesKey]string{}}
 	names := make([]string, 0, len(rt.Models))
 	for name := range rt.Models {
 		names = append(names, name)
@@ -164,7 +166,20 @@ const (
 	bucketPerModelDay    = "per_model_day"
 )
 
+// seriesKey names one gauge series.
+type seriesKey struct {
+	d     limit.Dimension
+	p     limit.Period
+	model string
+}
+
+// seriesName is the stat name of the gauge of d's bucket for period p (of
+// model, for a per_model bucket); "" for one the gauge does not report.
 func (g *levelGauges) seriesName(d limit.Dimension, p limit.Period, model string) string {
+	k := seriesKey{d, p, model}
+	if name, ok := g.names[k]; ok {
+		return name
+	}
 	var bt string
 	switch {
 	case d == limit.DimGlobal && p == limit.PeriodMinute:
@@ -178,10 +193,12 @@ func (g *levelGauges) seriesName(d limit.Dimension, p limit.Period, model string
 	default:
 		return ""
 	}
+	name := metrics.Name(metrics.TokensRemaining, metrics.LabelBucketType, bt)
 	if d == limit.DimModel {
-		return metrics.Name(metrics.TokensRemaining, metrics.LabelBucketType, bt, metrics.LabelModel, model)
+		name = metrics.Name(metrics.TokensRemaining, metrics.LabelBucketType, bt, metrics.LabelModel, model)
 	}
-	return metrics.Name(metrics.TokensRemaining, metrics.LabelBucketType, bt)
+	g.names[k] = name
+	return name
 }
 
 // record sets one gauge; a level below zero (a debt) reads as 0, since a
