@@ -24,7 +24,7 @@ BENCHCOUNT ?= 6
 FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
 	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
-.PHONY: all build test test-profiles test-wasm run fleet bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci clean
+.PHONY: all build test test-profiles test-wasm run fleet bench bench-instructions bench-fleet-spend bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci clean
 
 all: build
 
@@ -170,6 +170,29 @@ bench-instructions: build
 					ir["estimator-vm-code"]/n/65536; \
 			printf "filter/passthrough instructions ratio: %.1f\n", ir["filter"]/ir["passthrough"] }' \
 		$(CGDIR)/callgrind.out.*
+
+# What the default spend part (rate_limiting.redis.fleet_spend) costs a request of a team with no limit,
+# against fleet_spend false, in one process (e2e/bench/fleetspend_test.go): a native run logs the
+# Redis round trips and commands and the ledger records per request (and fills wazero's cache), then
+# callgrind counts the instructions of the Go side (gateway, filter, sharedstore) per request. Callgrind
+# can abort on a signal when the test's cleanup stops its redis-server, after both dumps are written;
+# the awk step fails when a dump is missing.
+bench-fleet-spend: build
+	@mkdir -p $(CGDIR) build/wasmcache && rm -f $(CGDIR)/fleetspend.out*
+	CGO_ENABLED=0 $(GO) test -c -o build/bench.test ./e2e/bench
+	cd e2e/bench && TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache \
+		../../build/bench.test -test.run '^TestFleetSpendByDefaultCostPerAdmission$$' -test.count 1 -test.v | grep fleet-spend-
+	cd e2e/bench && GODEBUG=asyncpreemptoff=1 TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_WASM_CACHE=$(CURDIR)/build/wasmcache \
+		TOKENBUDGET_INSTRUCTION_REQUESTS=$(INSTR_REQUESTS) valgrind --tool=callgrind -q \
+		--callgrind-out-file=$(CURDIR)/$(CGDIR)/fleetspend.out \
+		../../build/bench.test -test.run '^TestFleetSpendByDefaultCostPerAdmission$$' -test.count 1 >/dev/null \
+		|| echo "valgrind failed; the figures below stand only if both dumps were written before it did"
+	@awk -v n=$(INSTR_REQUESTS) '/^desc: Trigger: Client Request: / { m = $$NF } \
+		/^totals: / && m != "" { ir[m] = $$2; m = "" } \
+		END { if (!ir["fleet-spend-off"] || !ir["fleet-spend-default"]) { print "no callgrind dumps found"; exit 1 } \
+			printf "instructions per request: fleet_spend false %d, default %d, ratio %.3f\n", \
+				ir["fleet-spend-off"]/n, ir["fleet-spend-default"]/n, ir["fleet-spend-default"]/ir["fleet-spend-off"] }' \
+		$(CGDIR)/fleetspend.out.*
 
 validate:
 	$(GO) run ./envoy/cmd/tbconfig validate $(CONFIG)

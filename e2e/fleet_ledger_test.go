@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
+	"github.com/tokenbudget/tokenbudget/sharedstore/admin"
 	spendledger "github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/rawsock"
@@ -171,10 +173,16 @@ func TestFleetAfterMixedTrafficEveryAggregateIsItsChargesAndEveryCounterItsAggre
 	}
 }
 
-// cached reads a counter of the current period; 0 when absent.
+// cached reads a counter of team acme in the current period; 0 when absent.
 func (f ledgerFleet) cached(t *testing.T, scope spend.Scope, id string, p calendar.Period) money.Amount {
 	t.Helper()
 	return ledgerCounter(t, f.rdb, scope, id, p)
+}
+
+// cachedOf reads a counter of team in the current period; 0 when absent.
+func (f ledgerFleet) cachedOf(t *testing.T, team string, scope spend.Scope, id string, p calendar.Period) money.Amount {
+	t.Helper()
+	return teamCounter(t, f.rdb, team, scope, id, p)
 }
 
 // With fleet_spend the limits stored in the ledger (the admin API's) apply
@@ -203,5 +211,47 @@ func TestFleetALimitStoredOnlyInTheLedgerRefusesOnBothGatewaysWithFleetSpend(t *
 		z := post(t, g, "/v1/chat/completions", "sk-beta", chat(10), "x-mock-output-tokens", "1")
 		require.Equal(t, 429, z.status, string(z.body))
 		require.Contains(t, string(z.body), `"code":"balance_exhausted"`)
+	}
+}
+
+// A team limit stored through the admin API applies with a config that
+// names no fleet_spend at all: storage redis and a pricing section send
+// every request's spend part. Team t9 gets $1.00 a month by PUT and is
+// refused once its calls of $0.50 each reach it; team t8, with no limit
+// anywhere, is admitted throughout.
+func TestFleetATeamLimitPutThroughTheAdminAPIAppliesWithoutFleetSpendInTheConfig(t *testing.T) {
+	cfg := fleetConfig(`{"per_api_key":{"tokens_per_minute":1000000}}`, fleetToken, 2000, false)
+	require.NotContains(t, cfg, "fleet_spend")
+	cfg = strings.TrimSuffix(cfg, "}") + `,"pricing":{"default":{"input":"0","output":"500"}},` +
+		`"api_keys":[{"key":"sk-t9","id":"k9","team":"t9"},{"key":"sk-t8","id":"k8","team":"t8"}]}`
+	f := startLedgerFleet(t, cfg)
+
+	adm, err := admin.New(admin.Config{Ledger: f.led, Redis: f.rdb, Token: "admin-secret"})
+	require.NoError(t, err)
+	api := httptest.NewServer(adm)
+	t.Cleanup(api.Close)
+	req, err := http.NewRequest("PUT", api.URL+"/v1/admin/teams/t9/spend-limits/team/t9/month", strings.NewReader(`{"limit_usd":"1.00"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer admin-secret")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, 200, res.StatusCode)
+
+	gws := []*gateway.Gateway{f.a, f.b}
+	for i := 0; i < 2; i++ { // 1000 output tokens at $500 a million: $0.50 each
+		r := post(t, gws[i], "/v1/chat/completions", "sk-t9", chat(2000), "x-mock-output-tokens", "1000")
+		require.Equal(t, 200, r.status, string(r.body))
+		require.True(t, waitFor(5*time.Second, func() bool {
+			return f.cachedOf(t, "t9", spend.Team, "t9", calendar.Month) >= money.Amount(i+1)*500_000_000
+		}))
+	}
+	require.Equal(t, money.Amount(1_000_000_000), f.cachedOf(t, "t9", spend.Team, "t9", calendar.Month), "t9 spent $1.00")
+	for _, g := range gws {
+		r := post(t, g, "/v1/chat/completions", "sk-t9", chat(10), "x-mock-output-tokens", "1")
+		require.Equal(t, 429, r.status, string(r.body))
+		require.Contains(t, string(r.body), `"message":"Team monthly spend limit exceeded."`)
+		free := post(t, g, "/v1/chat/completions", "sk-t8", chat(10), "x-mock-output-tokens", "1")
+		require.Equal(t, 200, free.status, "a team with no limit is not affected: %s", free.body)
 	}
 }

@@ -232,9 +232,15 @@ func TestFleetAPostgreSQLOutageUnderSteadyTrafficLosesNoRecord(t *testing.T) {
 // when absent.
 func ledgerCounter(t *testing.T, rdb *redis.Client, scope spend.Scope, id string, p calendar.Period) money.Amount {
 	t.Helper()
+	return teamCounter(t, rdb, "acme", scope, id, p)
+}
+
+// teamCounter reads a cached counter of team in the current period; 0 when absent.
+func teamCounter(t *testing.T, rdb *redis.Client, team string, scope spend.Scope, id string, p calendar.Period) money.Amount {
+	t.Helper()
 	w, ok := calendar.At(p, time.Now().UnixNano())
 	require.True(t, ok)
-	v, err := rdb.Get(context.Background(), spendcache.UsageKey("acme", scope, id, p, w.Key)).Int64()
+	v, err := rdb.Get(context.Background(), spendcache.UsageKey(team, scope, id, p, w.Key)).Int64()
 	if err == redis.Nil {
 		return 0
 	}

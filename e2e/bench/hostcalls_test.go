@@ -17,10 +17,21 @@ var hostCallCases = []struct {
 	short  string // its name for TOKENBUDGET_INSTRUCTION_CONFIG
 	config string
 	max    int64 // host calls one steady-state request may make
+	// batched is the bound with token_budget.refund_batching: settlement
+	// leaves the token buckets to the next admission or the tick.
+	batched int64
 }{
-	{"2 dimensions", "", budgetConfig, 12},
-	{"6 dimensions", "six", sixDimensionConfig(tokenLimits), 21},
-	{"6 dimensions + request counts", "six+requests", sixDimensionConfig(tokenLimits + ", " + requestLimits), 21},
+	{"2 dimensions", "", budgetConfig, 17, 12},
+	{"6 dimensions", "six", sixDimensionConfig(tokenLimits), 34, 21},
+	{"6 dimensions + request counts", "six+requests", sixDimensionConfig(tokenLimits + ", " + requestLimits), 34, 21},
+}
+
+// withRefundBatching is config with token_budget.refund_batching on.
+func withRefundBatching(t testing.TB, config string) string {
+	t.Helper()
+	i := strings.LastIndex(config, "}")
+	require.Positive(t, i)
+	return config[:i] + `, "token_budget": { "refund_batching": true } }`
 }
 
 // callsPerRequest runs warm requests through d and returns the host calls
@@ -48,13 +59,19 @@ func callsPerRequest(t testing.TB, d *driver, e exchange) (total int64, byName m
 // few of them, whatever the number of dimensions.
 func TestAMeteredRequestMakesFewHostCalls(t *testing.T) {
 	for _, c := range hostCallCases {
-		t.Run(c.name, func(t *testing.T) {
-			d := newDriver(t, filter, c.config)
-			e := exchange{key: "sk-bench", body: chatBody(t, 1<<10, false), chunks: [][]byte{chatResponse(256, 20)}}
-			total, byName := callsPerRequest(t, d, e)
-			t.Logf("%d host calls per request: %s", total, describeCalls(byName))
-			require.LessOrEqual(t, total, c.max, "host calls per request: %s", describeCalls(byName))
-		})
+		for _, mode := range []struct {
+			name   string
+			config string
+			max    int64
+		}{{"refunds at settlement", c.config, c.max}, {"refund_batching", withRefundBatching(t, c.config), c.batched}} {
+			t.Run(c.name+"/"+mode.name, func(t *testing.T) {
+				d := newDriver(t, filter, mode.config)
+				e := exchange{key: "sk-bench", body: chatBody(t, 1<<10, false), chunks: [][]byte{chatResponse(256, 20)}}
+				total, byName := callsPerRequest(t, d, e)
+				t.Logf("%d host calls per request: %s", total, describeCalls(byName))
+				require.LessOrEqual(t, total, mode.max, "host calls per request: %s", describeCalls(byName))
+			})
+		}
 	}
 }
 

@@ -262,6 +262,31 @@ func checkAggregation(name string, k kind, bucket bool, path []promparser.Node) 
 	return ""
 }
 
+// checkSelectors holds every selector of expr (the query or rule where
+// names) to the code's metric names and to its family's aggregation class,
+// and marks the families it reads in used.
+func checkSelectors(t *testing.T, where, text string, expr promparser.Expr, names map[string]string, families map[string]kind, used map[string]bool) {
+	t.Helper()
+	selectors := 0
+	promparser.Inspect(expr, func(n promparser.Node, path []promparser.Node) error {
+		vs, ok := n.(*promparser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		selectors++
+		family, known := names[vs.Name]
+		require.True(t, known, "%s: %q is not a metric the code defines", where, vs.Name)
+		used[family] = true
+		for _, m := range vs.LabelMatchers {
+			require.False(t, replicaLabels[m.Name], "%s: %s selects one replica by %s", where, vs.Name, m.Name)
+		}
+		bucket := strings.HasSuffix(vs.Name, "_bucket") && families[family] == histogram
+		require.Empty(t, checkAggregation(vs.Name, families[family], bucket, path), "%s: %s", where, text)
+		return nil
+	})
+	require.Positive(t, selectors, text)
+}
+
 func TestEveryDashboardQueryParsesNamesACodeMetricAndAggregatesTheFleet(t *testing.T) {
 	names, families := series(t)
 	d, panels := loadDashboard(t)
@@ -286,24 +311,7 @@ func TestEveryDashboardQueryParsesNamesACodeMetricAndAggregatesTheFleet(t *testi
 			queries++
 			expr, err := p.ParseExpr(tg.Expr)
 			require.NoError(t, err, "%s %s: %s", pn.Title, tg.RefID, tg.Expr)
-			selectors := 0
-			promparser.Inspect(expr, func(n promparser.Node, path []promparser.Node) error {
-				vs, ok := n.(*promparser.VectorSelector)
-				if !ok {
-					return nil
-				}
-				selectors++
-				family, known := names[vs.Name]
-				require.True(t, known, "%s: %q is not a metric the code defines", pn.Title, vs.Name)
-				used[family] = true
-				for _, m := range vs.LabelMatchers {
-					require.False(t, replicaLabels[m.Name], "%s: %s selects one replica by %s", pn.Title, vs.Name, m.Name)
-				}
-				bucket := strings.HasSuffix(vs.Name, "_bucket") && families[family] == histogram
-				require.Empty(t, checkAggregation(vs.Name, families[family], bucket, path), "%s: %s", pn.Title, tg.Expr)
-				return nil
-			})
-			require.Positive(t, selectors, tg.Expr)
+			checkSelectors(t, pn.Title, tg.Expr, expr, names, families, used)
 		}
 	}
 	require.Positive(t, queries)

@@ -47,6 +47,9 @@ type Root struct {
 	// local is this config's shared-data store, store itself or the
 	// fallback's local side: its pending refunds are flushed on the tick.
 	local *local.Store
+	// levels writes the gauges of the buckets no tenant owns on the tick,
+	// nil when the config has none in shared data.
+	levels *levelGauges
 	// remote is this config's fleet store, nil under storage "memory".
 	remote  *remote.Store
 	deleted bool
@@ -154,6 +157,7 @@ func (r *Root) OnConfigure(raw []byte) bool {
 		r.host.Log(abi.LogWarn, "tokenbudget: config warning: "+w)
 	}
 	localStore := local.New(newSharedData(r.host), r.host.NowNanos, rt.MaxBuckets)
+	localStore.SetRefundBatching(rt.RefundBatching)
 	var store sharedstore.Store = localStore
 	r.remote = nil
 	if rt.Storage == config.StorageRedis {
@@ -186,6 +190,7 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	r.rt = rt
 	r.store = store
 	r.local = localStore
+	r.levels = levelsFor(r.host, rt, r.remote)
 	r.anyClamp = false
 	for _, m := range rt.Models {
 		r.anyClamp = r.anyClamp || m.Clamp
@@ -195,8 +200,8 @@ func (r *Root) OnConfigure(raw []byte) bool {
 }
 
 // OnTick hands the root's pending metric increments to the host, writes
-// the shared-data store's pending refunds (other workers see a refund at
-// most one tick late), retries the VM's undelivered settlements and
+// the shared-data store's pending refunds (with refund_batching other
+// workers see a refund at most one tick late), retries the VM's undelivered settlements and
 // releases, and forgets the fleet store of a deleted root once it has
 // nothing left to send.
 func (r *Root) OnTick() {
@@ -204,6 +209,7 @@ func (r *Root) OnTick() {
 	if r.local != nil {
 		r.local.Flush()
 	}
+	r.levels.write(r.local)
 	kept := vm.remotes[:0]
 	for _, rem := range vm.remotes {
 		rem.store.Tick()

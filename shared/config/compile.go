@@ -50,6 +50,7 @@ func (c *Config) Compile() (*Runtime, error) {
 		DefaultOutputTokens:  intOr(c.TokenBudget.DefaultOutputTokens, DefaultOutputTokens),
 		InjectStreamUsage:    boolOr(c.TokenBudget.InjectStreamUsage, defaultInjectStreamUsage),
 		ReleaseCutStreams:    c.TokenBudget.OnCutStream == CutStreamRelease,
+		RefundBatching:       boolOr(c.TokenBudget.RefundBatching, false),
 		SkipUncoveredOverage: c.TokenBudget.OnUncoveredOverage == OverageSkip,
 		RefuseMissingKeys:    c.Identity.MissingAPIKey == MissingKeyRefuse,
 		RefuseUnknownKeys:    c.Identity.UnknownAPIKeys == UnknownKeyRefuse,
@@ -72,7 +73,7 @@ func (c *Config) Compile() (*Runtime, error) {
 			TokenEnv:         r.TokenEnv,
 			TimeoutMS:        intOr(r.TimeoutMS, DefaultRedisTimeoutMS),
 			FallbackToMemory: boolOr(r.FallbackToMemory, defaultFallbackToMemory),
-			FleetSpend:       rt.Storage == StorageRedis && boolOr(r.FleetSpend, false),
+			FleetSpend:       rt.Storage == StorageRedis && len(c.Pricing) > 0 && boolOr(r.FleetSpend, true),
 		}
 	} else {
 		rt.Redis = RedisSettings{TimeoutMS: DefaultRedisTimeoutMS, FallbackToMemory: defaultFallbackToMemory}

@@ -229,6 +229,8 @@ var (
 	genBadFlts = []string{`"fast"`, `"2.5e1"`, `1e400`, `"1."`, `"-"`}
 	genUSD     = []string{`0`, `200`, `"200.00"`, `0.15`, `"0.15"`, `1e-6`, `"2.5e-06"`, `"0.000000001"`}
 	genBadUSD  = []string{`-1`, `"-0.5"`, `0.0000000001`, `"1e-10"`, `1e10`, `"NaN"`, `""`, `" 1"`, `"$5"`}
+	genDurs    = []string{`"60s"`, `"1m30s"`, `"500ms"`, `60`, `0.5`, `"60"`}
+	genBadDurs = []string{`"-1s"`, `-1`, `"soon"`, `"1m30"`, `""`, `"5.s"`}
 )
 
 func (g *configGen) pick(s []string) string { return s[g.rng.IntN(len(s))] }
@@ -253,6 +255,11 @@ func (g *configGen) value(b []byte, t reflect.Type, depth int) []byte {
 			return append(b, g.pick(genBadUSD)...)
 		}
 		return append(b, g.pick(genUSD)...)
+	case reflect.TypeFor[Duration]():
+		if g.fault() {
+			return append(b, g.pick(genBadDurs)...)
+		}
+		return append(b, g.pick(genDurs)...)
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

@@ -59,6 +59,7 @@ var (
 	intTypeRef   = reflect.TypeOf(Int(0))
 	floatTypeRef = reflect.TypeOf(Float(0))
 	usdTypeRef   = reflect.TypeOf(USD(0))
+	durTypeRef   = reflect.TypeOf(Duration(0))
 )
 
 // checkShape walks the generic JSON tree against the Go type and records
@@ -113,6 +114,21 @@ func checkShapeRef(t reflect.Type, v any, path string, problems *[]error) {
 			return
 		}
 		if _, err := money.ParseJSON(tok); err != nil {
+			*problems = append(*problems, problemAtRef(path, err.Error()))
+		}
+		return
+	case durTypeRef: // added with window_duration; not part of the old parser
+		var tok []byte
+		switch x := v.(type) {
+		case json.Number:
+			tok = []byte(x.String())
+		case string:
+			tok = []byte(`"` + x + `"`)
+		default:
+			*problems = append(*problems, problemAtRef(path, errNotDuration.Error()))
+			return
+		}
+		if _, err := parseDuration(tok); err != nil {
 			*problems = append(*problems, problemAtRef(path, err.Error()))
 		}
 		return

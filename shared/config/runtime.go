@@ -117,6 +117,10 @@ type Runtime struct {
 	// ReleaseCutStreams is on_cut_stream "release": a cut stream pays
 	// nothing. Otherwise it pays what it delivered.
 	ReleaseCutStreams bool
+	// RefundBatching is token_budget.refund_batching: a refund in shared
+	// data waits in the worker VM for the bucket's next admission there or
+	// the tick. Otherwise it is written when its hold ends.
+	RefundBatching bool
 	// SkipUncoveredOverage is on_uncovered_overage "skip": an overage a
 	// bucket cannot cover consumes nothing there. Otherwise it is a debt.
 	SkipUncoveredOverage bool

@@ -268,3 +268,36 @@ func TestFleetSpendNeedsTheFleetStoreAndAPriceList(t *testing.T) {
 	rt, _ = mustLoad(t, `{}`)
 	require.False(t, rt.FleetSpend())
 }
+
+func TestFleetSpendIsTheDefaultWithRedisAndAPriceListAndFalseOptsOut(t *testing.T) {
+	priced := `,"pricing":{"default":{"input":"1","output":"1"}}}`
+	for _, c := range []struct {
+		name, redis, rest string
+		fleet             bool
+		warn              []string
+	}{
+		{"unset with a price list: on", `{"cluster":"sharedstore"}`, priced, true, nil},
+		{"false: off, and validate names the admin API", `{"cluster":"sharedstore","fleet_spend":false}`, priced, false,
+			[]string{"rate_limiting.redis.fleet_spend: false", "admin API", "do not apply"}},
+		{"no price list: off, and validate says ledger limits cannot apply", `{"cluster":"sharedstore"}`, `}`, false,
+			[]string{"pricing: absent under storage \"redis\"", "stored in sharedstore's ledger", "cannot apply"}},
+		{"a price list without default: on, and unpriced models are refused", `{"cluster":"sharedstore"}`,
+			`,"pricing":{"gpt-4o":{"input":"1","output":"1"}}}`, true, []string{"pricing: no \"default\" entry", "model_not_priced"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rt, w := mustLoad(t, `{"rate_limiting":{"storage":"redis","redis":`+c.redis+`}`+c.rest)
+			require.Equal(t, c.fleet, rt.FleetSpend())
+			if c.warn == nil {
+				for _, s := range w {
+					require.NotContains(t, s, "fleet_spend")
+					require.NotContains(t, s, "pricing")
+				}
+				return
+			}
+			requireWarning(t, w, c.warn...)
+		})
+	}
+	rt, w := mustLoad(t, `{"rate_limiting":{"storage":"memory"}`+priced)
+	require.False(t, rt.FleetSpend(), "in memory there is no ledger")
+	require.NotContains(t, strings.Join(w, "\n"), "ledger")
+}

@@ -60,13 +60,17 @@ type Limits struct {
 // RateLimitSettings is one dimension's limits. Every field is optional and
 // 0 means unlimited.
 type RateLimitSettings struct {
-	RequestsPerSecond  *Float `json:"requests_per_second,omitempty" desc:"request rate (fractions allowed); 0 = unlimited"`
-	BurstCapacity      *Int   `json:"burst_capacity,omitempty" desc:"request bucket size; raised to one second of the rate when smaller"`
-	RequestsPerMinute  *Int   `json:"requests_per_minute,omitempty" desc:"0 = unlimited"`
-	RequestsPerDay     *Int   `json:"requests_per_day,omitempty" desc:"0 = unlimited"`
-	TokensPerMinute    *Int   `json:"tokens_per_minute,omitempty" desc:"minute token budget (capacity one minute of the rate); 0 = unlimited"`
-	TokensPerDay       *Int   `json:"tokens_per_day,omitempty" desc:"day token budget (leaky bucket, no midnight reset); 0 = unlimited"`
-	ConcurrentRequests *Int   `json:"concurrent_requests,omitempty" desc:"requests in flight; 0 = unlimited"`
+	RequestsPerSecond *Float `json:"requests_per_second,omitempty" desc:"request rate (fractions allowed); 0 = unlimited"`
+	BurstCapacity     *Int   `json:"burst_capacity,omitempty" desc:"request bucket size; raised to one second of the rate when smaller"`
+	// WindowDuration is accepted because the specification lists it beside
+	// the request rate; request buckets refill continuously and token
+	// budgets have fixed periods, so it has no effect (a warning says so).
+	WindowDuration     *Duration `json:"window_duration,omitempty" desc:"accepted for compatibility: a duration (\"60s\") or a number of seconds; it has no effect (requests refill continuously at requests_per_second, token budgets are per minute and day), and config validate warns"`
+	RequestsPerMinute  *Int      `json:"requests_per_minute,omitempty" desc:"0 = unlimited"`
+	RequestsPerDay     *Int      `json:"requests_per_day,omitempty" desc:"0 = unlimited"`
+	TokensPerMinute    *Int      `json:"tokens_per_minute,omitempty" desc:"minute token budget (capacity one minute of the rate); 0 = unlimited"`
+	TokensPerDay       *Int      `json:"tokens_per_day,omitempty" desc:"day token budget (leaky bucket, no midnight reset); 0 = unlimited"`
+	ConcurrentRequests *Int      `json:"concurrent_requests,omitempty" desc:"requests in flight; 0 = unlimited"`
 	// Mode "shadow" makes this dimension count and log would-be refusals
 	// instead of refusing; absent follows rate_limiting.mode.
 	Mode string `json:"mode,omitempty" desc:"enforce or shadow for this dimension (default: rate_limiting.mode)" enum:"enforce,shadow"`
@@ -95,7 +99,7 @@ type Redis struct {
 	TokenEnv         string `json:"token_env,omitempty" desc:"name of the VM environment variable holding the bearer token for sharedstore (Envoy vm_config.environment_variables, Istio vmConfig.env, the local gateway's --vm-env); instead of token"`
 	TimeoutMS        *Int   `json:"timeout_ms,omitempty" desc:"call timeout in ms (default 50, > 0)"`
 	FallbackToMemory *bool  `json:"fallback_to_memory,omitempty" desc:"when sharedstore is unreachable: true (default) admit on local buckets, false answer 503"`
-	FleetSpend       *bool  `json:"fleet_spend,omitempty" desc:"true: every request (priced by the pricing section) is checked against the spend limits and balances stored in sharedstore's ledger, even without a spend limit here; default false"`
+	FleetSpend       *bool  `json:"fleet_spend,omitempty" desc:"default true with storage redis and a pricing section: every request (priced by the pricing section) is checked against the spend limits and balances stored in sharedstore's ledger (its admin API), even without a spend limit here; false opts out, so those limits and balances do not apply to this filter's requests"`
 }
 
 // APIKey is one known key. Key is the raw key or sha256:<64 hex>; a raw key
@@ -177,6 +181,9 @@ type TokenBudgetSettings struct {
 	// "debt" (default) charges all of it, the level going below zero until
 	// refill repays it; "skip" consumes nothing from that bucket.
 	OnUncoveredOverage string `json:"on_uncovered_overage,omitempty" desc:"debt (default): an overage is charged whole, the bucket may go below zero; skip: an overage the bucket cannot cover consumes nothing" enum:"debt,skip"`
-	CacheHitHeader     string `json:"cache_hit_header,omitempty" desc:"response header marking a cache hit (default x-cache)"`
-	CacheHitValue      string `json:"cache_hit_value,omitempty" desc:"value of cache_hit_header meaning a hit (default HIT)"`
+	// RefundBatching trades how soon other workers see a refund for
+	// shared-data traffic (BENCHMARKS.md, "Refunds at settlement").
+	RefundBatching *bool  `json:"refund_batching,omitempty" desc:"false (default): a refund (usage under the reservation, a released hold) is written to shared data at settlement, so every worker sees it at once; true: it waits in the worker VM for the bucket's next admission there or the 500 ms tick, halving the shared-data calls per request (about half the lock traffic on Envoy's one shared-data mutex), while other workers see the bucket up to 500 ms without it (stricter, never looser)"`
+	CacheHitHeader string `json:"cache_hit_header,omitempty" desc:"response header marking a cache hit (default x-cache)"`
+	CacheHitValue  string `json:"cache_hit_value,omitempty" desc:"value of cache_hit_header meaning a hit (default HIT)"`
 }

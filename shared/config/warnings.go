@@ -20,6 +20,8 @@ func (c *Config) Warnings() []string {
 		}
 	}
 
+	w = append(w, c.windowDurationWarnings()...)
+
 	minuteSet, daySet := c.dimensionBudgets()
 	hint := rl.BudgetDivision != nil && rl.BudgetDivision.Replicas != nil
 	var shareMin, shareDay bool
@@ -91,7 +93,63 @@ func (c *Config) Warnings() []string {
 		w = append(w, "rate_limiting.limits.per_team: no request can carry a team (set identity.trusted_team_header or api_keys[].team), so these limits never apply")
 	}
 	w = append(w, c.spendWarnings()...)
+	w = append(w, c.fleetSpendWarnings()...)
 	return w
+}
+
+// windowDurationWarnings name every window_duration written: it loads, and
+// does nothing.
+func (c *Config) windowDurationWarnings() []string {
+	var w []string
+	see := func(path string, s *RateLimitSettings) {
+		if s != nil && s.WindowDuration != nil {
+			w = append(w, path+".window_duration: has no effect: a request rate refills continuously at requests_per_second"+
+				" up to burst_capacity, and token budgets have fixed periods (tokens_per_minute, tokens_per_day)")
+		}
+	}
+	l := &c.RateLimiting.Limits
+	for _, d := range []struct {
+		name string
+		s    *RateLimitSettings
+	}{{"global", l.Global}, {"per_client", l.PerClient}, {"per_api_key", l.PerAPIKey}, {"per_user", l.PerUser},
+		{"per_team", l.PerTeam}, {"per_backend", l.PerBackend}} {
+		see("rate_limiting.limits."+d.name, d.s)
+	}
+	for _, name := range sortedMapKeys(l.PerModel) {
+		s := l.PerModel[name]
+		see(mapPath("rate_limiting.limits.per_model", name), &s)
+	}
+	for _, tier := range sortedMapKeys(c.RateLimiting.TierOverrides) {
+		see(joinPath(mapPath("rate_limiting.tier_overrides", tier), "per_api_key"), c.RateLimiting.TierOverrides[tier].PerAPIKey)
+	}
+	return w
+}
+
+// fleetSpendWarnings name the ways a redis deployment leaves the limits and
+// balances stored in sharedstore's ledger (set through its admin API)
+// without effect on this filter's requests.
+func (c *Config) fleetSpendWarnings() []string {
+	rl := &c.RateLimiting
+	if rl.Storage != StorageRedis {
+		return nil
+	}
+	optOut := rl.Redis != nil && rl.Redis.FleetSpend != nil && !*rl.Redis.FleetSpend
+	switch {
+	case optOut:
+		return []string{"rate_limiting.redis.fleet_spend: false, so the team limits and balances set through sharedstore's admin API" +
+			" (/v1/admin/teams/{team}/spend-limits/..., /v1/admin/teams/{team}/balance) do not apply to this filter's requests;" +
+			" only the spend limits written in this config do"}
+	case len(c.Pricing) == 0:
+		return []string{"pricing: absent under storage \"redis\", so no request can be priced and the limits and balances stored in" +
+			" sharedstore's ledger (set through its admin API) cannot apply to this filter's requests; add a pricing section" +
+			" (with a \"default\" entry) to enforce them"}
+	}
+	if _, ok := c.Pricing[DefaultPriceEntry]; !ok && !c.spendConfigured() {
+		// spendWarnings says the same when the config has its own limits.
+		return []string{"pricing: no \"default\" entry, so under storage \"redis\" a request for a model without its own pricing entry" +
+			" is refused (400 model_not_priced): the ledger's limits and balances could not be checked for it"}
+	}
+	return nil
 }
 
 // dimensionBudgets reports whether any of the six divided token dimensions

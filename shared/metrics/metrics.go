@@ -43,6 +43,12 @@ const (
 	// carried an inference record, whose spend the fleet ledger never saw.
 	StoreCallsDropped   = "rate_limit_store_calls_dropped_total"
 	SpendRecordsDropped = "rate_limit_spend_records_dropped_total"
+	// TokensRemaining is a gauge: the level of each token bucket no tenant
+	// owns, written on the tick. bucket_type is the dimension and the
+	// period: global_minute, global_day, per_model_minute, per_model_day;
+	// a per_model bucket also carries its model, so the series are bounded
+	// by the configured models.
+	TokensRemaining = "rate_limit_tokens_remaining" // {bucket_type[,model]}
 )
 
 // Label names, in the order they appear in a stat name.
@@ -55,11 +61,15 @@ const (
 	LabelReason    = "reason"
 	LabelScope     = "scope"
 	LabelPeriod    = "period"
+	// LabelBucketType and LabelModel label TokensRemaining.
+	LabelBucketType = "bucket_type"
+	LabelModel      = "model"
 )
 
 // labelOrder is the only order Name writes labels in; TagRules relies on it
 // to know which label can follow which.
-var labelOrder = []string{LabelDimension, LabelBudget, LabelOutcome, LabelLimitType, LabelAction, LabelReason, LabelScope, LabelPeriod}
+var labelOrder = []string{LabelDimension, LabelBudget, LabelOutcome, LabelLimitType, LabelAction, LabelReason, LabelScope, LabelPeriod,
+	LabelBucketType, LabelModel}
 
 // Name folds label values into a stat name. Pairs are given as
 // label, value, label, value... and are written in labelOrder whatever the

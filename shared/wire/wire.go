@@ -15,6 +15,10 @@ const (
 	PathAdmit   = "/v1/admit"
 	PathSettle  = "/v1/settle"
 	PathRelease = "/v1/release"
+	// PathLevels reads token buckets without charging them: an admission's
+	// body of token ops only, answered as an admission with every op's
+	// levels (the filter's gauge of the buckets no tenant owns).
+	PathLevels = "/v1/levels"
 )
 
 // Limit is one period of a bucket with the parameters in force when the plan

@@ -75,6 +75,9 @@ type Store struct {
 	recentNext uint8
 	// closed: no tick will flush this store, so refunds are written at once.
 	closed bool
+	// batch: refunds wait for the bucket's next admission or the tick
+	// (refund.go); false writes each when its hold ends.
+	batch bool
 }
 
 // taken is an op this admission charged, kept so a later refusal can give

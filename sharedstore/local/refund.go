@@ -9,14 +9,17 @@ import (
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
-// Token refunds (a settlement under its reservation, a release) are pending
-// in the VM rather than written at once: Envoy's shared data is one mutex
-// for every worker, and a refund written on its own costs a get and a set
-// per token bucket per request. The next admission of the same bucket by
-// this VM folds the refund into its own compare-and-swap, and Flush (the
-// root's tick) writes what is left, so other workers see a refund at most
-// one tick late and this VM sees it at once. DECISIONS.md, "Refunds reach
-// shared data with the next admission or the tick".
+// Token refunds (a settlement under its reservation, a release) are written
+// to shared data when the hold ends, so every worker sees them at once.
+// With batching on (SetRefundBatching, the config's
+// token_budget.refund_batching) they are pending in the VM instead: Envoy's
+// shared data is one mutex for every worker, and a refund written on its
+// own costs a get and a set per token bucket per request. The next
+// admission of the same bucket by this VM folds the refund into its own
+// compare-and-swap, and Flush (the root's tick) writes what is left, so
+// other workers see a refund at most one tick late and this VM sees it at
+// once. DECISIONS.md, "Refunds reach shared data at settlement, or batched
+// with the next admission or the tick".
 
 // maxPendingRefunds bounds the buckets with a pending refund. A worker
 // settles on a handful of shared buckets (global, model, team) and one per
@@ -117,7 +120,7 @@ func (s *Store) refund(key string, limits []sharedstore.Limit, lay layout, amoun
 	if n == 0 || n > bucket.MaxLimits {
 		return // as change: nothing was charged on such an op
 	}
-	if s.closed {
+	if s.closed || !s.batch {
 		s.change(key, limits, lay, changeGive, amount, 0, 0, s.clock(now), nil)
 		return
 	}
@@ -188,6 +191,16 @@ func (s *Store) Flush() {
 
 // maxSpareRefunds bounds the removed entries kept for reuse.
 const maxSpareRefunds = 64
+
+// SetRefundBatching makes later refunds wait in the VM (on) or be written
+// when their hold ends (off, the default). Turning it off flushes what was
+// pending.
+func (s *Store) SetRefundBatching(on bool) {
+	if !on {
+		s.Flush()
+	}
+	s.batch = on
+}
 
 // Close flushes and makes every later refund immediate: no tick follows
 // (the plugin is done, or a reload retired this store while its streams

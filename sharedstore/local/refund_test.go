@@ -55,6 +55,7 @@ type countingFixture struct {
 func newCountingFixture() *countingFixture {
 	f := &countingFixture{sd: &counting{SharedData: localtest.New()}, clock: &clock{t: 1_700_000_000 * sec}}
 	f.store = local.New(f.sd, f.clock.now, 0)
+	f.store.SetRefundBatching(true) // the tests of the batching: refunds wait
 	return f
 }
 
@@ -293,6 +294,7 @@ func (r *reusing) Set(key string, value []byte, cas uint32) error {
 func TestPendingRefundsAllocateNothingOnceWarm(t *testing.T) {
 	c := &clock{t: 1_700_000_000 * sec}
 	store := local.New(&reusing{m: map[string]*reused{}}, c.now, 0)
+	store.SetRefundBatching(true)
 	plan := sharedstore.Plan{Tokens: []sharedstore.Op{
 		tokens("global", "", 100, minute(1<<40), day(1<<40)), tokens("api_key", "h1", 100, minute(1<<40), day(1<<40)),
 	}}
@@ -327,9 +329,9 @@ func TestPendingRefundsAllocateNothingOnceWarm(t *testing.T) {
 func refundOps(t *testing.T, b []byte) {
 	c := &clock{t: 1_700_000_000 * sec}
 	immediate, pending := localtest.New(), localtest.New()
-	now := local.New(immediate, c.now, 0)
-	now.Close()
+	now := local.New(immediate, c.now, 0) // the default: refunds written at once
 	later := local.New(pending, c.now, 0)
+	later.SetRefundBatching(true)
 	type pair struct {
 		now, later sharedstore.Hold
 		amount     int64
@@ -461,6 +463,7 @@ func TestEndingAHoldReadsTheClockOnlyForAWrite(t *testing.T) {
 			clk := &clock{t: 1_700_000_000 * sec}
 			reads := 0
 			store := local.New(localtest.New(), func() int64 { reads++; return clk.now() }, 0)
+			store.SetRefundBatching(true)
 			plan := sharedstore.Plan{Tokens: []sharedstore.Op{
 				tokens("global", "", 300, minute(1000)), tokens("api_key", "h1", 300, minute(600)),
 			}}
@@ -469,6 +472,45 @@ func TestEndingAHoldReadsTheClockOnlyForAWrite(t *testing.T) {
 			reads = 0
 			c.end(store, out.Hold)
 			require.Equal(t, c.reads, reads)
+		})
+	}
+}
+
+// By default a refund is in shared data when its hold ends: another
+// worker's store, sharing the data, admits on the refunded level with no
+// flush between. With batching it waits, and the other worker sees the
+// bucket without it until the flush.
+func TestARefundIsSeenByEveryWorkerAtOnceUnlessBatched(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		batch  bool
+		before []float64 // the level another worker reads before any flush
+	}{
+		{"default: at settlement", false, []float64{590}},
+		{"refund_batching: on the tick", true, []float64{300}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sd := &counting{SharedData: localtest.New()}
+			clk := &clock{t: 1_700_000_000 * sec}
+			worker1, worker2 := local.New(sd, clk.now, 0), local.New(sd, clk.now, 0)
+			worker1.SetRefundBatching(c.batch)
+			worker2.SetRefundBatching(c.batch)
+			key := tokens("api_key", "h1", 300, minute(600))
+			out := admit(t, worker1, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			require.True(t, out.Admitted())
+			calls := sd.calls()
+			worker1.Settle(out.Hold, 10)
+			if c.batch {
+				require.Equal(t, calls, sd.calls(), "a batched refund waits in the VM")
+			} else {
+				require.Equal(t, calls+2, sd.calls(), "one get and one set at settlement")
+			}
+			require.Equal(t, c.before, levels(t, sd.SharedData, key))
+			worker1.Flush()
+			require.Equal(t, []float64{590}, levels(t, sd.SharedData, key), "after the tick both agree")
+			again := admit(t, worker2, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			require.True(t, again.Admitted())
+			require.Equal(t, []float64{290}, levels(t, sd.SharedData, key))
 		})
 	}
 }

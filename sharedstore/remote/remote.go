@@ -78,6 +78,7 @@ type Store struct {
 	hAdmit   [][2]string
 	hSettle  [][2]string
 	hRelease [][2]string
+	hLevels  [][2]string
 	pending  []*pendingCall
 	// failing is true while the last answer of a call was a failure: a
 	// tick then sends one retry (a probe) instead of every due one.
@@ -151,7 +152,39 @@ func New(c Caller, cfg Config, now func() int64) *Store {
 		return [][2]string{{":method", "POST"}, {":path", path}, {":authority", cfg.Authority},
 			{"content-type", "application/json"}, {"authorization", "Bearer " + cfg.Token}}
 	}
-	return &Store{c: c, cfg: cfg, now: now, hAdmit: h(wire.PathAdmit), hSettle: h(wire.PathSettle), hRelease: h(wire.PathRelease)}
+	return &Store{c: c, cfg: cfg, now: now, hAdmit: h(wire.PathAdmit), hSettle: h(wire.PathSettle), hRelease: h(wire.PathRelease), hLevels: h(wire.PathLevels)}
+}
+
+// Levels reads the levels of plan's token buckets (POST /v1/levels),
+// charging nothing, and answers from its callback: the levels in the order
+// of the ops and their limits, or an error. It is the tick's read of the
+// buckets no tenant owns, for their gauge; nothing retries it.
+func (s *Store) Levels(plan sharedstore.Plan, done func([]sharedstore.OpLevel, error)) {
+	answered := false
+	err := s.c.Call(s.hLevels, wire.AppendAdmit(nil, plan), s.cfg.TimeoutMs, func(status int, body []byte, err error) {
+		if answered {
+			return
+		}
+		answered = true
+		switch {
+		case err != nil:
+			done(nil, errs.Wrap("sharedstore levels", err))
+			return
+		case status < 200 || status > 299:
+			done(nil, errs.New("sharedstore levels: status "+strconv.Itoa(status)))
+			return
+		}
+		r, err := wire.DecodeAdmitResponse(body)
+		if err != nil {
+			done(nil, err)
+			return
+		}
+		done(r.Outcome().Levels, nil)
+	})
+	if err != nil && !answered {
+		answered = true
+		done(nil, errs.Wrap("sharedstore levels call", err))
+	}
 }
 
 // Admit sends the whole plan in one call, under a hold id chosen here, and

@@ -101,7 +101,8 @@ func New(c Config) *Server {
 			sc.OnLoad = s.m.spendLoad
 		}
 	}
-	s.calls = map[string]route{wire.PathAdmit: {"admit", s.admit}, wire.PathSettle: {"settle", s.settle}, wire.PathRelease: {"release", s.release}}
+	s.calls = map[string]route{wire.PathAdmit: {"admit", s.admit}, wire.PathSettle: {"settle", s.settle}, wire.PathRelease: {"release", s.release},
+		wire.PathLevels: {"levels", s.levels}}
 	for path, c := range s.calls {
 		s.mux.HandleFunc("POST "+path, s.guard(c))
 	}

@@ -519,3 +519,31 @@ func TestALedgerThatHangsDoesNotHoldSettlements(t *testing.T) {
 	require.NoError(t, se.pool.QueryRow(ctx, "SELECT count(*) FROM inference_records WHERE team = $1", c.team).Scan(&records))
 	require.Equal(t, 2, records)
 }
+
+// A service without a ledger stores no limit and no balance: a spend part
+// that only asks for the ledger's (fleet, no limit of its own) is answered
+// checked with nothing applying, while one that carries a limit is still
+// answered unchecked, so the filter never passes a limit unchecked.
+func TestWithoutALedgerAFleetOnlySpendPartIsCheckedAndALimitIsNot(t *testing.T) {
+	for _, e := range envs(t) {
+		t.Run(e.name, func(t *testing.T) {
+			now := utc(t, "2026-09-08T12:00:00Z")
+			fleetOnly := spender{team: uniq("team"), key: "k-1"}.spendAt(t, now)
+			fleetOnly.Fleet = true
+			plan := limit.Plan{Requests: []limit.Op{reqOp(uniq("req"), "api_key", minute(100))}, Spend: fleetOnly}
+			o, vd, err := e.store.AdmitSpend(context.Background(), plan, newHoldID())
+			require.NoError(t, err)
+			require.True(t, o.Admitted())
+			require.NotNil(t, vd, "checked: no ledger, nothing applies")
+			require.Nil(t, vd.Refused)
+			require.NotEmpty(t, o.Hold.ID, "the settlement names its hold")
+
+			limited := spender{team: uniq("team"), key: "k-1", limits: map[spend.Slot]string{spend.KeyDay: "1.00"}}.spendAt(t, now)
+			limited.Fleet = true
+			plan.Spend = limited
+			_, vd, err = e.store.AdmitSpend(context.Background(), plan, newHoldID())
+			require.NoError(t, err)
+			require.Nil(t, vd, "a limit of its own is never answered checked without a ledger")
+		})
+	}
+}

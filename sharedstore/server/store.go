@@ -174,8 +174,17 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 	ops = append(append(ops, p.Requests...), p.Tokens...)
 	entries := p.HoldEntries()
 	checkSpend := s.spend != nil && p.Spend.Any()
+	// A spend part that only asks for the ledger's limits (fleet, none of
+	// its own) has its answer without one: no ledger stores no limit and no
+	// balance, so "checked, nothing applies" is the truth. A part with a
+	// limit of its own still gets no verdict here (ErrSpendUnavailable at
+	// the filter): nothing may pass a limit unchecked.
+	var noLedger *spendcache.Verdict
+	if s.spend == nil && p.Spend.Fleet && !p.Spend.Policy.Any() {
+		noLedger = &spendcache.Verdict{}
+	}
 	id := ""
-	if len(entries) > 0 || checkSpend {
+	if len(entries) > 0 || checkSpend || noLedger != nil {
 		// A spend part needs the id too: it names the inference record
 		// the settlement brings.
 		id = holdID
@@ -196,6 +205,9 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 			vd = &v
 		}
 		o, err := s.admitCluster(ctx, ops, len(p.Requests), id, entries, p.Overage)
+		if noLedger != nil {
+			vd = noLedger
+		}
 		if vd != nil && err == nil {
 			o.Spend = vd.Used
 			if o.Admitted() && o.Hold.ID == "" {
@@ -266,7 +278,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 		o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: p.Overage}
 	}
 	if !checkSpend {
-		return o, nil, nil
+		return o, noLedger, nil
 	}
 	vd, err := spendcache.ParseOut(r.spend)
 	if err != nil {

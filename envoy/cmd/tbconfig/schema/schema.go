@@ -21,6 +21,7 @@ var (
 	intType   = reflect.TypeOf(config.Int(0))
 	floatType = reflect.TypeOf(config.Float(0))
 	usdType   = reflect.TypeOf(config.USD(0))
+	durType   = reflect.TypeOf(config.Duration(0))
 )
 
 // Generate returns the schema document (draft 2020-12), indented, with a
@@ -88,6 +89,15 @@ func (g *generator) typeSchema(t reflect.Type) map[string]any {
 			},
 		}
 		return ref("USD")
+	case durType:
+		g.defs["Duration"] = map[string]any{
+			"description": "A non-negative length of time: a duration string (\"60s\", \"1m30s\", \"500ms\") or a number of seconds (60, \"60\").",
+			"anyOf": []any{
+				map[string]any{"type": "number", "minimum": 0},
+				map[string]any{"type": "string", "pattern": `^([0-9]*\.?[0-9]+(ns|us|µs|ms|s|m|h))+$|^[0-9]+(\.[0-9]+)?$`},
+			},
+		}
+		return ref("Duration")
 	}
 	switch t.Kind() {
 	case reflect.Struct:
