@@ -47,6 +47,11 @@ type Config struct {
 	NewHoldID func() string
 }
 
+// ErrTokenRejected is an admission sharedstore answered 401: the filter's
+// token is not the one the service was started with. It is a configuration
+// fault, not an outage, so the filter's log says which setting to fix.
+var ErrTokenRejected = errs.New("sharedstore rejected the token (401)")
+
 // maxPending bounds the retry queue: while the service is down every ending
 // stream adds one entry, and memory must not grow with the outage.
 const maxPending = 4096
@@ -169,6 +174,9 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 func outcome(entries []sharedstore.HoldEntry, plan *sharedstore.Plan, status int, body []byte, err error) (o sharedstore.Outcome, unsure bool) {
 	if err != nil {
 		return sharedstore.Outcome{Err: errs.Wrap("sharedstore admit", err)}, true
+	}
+	if status == 401 {
+		return sharedstore.Outcome{Err: ErrTokenRejected}, false
 	}
 	if status < 200 || status > 299 {
 		unsure = status < 400 || status > 499 || status == 408 || status == 429
