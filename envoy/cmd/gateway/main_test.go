@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,4 +74,17 @@ func TestClockStartStartsTheHostClockAtTheInstantAndRunsOn(t *testing.T) {
 
 func TestStreamIdleTimeoutFlagRejectsNegativeDurations(t *testing.T) {
 	require.ErrorContains(t, run([]string{"--stream-idle-timeout", "-1s"}), "must not be negative")
+}
+
+func TestThePluginsLogLinesAreWrittenAsGivenAndTheGatewaysAsLogfmt(t *testing.T) {
+	var b bytes.Buffer
+	log := slog.New(newPluginLines(&b, slog.LevelInfo))
+	msg := `tokenbudget: plugin config rejected: error: invalid plugin config: rate_limiting.storage: must be "memory" or "redis", not "etcd"`
+	log.Error(msg, "source", "wasm")
+	log.Info("gateway: listening", "addr", "127.0.0.1:10000")
+	log.Debug("below the level", "source", "wasm")
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 2)
+	require.Regexp(t, `^\[[0-9T:.Z-]+\]\[error\]\[wasm\] `+regexp.QuoteMeta(msg)+`$`, lines[0], "the message as the plugin gave it")
+	require.Contains(t, lines[1], `level=INFO msg="gateway: listening" addr=127.0.0.1:10000`)
 }
