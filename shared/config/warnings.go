@@ -91,6 +91,7 @@ func (c *Config) Warnings() []string {
 		w = append(w, "rate_limiting.limits.per_team: no request can carry a team (set identity.trusted_team_header or api_keys[].team), so these limits never apply")
 	}
 	w = append(w, c.spendWarnings()...)
+	w = append(w, c.coverageWarnings()...)
 	return w
 }
 

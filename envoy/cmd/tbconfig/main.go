@@ -89,8 +89,22 @@ func validate(file string, stdin io.Reader, out io.Writer) int {
 		}
 		return exitInvalid
 	}
-	for _, w := range c.Warnings() {
+	ws := c.Warnings()
+	for _, w := range ws {
 		fmt.Fprintf(out, "warning: %s\n", w)
+	}
+	// The last line says the config loads, so a clean run is not silent.
+	name := file
+	if name == "-" {
+		name = "the config on stdin"
+	}
+	switch len(ws) {
+	case 0:
+		fmt.Fprintf(out, "OK: %s loads\n", name)
+	case 1:
+		fmt.Fprintf(out, "OK: %s loads, with 1 warning\n", name)
+	default:
+		fmt.Fprintf(out, "OK: %s loads, with %d warnings\n", name, len(ws))
 	}
 	return 0
 }
