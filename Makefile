@@ -42,12 +42,22 @@ FORCE:
 
 # The whole suite: unit tests, the compiled .wasm in the wazero host, end to
 # end through the local gateway with real Redis, then a short fuzz pass.
-test: build vet
+# It ends with one line counted from the runs (e2e/cmd/testsummary): packages, tests, fuzz
+# targets and wall time. Each go test runs with -json through testsummary, which prints what
+# go test alone would (the "ok" and "FAIL" lines included) and keeps go test's exit status.
+TALLY   := build/test-tally.jsonl
+TESTRUN := build/testsummary run --tally $(TALLY) -- $(GO) test -json
+GOTEST  ?= $(GO) test
+test:
+	@mkdir -p build && rm -f $(TALLY) && date +%s > build/test-started
+	$(MAKE) --no-print-directory build vet
+	$(GO) build -o build/testsummary ./e2e/cmd/testsummary
 	TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
-		$(GO) test -count=1 -timeout 25m ./...
-	$(MAKE) --no-print-directory test-profiles
-	$(MAKE) --no-print-directory test-wasm
+		$(TESTRUN) -count=1 -timeout 25m ./...
+	$(MAKE) --no-print-directory test-profiles GOTEST='$(TESTRUN)'
+	$(MAKE) --no-print-directory test-wasm GOTEST='$(TESTRUN)'
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(SMOKETIME)
+	@build/testsummary report --tally $(TALLY) --fuzz $(words $(FUZZ_TARGETS)) --started $$(cat build/test-started)
 
 # The hand-written wasm of the packages listed (their *_wasm.s) runs only in a VM: their
 # tests, with the differential ones (the estimator against its pre-rewrite code, jsonx against
@@ -57,7 +67,7 @@ test-wasm:
 	@test -n "$(WASMASM)" || { echo "no *_wasm.s found under shared/"; exit 1; }
 	@mkdir -p build
 	$(GO) build -o build/wazero github.com/tetratelabs/wazero/cmd/wazero
-	PATH=$(CURDIR)/build:$$PATH GOWASIRUNTIME=wazero $(WASMENV) $(GO) test -count=1 \
+	PATH=$(CURDIR)/build:$$PATH GOWASIRUNTIME=wazero $(WASMENV) $(GOTEST) -count=1 \
 		-exec "$$($(GO) env GOROOT)/lib/wasm/go_wasip1_wasm_exec" $(WASMASM)
 
 # The whole suite above runs on the legacy host profile, the strictest. Each newer cpp-host
@@ -72,9 +82,9 @@ test-profiles:
 	@set -e; for p in $(HOST_PROFILES); do \
 		echo "host profile $$p"; \
 		TOKENBUDGET_HOST_PROFILE=$$p TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
-			$(GO) test -count=1 ./envoy/gateway; \
+			$(GOTEST) -count=1 ./envoy/gateway; \
 		TOKENBUDGET_HOST_PROFILE=$$p TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
-			$(GO) test -count=1 -run '$(PROFILE_SMOKE)' ./filter/wasmtest ./e2e; \
+			$(GOTEST) -count=1 -run '$(PROFILE_SMOKE)' ./filter/wasmtest ./e2e; \
 	done
 
 fuzz: build
