@@ -24,7 +24,7 @@ BENCHCOUNT ?= 6
 FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
 	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
-.PHONY: all build test test-profiles test-wasm run fleet bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci clean
+.PHONY: all build test test-profiles test-wasm run fleet bench bench-instructions bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci images clean
 
 all: build
 
@@ -192,6 +192,20 @@ OCI_REF ?= ghcr.io/example/tokenbudget:0.1.0
 oci: build
 	$(GO) run ./envoy/cmd/ociimage --wasm $(WASM) --ref $(OCI_REF) --layout build/oci --tar build/oci.tar \
 		--digest-file build/oci.digest --wasmplugin envoy/istio/wasmplugin.yaml --wasmplugin-out build/istio/wasmplugin.yaml
+
+# Every image of a deployment: the module's (make oci, above) and sharedstore's, a static
+# binary (CGO_ENABLED=0) on an empty base with the machine's CA bundle and a non-root user
+# 65532 (envoy/cmd/ociimage static): the layout in build/oci/sharedstore, the same as one tar
+# in build/oci-sharedstore.tar, its digest in build/oci-sharedstore.digest. The worker and the
+# migrate step are subcommands of the same image. Reproducible: one tree, one digest.
+SHAREDSTORE_REF ?= ghcr.io/example/tokenbudget-sharedstore:0.1.0
+IMAGE_ARCH      ?= amd64
+images: oci
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags='-s -w' \
+		-o build/sharedstore-linux-$(IMAGE_ARCH) ./sharedstore/cmd/sharedstore
+	$(GO) run ./envoy/cmd/ociimage static --binary build/sharedstore-linux-$(IMAGE_ARCH) --name sharedstore \
+		--ref $(SHAREDSTORE_REF) --layout build/oci/sharedstore --tar build/oci-sharedstore.tar \
+		--digest-file build/oci-sharedstore.digest
 
 clean:
 	rm -rf build

@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,6 +61,9 @@ func main() {
 }
 
 func run(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "static" {
+		return runStatic(args[1:], stdout)
+	}
 	fs := flag.NewFlagSet("ociimage", flag.ContinueOnError)
 	wasm := fs.String("wasm", "build/filter.wasm", "the proxy-wasm module")
 	ref := fs.String("ref", "ghcr.io/example/tokenbudget:0.1.0", "the image reference the WasmPlugin pulls (its tag names the image in the layout)")
@@ -169,10 +173,17 @@ func Image(module []byte) (v1.Image, error) {
 	return mutate.Annotations(img, map[string]string{VariantAnnotation: "compat"}).(v1.Image), nil
 }
 
-// WriteLayout replaces dir with an OCI image layout holding img, named tag in index.json.
+// layoutFiles are the entries of an OCI image layout directory. WriteLayout
+// replaces these and TarDir packs these only, so a layout directory can hold
+// another image's layout beside them (build/oci/sharedstore in build/oci).
+var layoutFiles = []string{"blobs", "index.json", "oci-layout"}
+
+// WriteLayout replaces dir's OCI image layout with one holding img, named tag in index.json.
 func WriteLayout(dir string, img v1.Image, tag string) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return err
+	for _, f := range layoutFiles {
+		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
+			return err
+		}
 	}
 	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
@@ -183,7 +194,7 @@ func WriteLayout(dir string, img v1.Image, tag string) error {
 	}))
 }
 
-// TarDir writes dir's files into one tar at path, in name order with zero times, so the archive
+// TarDir writes dir's layout files into one tar at path, in name order with zero times, so the archive
 // is as reproducible as the layout.
 func TarDir(dir, path string) error {
 	var files []string
@@ -191,9 +202,20 @@ func TarDir(dir, path string) error {
 		if err != nil {
 			return err
 		}
-		if p != dir {
-			files = append(files, p)
+		if p == dir {
+			return nil
 		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if top, _, _ := strings.Cut(filepath.ToSlash(rel), "/"); !slices.Contains(layoutFiles, top) {
+			if e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		files = append(files, p)
 		return nil
 	})
 	if err != nil {
