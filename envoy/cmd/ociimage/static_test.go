@@ -181,4 +181,3 @@ func TestTheStaticImageRefusesWhatWouldNotStartOnAnEmptyBase(t *testing.T) {
 	}
 	require.True(t, strings.HasPrefix(CABundle, "/etc/ssl/certs/"))
 }
-
