@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -163,4 +165,144 @@ func TestTheReadmesRunningThePiecesWalkThroughConfirmsSpend(t *testing.T) {
 		require.Eventually(t, func() bool { return confirmed(t, ask()) }, 30*time.Second, 500*time.Millisecond,
 			"the worker confirms the spend: %s", last)
 	}
+}
+
+// fleetRun is one run of examples/fleet/run.sh, up once its banner is printed.
+type fleetRun struct {
+	cmd    *exec.Cmd
+	done   chan error
+	banner string
+	stderr *bytes.Buffer
+}
+
+func startFleet(t *testing.T, env ...string) *fleetRun {
+	t.Helper()
+	cmd := exec.Command("bash", "examples/fleet/run.sh")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	r := &fleetRun{cmd: cmd, done: make(chan error, 1), stderr: &bytes.Buffer{}}
+	cmd.Stderr = r.stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-r.done
+		}
+	})
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		r.done <- cmd.Wait()
+	}()
+	deadline := time.After(3 * time.Minute)
+	for {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "the script ended before the fleet was up: %s", r.stderr.String())
+			r.banner += l + "\n"
+			if strings.HasPrefix(l, "  config") {
+				go func() {
+					for range lines {
+					}
+				}()
+				return r
+			}
+		case <-deadline:
+			t.Fatalf("no fleet after 3 minutes: %s\n%s", r.banner, r.stderr.String())
+		}
+	}
+}
+
+func (r *fleetRun) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, r.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-r.done:
+		require.NoError(t, err, r.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("the fleet did not stop within 30 s of SIGTERM")
+	}
+}
+
+// The README's "Spend limits and the admin API" walk-through, run by bash against a fleet of
+// the script's own, reaches its 429; then `FLEET_FRESH=1 make fleet`, the README's way to start
+// afresh, leaves no cached policy behind: the first request is admitted.
+func TestTheReadmesSpendWalkThroughRefusesAndAFreshStartAdmitsAgain(t *testing.T) {
+	for _, tool := range []string{"redis-cli", "redis-server", "psql", "pg_isready", "curl"} {
+		redistest.RequireBinary(t, tool)
+	}
+	// A database name the script creates and FLEET_FRESH drops: pgtest's, dropped here first
+	// (and again at cleanup).
+	dbURL, err := url.Parse(pgtest.Database(t))
+	require.NoError(t, err)
+	dbName := strings.TrimPrefix(dbURL.Path, "/")
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, pgtest.ServerURL())
+	require.NoError(t, err)
+	_, err = admin.Exec(ctx, "DROP DATABASE "+dbName)
+	require.NoError(t, err)
+	require.NoError(t, admin.Close(ctx))
+
+	bin := t.TempDir()
+	wasm := filepath.Join(bin, "filter.wasm")
+	require.NoError(t, os.WriteFile(wasm, wasmbuild.Filter(t), 0o644))
+	dir := t.TempDir()
+	redisAddr := redistest.FreeAddr(t)
+	store, worker, gw1, adm1, gw2, adm2 := redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t)
+	port := func(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
+	env := []string{"FLEET_DIR=" + dir, "FLEET_SHAREDSTORE=" + goBuild(t, bin, "./sharedstore/cmd/sharedstore"),
+		"FLEET_GATEWAY=" + goBuild(t, bin, "./envoy/cmd/gateway"), "FLEET_WASM=" + wasm,
+		"FLEET_REDIS_PORT=" + port(redisAddr), "FLEET_DB_NAME=" + dbName,
+		"FLEET_STORE=" + store, "FLEET_WORKER=" + worker, "FLEET_GATEWAY1=" + gw1 + "," + adm1, "FLEET_GATEWAY2=" + gw2 + "," + adm2}
+
+	f := startFleet(t, env...)
+	require.Contains(t, f.banner, "http://"+store+"/v1/admin/")
+	block := readmeBlock(t, "### Spend limits and the admin API")
+	script := strings.NewReplacer(
+		"build/fleet/admin.token", filepath.Join(dir, "admin.token"),
+		"localhost:8081", store,
+		"10001", port(gw1), "10002", port(gw2),
+	).Replace(block)
+	require.NotContains(t, script, ":8081")
+	out, err := exec.Command("bash", "-euo", "pipefail", "-c", script).CombinedOutput()
+	require.NoError(t, err, string(out))
+	var statuses []string
+	for _, m := range regexp.MustCompile(`(?m)^([0-9]+) ([0-9]{3})$`).FindAllStringSubmatch(string(out), -1) {
+		statuses = append(statuses, m[2])
+	}
+	require.Equal(t, []string{"200", "200", "200", "429"}, statuses, "what the walk-through's comment says:\n%s", out)
+	require.Contains(t, string(out), `"path":"/v1/admin/teams/{team}/spend-limits/{scope}/{id}/{period}"`, "GET /v1/admin/ lists the routes")
+	f.stop(t)
+
+	call := func(gw string) (int, string) {
+		req, err := http.NewRequest(http.MethodPost, "http://"+gw+"/v1/chat/completions", strings.NewReader(
+			`{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}],"max_tokens":100}`))
+		require.NoError(t, err)
+		req.Header.Set("authorization", "Bearer sk-local-demo")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		require.NoError(t, err)
+		return res.StatusCode, string(b)
+	}
+
+	// The same Redis (its append-only file) and the same ledger: still refused.
+	f = startFleet(t, env...)
+	st, body := call(gw1)
+	require.Equal(t, http.StatusTooManyRequests, st, "a restart keeps the month's spend: %s", body)
+	f.stop(t)
+
+	f = startFleet(t, append(env, "FLEET_FRESH=1")...)
+	require.Contains(t, f.banner, "started afresh")
+	st, body = call(gw1)
+	require.Equal(t, http.StatusOK, st, "after a fresh start the first request is admitted: %s", body)
+	f.stop(t)
 }
