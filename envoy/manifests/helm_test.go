@@ -297,3 +297,50 @@ func TestTheManifestsAndTheChartNameTheImageMakeImagesBuilds(t *testing.T) {
 	r := decodeChart(t, pinned())
 	require.Equal(t, ref, r.deployments["sharedstore"].Spec.Template.Spec.Containers[0].Image, "the chart's default image")
 }
+
+// The README's install command sets values the chart has, and its commands name the chart's
+// objects as they render.
+func TestTheReadmesProductionWalkThroughMatchesTheChart(t *testing.T) {
+	readme := string(readFile(t, "README.md"))
+	i := strings.Index(readme, "\n## Production on Istio\n")
+	require.GreaterOrEqual(t, i, 0)
+	sec := readme[i:]
+	sec = sec[:strings.Index(sec, "\n## Layout\n")]
+	require.Contains(t, sec, "helm install tokenbudget "+chartDir+" -n tokenbudget")
+	sets := regexp.MustCompile(`--set ([a-zA-Z0-9.]+)=`).FindAllStringSubmatch(sec, -1)
+	require.NotEmpty(t, sets)
+	var values map[string]any
+	require.NoError(t, yaml.Unmarshal(readFile(t, chartDir+"/values.yaml"), &values))
+	for _, m := range sets {
+		v := any(values)
+		for _, k := range strings.Split(m[1], ".") {
+			mv, ok := v.(map[string]any)
+			require.True(t, ok, "--set %s", m[1])
+			v, ok = mv[k]
+			require.True(t, ok, "--set %s: the chart has no %s", m[1], k)
+		}
+	}
+	r := decodeChart(t, pinned())
+	require.Contains(t, r.jobs, "sharedstore-migrate")
+	require.Contains(t, sec, "`sharedstore-migrate`")
+	require.Contains(t, r.filters, "tokenbudget-stats-tags")
+	require.Contains(t, sec, "`tokenbudget-stats-tags`")
+	require.Contains(t, sec, "svc/sharedstore 8081:8081")
+	require.Equal(t, int32(8081), r.services["sharedstore"].Spec.Ports[0].Port)
+	require.Contains(t, sec, "secret generic sharedstore ")
+	require.Contains(t, sec, "secret generic sharedstore-token ")
+	var vals struct {
+		WasmPlugin struct {
+			TokenEnv    string `json:"tokenEnv"`
+			TokenSecret struct {
+				Name, Key string
+			} `json:"tokenSecret"`
+		} `json:"wasmPlugin"`
+	}
+	require.NoError(t, yaml.Unmarshal(readFile(t, chartDir+"/values.yaml"), &vals))
+	require.Contains(t, sec, `"name":"`+vals.WasmPlugin.TokenEnv+`"`, "the patch gives the proxy the variable token_env names")
+	require.Contains(t, sec, `"secretKeyRef":{"name":"`+vals.WasmPlugin.TokenSecret.Name+`","key":"`+vals.WasmPlugin.TokenSecret.Key+`"}`)
+	for _, k := range []string{"token", "admin-token", "redis-url", "database-url"} {
+		require.Contains(t, sec, "--from-literal="+k+"=", "the Secret holds the key the chart reads")
+	}
+}
