@@ -216,7 +216,7 @@ func TestTheChartsWasmPluginAttachesToTheGatewayAndReachesSharedstoreWithNoSecre
 	cfg := pluginConfigOf(t, wp)
 	redis := cfg["rate_limiting"].(map[string]any)["redis"].(map[string]any)
 	require.NotContains(t, redis, "token", "no token in the plugin config")
-	require.Equal(t, "SHAREDSTORE_TOKEN", redis["token_env"])
+	require.Equal(t, "TOKENBUDGET_SHAREDSTORE_TOKEN", redis["token_env"])
 	env := wp.GetVmConfig().GetEnv()
 	require.Len(t, env, 1)
 	require.Equal(t, redis["token_env"], env[0].GetName(), "the variable token_env names is the VM's")
@@ -239,7 +239,7 @@ func TestTheChartSpellsNoSecretAndRefusesAnUnpinnedModule(t *testing.T) {
 	for _, bad := range []string{"sk-", "redis://", "rediss://", "postgres://", "postgresql://", "password", "replace-with", "kind: Secret"} {
 		require.NotContains(t, strings.ToLower(r.raw), bad, "the chart references Secrets, it never holds one")
 	}
-	require.Regexp(t, `(?m)^\s+token_env: SHAREDSTORE_TOKEN$`, r.raw)
+	require.Regexp(t, `(?m)^\s+token_env: TOKENBUDGET_SHAREDSTORE_TOKEN$`, r.raw)
 	require.NotRegexp(t, `(?m)^\s+token: `, r.raw)
 
 	_, err := renderChart(t, nil)

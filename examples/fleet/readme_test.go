@@ -36,6 +36,23 @@ func readmeBlock(t *testing.T, heading string) string {
 	return m[1]
 }
 
+// freeDatabaseName is a database name of the test's own that no database has yet: pgtest's,
+// dropped at once, so a walk-through's CREATE DATABASE can make it (pgtest drops it again at
+// cleanup).
+func freeDatabaseName(t *testing.T) string {
+	t.Helper()
+	dbURL, err := url.Parse(pgtest.Database(t))
+	require.NoError(t, err)
+	name := strings.TrimPrefix(dbURL.Path, "/")
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, pgtest.ServerURL())
+	require.NoError(t, err)
+	defer admin.Close(ctx)
+	_, err = admin.Exec(ctx, "DROP DATABASE "+name)
+	require.NoError(t, err)
+	return name
+}
+
 // spendFigures is the admin API's spend report.
 type spendFigures struct {
 	Figures []struct {
@@ -82,17 +99,7 @@ func TestTheReadmesRunningThePiecesWalkThroughConfirmsSpend(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.Symlink(abs, filepath.Join(work, "examples")))
 
-	// A database name of the test's own, free for the walk-through's CREATE DATABASE
-	// (pgtest drops it at cleanup).
-	dbURL, err := url.Parse(pgtest.Database(t))
-	require.NoError(t, err)
-	dbName := strings.TrimPrefix(dbURL.Path, "/")
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, pgtest.ServerURL())
-	require.NoError(t, err)
-	_, err = admin.Exec(ctx, "DROP DATABASE "+dbName)
-	require.NoError(t, err)
-	require.NoError(t, admin.Close(ctx))
+	dbName := freeDatabaseName(t) // the walk-through's CREATE DATABASE makes it
 
 	redisAddr := redistest.Start(t)
 	store, worker, gw, gwAdmin := redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t), redistest.FreeAddr(t)
@@ -238,17 +245,7 @@ func TestTheReadmesSpendWalkThroughRefusesAndAFreshStartAdmitsAgain(t *testing.T
 	for _, tool := range []string{"redis-cli", "redis-server", "psql", "pg_isready", "curl"} {
 		redistest.RequireBinary(t, tool)
 	}
-	// A database name the script creates and FLEET_FRESH drops: pgtest's, dropped here first
-	// (and again at cleanup).
-	dbURL, err := url.Parse(pgtest.Database(t))
-	require.NoError(t, err)
-	dbName := strings.TrimPrefix(dbURL.Path, "/")
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, pgtest.ServerURL())
-	require.NoError(t, err)
-	_, err = admin.Exec(ctx, "DROP DATABASE "+dbName)
-	require.NoError(t, err)
-	require.NoError(t, admin.Close(ctx))
+	dbName := freeDatabaseName(t) // the script creates it, FLEET_FRESH drops it
 
 	bin := t.TempDir()
 	wasm := filepath.Join(bin, "filter.wasm")

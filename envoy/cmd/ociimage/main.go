@@ -93,22 +93,9 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := img.Digest()
+	d, err := writeImage(img, r.TagStr(), *dir, *tarPath, *digestFile)
 	if err != nil {
 		return err
-	}
-	if err := WriteLayout(*dir, img, r.TagStr()); err != nil {
-		return err
-	}
-	if *tarPath != "" {
-		if err := TarDir(*dir, *tarPath); err != nil {
-			return err
-		}
-	}
-	if *digestFile != "" {
-		if err := os.WriteFile(*digestFile, []byte(d.String()+"\n"), 0o644); err != nil {
-			return err
-		}
 	}
 	if *plugin != "" {
 		src, err := os.ReadFile(*plugin)
@@ -171,6 +158,29 @@ func Image(module []byte) (v1.Image, error) {
 		return nil, err
 	}
 	return mutate.Annotations(img, map[string]string{VariantAnnotation: "compat"}).(v1.Image), nil
+}
+
+// writeImage writes img as the layout dir (named tag), and as the tar and the digest file
+// when they are not "", and returns its manifest digest.
+func writeImage(img v1.Image, tag, dir, tarPath, digestFile string) (v1.Hash, error) {
+	d, err := img.Digest()
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	if err := WriteLayout(dir, img, tag); err != nil {
+		return v1.Hash{}, err
+	}
+	if tarPath != "" {
+		if err := TarDir(dir, tarPath); err != nil {
+			return v1.Hash{}, err
+		}
+	}
+	if digestFile != "" {
+		if err := os.WriteFile(digestFile, []byte(d.String()+"\n"), 0o644); err != nil {
+			return v1.Hash{}, err
+		}
+	}
+	return d, nil
 }
 
 // layoutFiles are the entries of an OCI image layout directory. WriteLayout

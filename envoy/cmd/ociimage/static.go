@@ -79,22 +79,9 @@ func runStatic(args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", *bin, err)
 	}
-	d, err := img.Digest()
+	d, err := writeImage(img, r.TagStr(), *dir, *tarPath, *digestFile)
 	if err != nil {
 		return err
-	}
-	if err := WriteLayout(*dir, img, r.TagStr()); err != nil {
-		return err
-	}
-	if *tarPath != "" {
-		if err := TarDir(*dir, *tarPath); err != nil {
-			return err
-		}
-	}
-	if *digestFile != "" {
-		if err := os.WriteFile(*digestFile, []byte(d.String()+"\n"), 0o644); err != nil {
-			return err
-		}
 	}
 	_, err = fmt.Fprintf(stdout, "%s %s\n", r.String(), d.String())
 	return err
