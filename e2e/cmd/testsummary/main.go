@@ -11,7 +11,7 @@
 // test), appends the run's counts to FILE as one JSON line, and exits with
 // the command's status. report sums FILE's lines into one line:
 //
-//	make test: 61 packages, 2468 tests (3579 subtests, 12 skipped), 37 fuzz targets, 9m41s
+//	make test: P packages, T tests (S subtests, K skipped[, N failed]), F fuzz targets, <wall time>
 //
 // A package is counted once however many runs tested it (the host profiles
 // and wasip1 runs test some packages again); a test once per run that ran it.
