@@ -24,7 +24,7 @@ BENCHCOUNT ?= 6
 FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
 	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
-.PHONY: all build test test-profiles test-wasm run fleet bench bench-instructions bench-fleet-spend bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci clean
+.PHONY: all build test test-profiles test-wasm run fleet bench bench-instructions bench-fleet-spend bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci images clean
 
 all: build
 
@@ -42,12 +42,22 @@ FORCE:
 
 # The whole suite: unit tests, the compiled .wasm in the wazero host, end to
 # end through the local gateway with real Redis, then a short fuzz pass.
-test: build vet
+# It ends with one line counted from the runs (e2e/cmd/testsummary): packages, tests, fuzz
+# targets and wall time. Each go test runs with -json through testsummary, which prints what
+# go test alone would (the "ok" and "FAIL" lines included) and keeps go test's exit status.
+TALLY   := build/test-tally.jsonl
+TESTRUN := build/testsummary run --tally $(TALLY) -- $(GO) test -json
+GOTEST  ?= $(GO) test
+test:
+	@mkdir -p build && rm -f $(TALLY) && date +%s > build/test-started
+	$(MAKE) --no-print-directory build vet
+	$(GO) build -o build/testsummary ./e2e/cmd/testsummary
 	TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
-		$(GO) test -count=1 -timeout 25m ./...
-	$(MAKE) --no-print-directory test-profiles
-	$(MAKE) --no-print-directory test-wasm
+		$(TESTRUN) -count=1 -timeout 25m ./...
+	$(MAKE) --no-print-directory test-profiles GOTEST='$(TESTRUN)'
+	$(MAKE) --no-print-directory test-wasm GOTEST='$(TESTRUN)'
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(SMOKETIME)
+	@build/testsummary report --tally $(TALLY) --fuzz $(words $(FUZZ_TARGETS)) --started $$(cat build/test-started)
 
 # The hand-written wasm of the packages listed (their *_wasm.s) runs only in a VM: their
 # tests, with the differential ones (the estimator against its pre-rewrite code, jsonx against
@@ -57,7 +67,7 @@ test-wasm:
 	@test -n "$(WASMASM)" || { echo "no *_wasm.s found under shared/"; exit 1; }
 	@mkdir -p build
 	$(GO) build -o build/wazero github.com/tetratelabs/wazero/cmd/wazero
-	PATH=$(CURDIR)/build:$$PATH GOWASIRUNTIME=wazero $(WASMENV) $(GO) test -count=1 \
+	PATH=$(CURDIR)/build:$$PATH GOWASIRUNTIME=wazero $(WASMENV) $(GOTEST) -count=1 \
 		-exec "$$($(GO) env GOROOT)/lib/wasm/go_wasip1_wasm_exec" $(WASMASM)
 
 # The whole suite above runs on the legacy host profile, the strictest. Each newer cpp-host
@@ -72,9 +82,9 @@ test-profiles:
 	@set -e; for p in $(HOST_PROFILES); do \
 		echo "host profile $$p"; \
 		TOKENBUDGET_HOST_PROFILE=$$p TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
-			$(GO) test -count=1 ./envoy/gateway; \
+			$(GOTEST) -count=1 ./envoy/gateway; \
 		TOKENBUDGET_HOST_PROFILE=$$p TOKENBUDGET_WASM=$(CURDIR)/$(WASM) TOKENBUDGET_PASSTHROUGH_WASM=$(CURDIR)/$(PASSWASM) \
-			$(GO) test -count=1 -run '$(PROFILE_SMOKE)' ./filter/wasmtest ./e2e; \
+			$(GOTEST) -count=1 -run '$(PROFILE_SMOKE)' ./filter/wasmtest ./e2e; \
 	done
 
 fuzz: build
@@ -205,6 +215,20 @@ OCI_REF ?= ghcr.io/example/tokenbudget:0.1.0
 oci: build
 	$(GO) run ./envoy/cmd/ociimage --wasm $(WASM) --ref $(OCI_REF) --layout build/oci --tar build/oci.tar \
 		--digest-file build/oci.digest --wasmplugin envoy/istio/wasmplugin.yaml --wasmplugin-out build/istio/wasmplugin.yaml
+
+# Every image of a deployment: the module's (make oci, above) and sharedstore's, a static
+# binary (CGO_ENABLED=0) on an empty base with the machine's CA bundle and a non-root user
+# 65532 (envoy/cmd/ociimage static): the layout in build/oci/sharedstore, the same as one tar
+# in build/oci-sharedstore.tar, its digest in build/oci-sharedstore.digest. The worker and the
+# migrate step are subcommands of the same image. Reproducible: one tree, one digest.
+SHAREDSTORE_REF ?= ghcr.io/example/tokenbudget-sharedstore:0.1.0
+IMAGE_ARCH      ?= amd64
+images: oci
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags='-s -w' \
+		-o build/sharedstore-linux-$(IMAGE_ARCH) ./sharedstore/cmd/sharedstore
+	$(GO) run ./envoy/cmd/ociimage static --binary build/sharedstore-linux-$(IMAGE_ARCH) --name sharedstore \
+		--ref $(SHAREDSTORE_REF) --layout build/oci/sharedstore --tar build/oci-sharedstore.tar \
+		--digest-file build/oci-sharedstore.digest
 
 clean:
 	rm -rf build

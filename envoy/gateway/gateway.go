@@ -155,7 +155,8 @@ func (g *Gateway) Start() error {
 	g.proxyLn = ln
 	// Go's own header reader stops a little past MaxHeaderBytes with 431; ServeHTTP applies the
 	// exact limit.
-	g.proxy = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: g.cfg.MaxRequestHeadersBytes}
+	g.proxy = &http.Server{Handler: g, ReadHeaderTimeout: 30 * time.Second, MaxHeaderBytes: g.cfg.MaxRequestHeadersBytes,
+		Protocols: proxyProtocols()}
 	if g.cfg.Admin != "off" {
 		aln, err := net.Listen("tcp", g.cfg.Admin)
 		if err != nil {
@@ -172,6 +173,18 @@ func (g *Gateway) Start() error {
 	g.serve(g.proxy, ln)
 	g.host.StartTicker()
 	return nil
+}
+
+// proxyProtocols are what the proxy listener speaks: HTTP/1.1, and HTTP/2
+// over cleartext with prior knowledge (h2c), as an Envoy listener whose
+// http_connection_manager has codec_type AUTO does (it tells the two apart
+// by the HTTP/2 connection preface). Without it `curl --http2-prior-knowledge`
+// and gRPC-style clients got an empty reply.
+func proxyProtocols() *http.Protocols {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &p
 }
 
 func (g *Gateway) serve(s *http.Server, ln net.Listener) {

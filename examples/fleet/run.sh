@@ -3,6 +3,7 @@
 #
 #   Redis        redis://127.0.0.1:6379/0 (started here, persistence in $FLEET_DIR/redis, when none answers)
 #   PostgreSQL   127.0.0.1:5432 (started as .ci/run does when it does not answer), database tokenbudget_fleet
+#                (FLEET_FRESH=1 drops it and sharedstore's Redis keys first: a fresh start)
 #   sharedstore  http://127.0.0.1:8081, data plane + admin API (/v1/admin/) on their own tokens
 #   worker       `sharedstore worker` every 2 s, metrics on http://127.0.0.1:8082
 #   gateway 1    http://127.0.0.1:10001 (admin http://127.0.0.1:9902)
@@ -25,7 +26,8 @@ CONFIG=${FLEET_CONFIG:-examples/fleet/plugin.json}
 PRICES=${FLEET_PRICES:-examples/fleet/prices.json}
 REDIS_PORT=${FLEET_REDIS_PORT:-6379}
 PG_SERVER=${FLEET_PG_SERVER:-postgres://postgres@127.0.0.1:5432}
-DATABASE=${FLEET_DATABASE:-$PG_SERVER/tokenbudget_fleet?sslmode=disable}
+DB_NAME=${FLEET_DB_NAME:-tokenbudget_fleet}
+DATABASE=${FLEET_DATABASE:-$PG_SERVER/$DB_NAME?sslmode=disable}
 STORE=${FLEET_STORE:-127.0.0.1:8081}
 WORKER=${FLEET_WORKER:-127.0.0.1:8082}
 GATEWAYS=(${FLEET_GATEWAY1:-127.0.0.1:10001,127.0.0.1:9902} ${FLEET_GATEWAY2:-127.0.0.1:10002,127.0.0.1:9903})
@@ -102,9 +104,25 @@ if ! pg_isready -q -h 127.0.0.1 -p 5432; then
 	. .ci/postgres.sh
 	ensure_postgres
 fi
+# FLEET_FRESH=1 starts afresh: the ledger is dropped and made anew, and what sharedstore keeps in
+# this Redis goes with it, its buckets and holds (tb:*) and its spend cache (quota:*): the cache's
+# limits and counters describe the old ledger, and would refuse a first request on spend the new
+# one never saw. Only the script's own database is dropped, never one FLEET_DATABASE names.
+if [ "${FLEET_FRESH:-}" = 1 ]; then
+	if [ -n "${FLEET_DATABASE:-}" ]; then
+		echo "fleet: FLEET_FRESH drops the script's own database; FLEET_DATABASE names another" >&2
+		exit 1
+	fi
+	psql -w -q "$PG_SERVER/postgres" -c "DROP DATABASE IF EXISTS $DB_NAME WITH (FORCE)"
+	for pattern in 'tb:*' 'quota:*'; do
+		redis-cli -p "$REDIS_PORT" --scan --pattern "$pattern" | tr '\n' '\0' |
+			xargs -0 -r -n 500 redis-cli -p "$REDIS_PORT" unlink >/dev/null
+	done
+	echo "fleet: started afresh (database $DB_NAME dropped, sharedstore's keys deleted from Redis)"
+fi
 if [ -z "${FLEET_DATABASE:-}" ]; then
-	if [ -z "$(psql -w "$PG_SERVER/postgres" -Atc "SELECT 1 FROM pg_database WHERE datname = 'tokenbudget_fleet'")" ]; then
-		psql -w -q "$PG_SERVER/postgres" -c 'CREATE DATABASE tokenbudget_fleet'
+	if [ -z "$(psql -w "$PG_SERVER/postgres" -Atc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'")" ]; then
+		psql -w -q "$PG_SERVER/postgres" -c "CREATE DATABASE $DB_NAME"
 	fi
 fi
 "$SHAREDSTORE" migrate --database "$DATABASE"

@@ -7,6 +7,8 @@
 package core
 
 import (
+	"strings"
+
 	"github.com/tetratelabs/proxy-wasm-go-sdk/proxywasm/types"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
@@ -150,7 +152,12 @@ func (r *Root) OnConfigure(raw []byte) bool {
 		err = rt.ResolveEnv(getenv)
 	}
 	if err != nil {
-		r.host.Log(abi.LogError, "tokenbudget: plugin config rejected: "+err.Error())
+		// One log line per problem, as `tbconfig validate` prints them: a
+		// proxy's log shows a line's quotes as written but a newline inside
+		// one entry as an escape, so one entry per error stays readable.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			r.host.Log(abi.LogError, "tokenbudget: plugin config rejected: error: "+line)
+		}
 		return false
 	}
 	for _, w := range warnings {

@@ -32,6 +32,28 @@ func TestABadConfigIsRefusedWithAClearLogLine(t *testing.T) {
 	}
 }
 
+func TestARejectedConfigIsLoggedOneLinePerErrorAsTbconfigPrintsThem(t *testing.T) {
+	cfg := `{"rate_limiting":{"storage":"etcd","limits":{"per_api_key":{"tokens_per_minut":5}}}}`
+	var logs []string
+	_, err := host.New(context.Background(), host.Options{
+		Module: wasmbuild.Filter(t), PluginConfig: []byte(cfg), Workers: 1, Profile: envProfile(t),
+		Log: func(l host.Level, m string) {
+			if l >= host.LevelError && strings.Contains(m, "plugin config rejected") {
+				logs = append(logs, m)
+			}
+		},
+	})
+	require.Error(t, err)
+	want := []string{
+		`tokenbudget: plugin config rejected: error: parse plugin config: rate_limiting.limits.per_api_key: unknown field "tokens_per_minut" (did you mean "tokens_per_minute"?)`,
+		`tokenbudget: plugin config rejected: error: invalid plugin config: rate_limiting.storage: must be "memory" or "redis", not "etcd"`,
+	}
+	require.Equal(t, want, logs, "the lines `tbconfig validate` prints, one entry each")
+	for _, l := range logs {
+		require.NotContains(t, l, "\n", "one error per entry")
+	}
+}
+
 func TestReloadResetsBucketsExactlyWhenABudgetChanged(t *testing.T) {
 	x := newHarness(t, keyBudgetConfig)
 	r := x.do(call{key: "sk-a", body: chatBody("hello", 3000), chunks: []string{chatResponse(3000, 0)}})

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -158,6 +159,24 @@ func TestAStoreOutageIsLoggedOnceWhenItStartsAndOnceWhenItEnds(t *testing.T) {
 	require.Equal(t, 1, x.logsContaining("store answers again"))
 	require.Equal(t, 1, x.logsContaining("is unreachable"))
 	require.Equal(t, int64(1), x.gauge(metrics.StoreReachable))
+}
+
+func TestAStoreThatRefusesTheTokenIsLoggedAsARejectedTokenNotAsUnreachable(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Start(t)})
+	t.Cleanup(func() { _ = rdb.Close() })
+	srv := httptest.NewServer(server.New(server.Config{Buckets: server.NewBuckets(rdb, server.Options{}), Token: "the-service-token"}))
+	t.Cleanup(srv.Close)
+	cfg := `{"rate_limiting":{"storage":"redis","limits":{"per_api_key":{"tokens_per_minute":100000}},
+	  "redis":{"cluster":"sharedstore","token":"not-the-service-token","timeout_ms":1000,"fallback_to_memory":true}}}`
+	x := newHarness(t, cfg, withClusters(map[string]string{"sharedstore": srv.URL}), withWorkers(1))
+	for i := 0; i < 3; i++ {
+		require.Equal(t, 200, x.do(call{key: "sk-a", body: chatBody("hi", 10), chunks: []string{chatResponse(1, 1)}}).status,
+			"fallback_to_memory admits on the local buckets")
+	}
+	require.Equal(t, 1, x.logsContaining("sharedstore rejected the token (401)"), "one line, naming the cause")
+	require.Equal(t, 0, x.logsContaining("unreachable"))
+	require.Equal(t, 0, x.logsContaining("not-the-service-token"), "the token is never logged")
+	require.Equal(t, int64(0), x.gauge(metrics.StoreReachable))
 }
 
 func (x *harness) logsContaining(s string) int {

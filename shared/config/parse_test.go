@@ -60,7 +60,8 @@ func TestParseRejectsNonObjectsAndTrailingData(t *testing.T) {
 func TestEmptyConfigLoadsWithDefaultsAndNoLimits(t *testing.T) {
 	for _, raw := range []string{``, `  `, `{}`} {
 		rt, warnings := mustLoad(t, raw)
-		require.Empty(t, warnings)
+		require.Len(t, warnings, 1)
+		require.Contains(t, warnings[0], "this config limits nothing", "it loads, and says it meters only")
 		require.Equal(t, StorageMemory, rt.Storage)
 		require.Equal(t, DefaultMaxBuckets, rt.MaxBuckets)
 		require.Equal(t, []string{"authorization", "x-api-key"}, rt.APIKeyHeaders)

@@ -94,6 +94,7 @@ func (c *Config) Warnings() []string {
 	}
 	w = append(w, c.spendWarnings()...)
 	w = append(w, c.fleetSpendWarnings()...)
+	w = append(w, c.coverageWarnings()...)
 	return w
 }
 

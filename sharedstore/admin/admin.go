@@ -73,6 +73,8 @@ type Server struct {
 	timeout time.Duration
 	again   time.Duration
 	mux     *http.ServeMux
+	// patterns are the routes in the order New adds them, for the index.
+	patterns []string
 
 	mu     sync.Mutex
 	timers map[*time.Timer]struct{}
@@ -113,6 +115,7 @@ func New(c Config) (*Server, error) {
 	s.route("PUT "+team+"/balance", s.putBalance)
 	s.route("GET "+team+"/balance", s.getBalance)
 	s.route("POST "+team+"/balance/top-up", s.topUp)
+	s.route("GET /v1/admin/{$}", s.index)
 	return s, nil
 }
 
@@ -178,6 +181,7 @@ func (s *statusOnly) Write(b []byte) (int, error) {
 }
 
 func (s *Server) route(pattern string, h handler) {
+	s.patterns = append(s.patterns, pattern)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))

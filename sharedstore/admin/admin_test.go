@@ -151,3 +151,56 @@ func TestCloseCancelsTheSecondInvalidationsStillWaiting(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n, "no invalidation ran after Close")
 }
+
+func TestTheAdminRootListsEveryRouteWithWhatItDoes(t *testing.T) {
+	f := newFixture(t)
+	st, _ := f.callAs("", "GET", "/v1/admin/", "")
+	require.Equal(t, http.StatusUnauthorized, st, "the list is behind the admin token too")
+	st, out := f.call("GET", "/v1/admin/", "")
+	require.Equal(t, http.StatusOK, st)
+	listed := map[string]bool{}
+	for _, r := range out["routes"].([]any) {
+		m := r.(map[string]any)
+		require.NotEmpty(t, m["what"], "%v", m)
+		listed[m["method"].(string)+" "+m["path"].(string)] = true
+	}
+	s, err := New(Config{Token: adminToken, Ledger: f.ledger, Redis: f.redis})
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	require.Len(t, listed, len(s.patterns))
+	for _, p := range s.patterns {
+		require.NotEmpty(t, routeDocs[p], "route %s has a line in routeDocs", p)
+		require.True(t, listed[strings.TrimSuffix(p, "{$}")], "%s is listed", p)
+	}
+	for _, r := range routes {
+		if r.path != "/v1/admin/no-such-route" {
+			path, _, _ := strings.Cut(r.path, "?")
+			require.True(t, anyPatternMatches(listed, r.method, path), "%s %s", r.method, r.path)
+		}
+	}
+	st, _ = f.call("GET", "/v1/admin/nope", "")
+	require.Equal(t, http.StatusNotFound, st, "only the root itself lists")
+}
+
+// anyPatternMatches reports whether a concrete path is one of the listed
+// patterns, {name} segments matching any one segment.
+func anyPatternMatches(listed map[string]bool, method, path string) bool {
+	for p := range listed {
+		m, pp, _ := strings.Cut(p, " ")
+		if m != method {
+			continue
+		}
+		a, b := strings.Split(pp, "/"), strings.Split(path, "/")
+		if len(a) != len(b) {
+			continue
+		}
+		ok := true
+		for i := range a {
+			ok = ok && (a[i] == b[i] || strings.HasPrefix(a[i], "{"))
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}

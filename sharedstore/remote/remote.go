@@ -70,6 +70,11 @@ type Queue struct{ waiting int }
 // Waiting is how many calls wait in the queue's stores.
 func (q *Queue) Waiting() int { return q.waiting }
 
+// ErrTokenRejected is an admission sharedstore answered 401: the filter's
+// token is not the one the service was started with. It is a configuration
+// fault, not an outage, so the filter's log says which setting to fix.
+var ErrTokenRejected = errs.New("sharedstore rejected the token (401)")
+
 // Store is the remote sharedstore.Store. It is used from one VM thread only.
 type Store struct {
 	c        Caller
@@ -232,6 +237,9 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 func outcome(entries []sharedstore.HoldEntry, plan *sharedstore.Plan, status int, body []byte, err error) (o sharedstore.Outcome, unsure bool) {
 	if err != nil {
 		return sharedstore.Outcome{Err: errs.Wrap("sharedstore admit", err)}, true
+	}
+	if status == 401 {
+		return sharedstore.Outcome{Err: ErrTokenRejected}, false
 	}
 	if status < 200 || status > 299 {
 		unsure = status < 400 || status > 499 || status == 408 || status == 429

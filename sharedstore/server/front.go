@@ -212,6 +212,7 @@ func (f *Front) serve(c net.Conn) {
 			return
 		}
 		w.reset()
+		h.peer = c.RemoteAddr()
 		ctx := f.contextFor(c)
 		f.s.answer(ctx, w, h, body)
 		ctx.cancel()
@@ -260,6 +261,7 @@ type head struct {
 	length int
 	auth   []byte
 	close  bool
+	peer   net.Addr // the caller, for the log of a refused call
 }
 
 // readHead reads the head at the start of br without consuming it and

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,8 @@ type Server struct {
 	outboxSeen atomic.Bool
 	// calls are the /v1 paths, for the mux and for Front.
 	calls map[string]route
+	// refused logs calls without the token, at most one line per 10 s.
+	refused refusals
 }
 
 // New builds the service's handler.
@@ -128,11 +131,12 @@ func (s *Server) authorized(got []byte) bool {
 	return len(s.auth) > len("Bearer ") && subtle.ConstantTimeCompare(got, s.auth) == 1
 }
 
-// refuse answers a caller without the token.
-func (s *Server) refuse(w http.ResponseWriter, op string, start time.Time) {
+// refuse answers a caller without the token, and logs it (rate-limited).
+func (s *Server) refuse(w http.ResponseWriter, op string, start time.Time, from net.Addr) {
 	w.Header().Set("WWW-Authenticate", "Bearer")
 	http.Error(w, "unauthorized", http.StatusUnauthorized)
 	s.m.observe(op, "unauthorized", start)
+	s.refused.note(s.log, op, from)
 }
 
 // answer is guard for a call Front read: its path is one of s.calls and its
@@ -141,7 +145,7 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, h head, body
 	start := time.Now()
 	c := s.calls[h.path]
 	if !s.authorized(h.auth) {
-		s.refuse(w, c.op, start)
+		s.refuse(w, c.op, start, h.peer)
 		return
 	}
 	s.m.observe(c.op, c.handle(ctx, w, body), start)
@@ -154,7 +158,7 @@ func (s *Server) guard(c route) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		if !s.authorized([]byte(r.Header.Get("Authorization"))) {
-			s.refuse(w, op, start)
+			s.refuse(w, op, start, remoteAddr(r.RemoteAddr))
 			return
 		}
 		buf := bufs.Get().(*bytes.Buffer)
@@ -313,3 +317,9 @@ func writeBody(w http.ResponseWriter, b []byte) {
 	w.Header()["Content-Type"] = contentType
 	_, _ = w.Write(b)
 }
+
+// remoteAddr is net/http's RemoteAddr text as a net.Addr for the refusal log.
+type remoteAddr string
+
+func (a remoteAddr) Network() string { return "tcp" }
+func (a remoteAddr) String() string  { return string(a) }

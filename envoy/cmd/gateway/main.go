@@ -216,5 +216,5 @@ func parseLevel(s string) (host.Level, error) {
 
 // init routes slog to stderr with the level the operator expects from a proxy.
 func init() {
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	slog.SetDefault(slog.New(newPluginLines(os.Stderr, slog.LevelInfo)))
 }

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,4 +96,17 @@ func TestVMEnvFlagsAreEnvoysEnvironmentVariables(t *testing.T) {
 
 	require.Error(t, run([]string{"--max-request-bytes", "0"}))
 	require.ErrorContains(t, run([]string{"--vm-env", "A=1", "--vm-env", "A"}), "given twice")
+}
+
+func TestThePluginsLogLinesAreWrittenAsGivenAndTheGatewaysAsLogfmt(t *testing.T) {
+	var b bytes.Buffer
+	log := slog.New(newPluginLines(&b, slog.LevelInfo))
+	msg := `tokenbudget: plugin config rejected: error: invalid plugin config: rate_limiting.storage: must be "memory" or "redis", not "etcd"`
+	log.Error(msg, "source", "wasm")
+	log.Info("gateway: listening", "addr", "127.0.0.1:10000")
+	log.Debug("below the level", "source", "wasm")
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 2)
+	require.Regexp(t, `^\[[0-9T:.Z-]+\]\[error\]\[wasm\] `+regexp.QuoteMeta(msg)+`$`, lines[0], "the message as the plugin gave it")
+	require.Contains(t, lines[1], `level=INFO msg="gateway: listening" addr=127.0.0.1:10000`)
 }

@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,6 +61,9 @@ func main() {
 }
 
 func run(args []string, stdout io.Writer) error {
+	if len(args) > 0 && args[0] == "static" {
+		return runStatic(args[1:], stdout)
+	}
 	fs := flag.NewFlagSet("ociimage", flag.ContinueOnError)
 	wasm := fs.String("wasm", "build/filter.wasm", "the proxy-wasm module")
 	ref := fs.String("ref", "ghcr.io/example/tokenbudget:0.1.0", "the image reference the WasmPlugin pulls (its tag names the image in the layout)")
@@ -89,22 +93,9 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	d, err := img.Digest()
+	d, err := writeImage(img, r.TagStr(), *dir, *tarPath, *digestFile)
 	if err != nil {
 		return err
-	}
-	if err := WriteLayout(*dir, img, r.TagStr()); err != nil {
-		return err
-	}
-	if *tarPath != "" {
-		if err := TarDir(*dir, *tarPath); err != nil {
-			return err
-		}
-	}
-	if *digestFile != "" {
-		if err := os.WriteFile(*digestFile, []byte(d.String()+"\n"), 0o644); err != nil {
-			return err
-		}
 	}
 	if *plugin != "" {
 		src, err := os.ReadFile(*plugin)
@@ -169,10 +160,40 @@ func Image(module []byte) (v1.Image, error) {
 	return mutate.Annotations(img, map[string]string{VariantAnnotation: "compat"}).(v1.Image), nil
 }
 
-// WriteLayout replaces dir with an OCI image layout holding img, named tag in index.json.
+// writeImage writes img as the layout dir (named tag), and as the tar and the digest file
+// when they are not "", and returns its manifest digest.
+func writeImage(img v1.Image, tag, dir, tarPath, digestFile string) (v1.Hash, error) {
+	d, err := img.Digest()
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	if err := WriteLayout(dir, img, tag); err != nil {
+		return v1.Hash{}, err
+	}
+	if tarPath != "" {
+		if err := TarDir(dir, tarPath); err != nil {
+			return v1.Hash{}, err
+		}
+	}
+	if digestFile != "" {
+		if err := os.WriteFile(digestFile, []byte(d.String()+"\n"), 0o644); err != nil {
+			return v1.Hash{}, err
+		}
+	}
+	return d, nil
+}
+
+// layoutFiles are the entries of an OCI image layout directory. WriteLayout
+// replaces these and TarDir packs these only, so a layout directory can hold
+// another image's layout beside them (build/oci/sharedstore in build/oci).
+var layoutFiles = []string{"blobs", "index.json", "oci-layout"}
+
+// WriteLayout replaces dir's OCI image layout with one holding img, named tag in index.json.
 func WriteLayout(dir string, img v1.Image, tag string) error {
-	if err := os.RemoveAll(dir); err != nil {
-		return err
+	for _, f := range layoutFiles {
+		if err := os.RemoveAll(filepath.Join(dir, f)); err != nil {
+			return err
+		}
 	}
 	p, err := layout.Write(dir, empty.Index)
 	if err != nil {
@@ -183,7 +204,7 @@ func WriteLayout(dir string, img v1.Image, tag string) error {
 	}))
 }
 
-// TarDir writes dir's files into one tar at path, in name order with zero times, so the archive
+// TarDir writes dir's layout files into one tar at path, in name order with zero times, so the archive
 // is as reproducible as the layout.
 func TarDir(dir, path string) error {
 	var files []string
@@ -191,9 +212,20 @@ func TarDir(dir, path string) error {
 		if err != nil {
 			return err
 		}
-		if p != dir {
-			files = append(files, p)
+		if p == dir {
+			return nil
 		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		if top, _, _ := strings.Cut(filepath.ToSlash(rel), "/"); !slices.Contains(layoutFiles, top) {
+			if e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		files = append(files, p)
 		return nil
 	})
 	if err != nil {

@@ -94,13 +94,25 @@ func validate(file string, stdin io.Reader, out io.Writer, injectsCredential boo
 		}
 		return exitInvalid
 	}
-	for _, w := range c.Warnings() {
+	ws := c.Warnings()
+	if injectsCredential {
+		ws = append(ws, credentialWarnings(c)...)
+	}
+	for _, w := range ws {
 		fmt.Fprintf(out, "warning: %s\n", w)
 	}
-	if injectsCredential {
-		for _, w := range credentialWarnings(c) {
-			fmt.Fprintf(out, "warning: %s\n", w)
-		}
+	// The last line says the config loads, so a clean run is not silent.
+	name := file
+	if name == "-" {
+		name = "the config on stdin"
+	}
+	switch len(ws) {
+	case 0:
+		fmt.Fprintf(out, "OK: %s loads\n", name)
+	case 1:
+		fmt.Fprintf(out, "OK: %s loads, with 1 warning\n", name)
+	default:
+		fmt.Fprintf(out, "OK: %s loads, with %d warnings\n", name, len(ws))
 	}
 	return 0
 }

@@ -33,12 +33,15 @@ func TestValidateExitsZeroWithOnlyWarnings(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.True(t, strings.HasPrefix(out, "warning: "), out)
 	require.Contains(t, out, "budget_division.replicas")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Equal(t, []string{"OK: the config on stdin loads, with 1 warning"}, lines[1:])
 }
 
 func TestValidateReadsFilesAndReportsUnreadableOnes(t *testing.T) {
-	code, out, _ := runCmd(t, "", "validate", filepath.Join("..", "..", "..", "examples", "configs", "tiers.json"))
+	tiers := filepath.Join("..", "..", "..", "examples", "configs", "tiers.json")
+	code, out, _ := runCmd(t, "", "validate", tiers)
 	require.Equal(t, 0, code)
-	require.Empty(t, out)
+	require.Equal(t, "OK: "+tiers+" loads\n", out, "a clean config says so, and nothing else")
 	code, out, _ = runCmd(t, "", "validate", filepath.Join(t.TempDir(), "missing.json"))
 	require.Equal(t, 1, code)
 	require.Contains(t, out, "error: read config")
