@@ -51,6 +51,7 @@ func (c *Config) Compile() (*Runtime, error) {
 		InjectStreamUsage:    boolOr(c.TokenBudget.InjectStreamUsage, defaultInjectStreamUsage),
 		ReleaseCutStreams:    c.TokenBudget.OnCutStream == CutStreamRelease,
 		SkipUncoveredOverage: c.TokenBudget.OnUncoveredOverage == OverageSkip,
+		AdmitUnreadableBody:  c.TokenBudget.OnUnreadableBody == UnreadableBodyAdmit,
 		RefuseMissingKeys:    c.Identity.MissingAPIKey == MissingKeyRefuse,
 		RefuseUnknownKeys:    c.Identity.UnknownAPIKeys == UnknownKeyRefuse,
 		OpenAIHeaders:        c.ResponseHeaders.OpenAI,
