@@ -426,8 +426,12 @@ func (b *Body) Usage() (Usage, bool) {
 	if !b.complete() || !b.object {
 		return Usage{}, false
 	}
-	u := jsonx.Parse(b.capture)
-	switch b.api {
+	return objectUsage(b.api, jsonx.Parse(b.capture))
+}
+
+// objectUsage reads a usage object u with api's reader (the streams').
+func objectUsage(api API, u jsonx.Value) (Usage, bool) {
+	switch api {
 	case OpenAIChat, OpenAICompletions:
 		return openAIUsage(u)
 	case OpenAIResponses:
