@@ -147,9 +147,9 @@ type Exchange struct {
 	who  budget.Identity
 	addr ipaddr.Addr // the peer, as the host reports it
 	req  estimate.Request
-	// bodyLength is the request's content-length (0: none), the byte count
-	// of a body too large to buffer.
-	bodyLength int64
+	// bodyLength is the request's content-length as sent ("" for none),
+	// the byte count of a body too large to buffer.
+	bodyLength string
 	// injected: the filter added include_usage; the client did not ask.
 	injected bool
 

@@ -52,12 +52,11 @@ func (x *Exchange) RequestHeaders(req Request, endOfStream bool) Action {
 	if hasHeader(pairs, "accept-encoding") {
 		x.fx.RemoveRequestHeader("accept-encoding")
 	}
+	// The length a body too large to buffer declares is the byte count its
+	// hold is estimated from under on_unreadable_body "admit"; it is read
+	// only then (admitUnread).
 	cl, hasLength := firstValue(pairs, "content-length")
-	if hasLength {
-		// The length a body too large to buffer declares: the byte count
-		// its hold is estimated from under on_unreadable_body "admit".
-		x.bodyLength, _ = strconv.ParseInt(cl, 10, 64)
-	}
+	x.bodyLength = cl
 	if x.mayRewriteBody() && hasLength {
 		// Headers are read-only once this callback returns Continue, and the
 		// body is read (and maybe rewritten) later: drop the length now and
@@ -104,7 +103,8 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 			return Pause
 		}
 		x.failOpen("body_too_large")
-		x.admitUnread(max(int64(size), x.bodyLength))
+		declared, _ := strconv.ParseInt(x.bodyLength, 10, 64)
+		x.admitUnread(max(int64(size), declared))
 		return AfterAdmission
 	}
 	if !endOfStream {
