@@ -39,11 +39,21 @@ func (x *Exchange) finish() {
 			x.settle(total, x.kindsOf(total))
 		}
 	default:
-		u, ok, unreadable := x.answerUsage()
-		switch {
-		case ok:
+		// answerUsage spelled out: in the VM a Usage returned through one
+		// more frame is one more copy, on every answer.
+		var u usage.Usage
+		var ok bool
+		if x.scan != nil {
+			u, ok = x.scan.Usage()
+		} else {
+			u, ok = usage.FromJSON(x.api, x.body)
+		}
+		if ok {
 			x.settle(u.Total(), u.Kinds())
-		case unreadable && x.answerBytes > 0:
+			return
+		}
+		switch {
+		case x.answerBytes > 0 && x.unreadableAnswer():
 			// Not JSON, or a usage object too large to keep: the usage
 			// may be there, unread. Never free, nor the hold alone.
 			x.settleHeld()
@@ -54,18 +64,22 @@ func (x *Exchange) finish() {
 }
 
 // answerUsage is a non-streamed answer's usage, read whole or by the
-// scan; unreadable says the answer may carry a usage that could not be
-// read (it is not one whole valid JSON value, or its usage object is
-// larger than the scan keeps).
-func (x *Exchange) answerUsage() (u usage.Usage, ok, unreadable bool) {
+// scan.
+func (x *Exchange) answerUsage() (usage.Usage, bool) {
 	if x.scan != nil {
-		u, ok = x.scan.Usage()
-		return u, ok, !ok && x.scan.Unreadable()
+		return x.scan.Usage()
 	}
-	if u, ok = usage.FromJSON(x.api, x.body); ok {
-		return u, true, false
+	return usage.FromJSON(x.api, x.body)
+}
+
+// unreadableAnswer says a non-streamed answer without a readable usage may
+// carry one that could not be read: it is not one whole valid JSON value,
+// or its usage object is larger than the scan keeps.
+func (x *Exchange) unreadableAnswer() bool {
+	if x.scan != nil {
+		return x.scan.Unreadable()
 	}
-	return u, false, !jsonx.Valid(x.body)
+	return !jsonx.Valid(x.body)
 }
 
 // lostEvents says the usage reader missed an event too large to read.
@@ -118,7 +132,7 @@ func (x *Exchange) delivered() (int64, usage.Kinds) {
 		}
 		return input + output, x.kindsOf(input + output)
 	case answerBody:
-		if u, ok, _ := x.answerUsage(); ok {
+		if u, ok := x.answerUsage(); ok {
 			return u.Total(), u.Kinds()
 		}
 		t := x.unreadTokens()
