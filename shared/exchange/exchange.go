@@ -76,7 +76,7 @@ type answer uint8
 const (
 	answerNone    answer = iota // no response headers yet
 	answerFree                  // an error status or a cache hit: costs nothing
-	answerEncoded               // compressed although asked not to be: charged its hold
+	answerEncoded               // compressed although asked not to be: charged its hold and its bytes
 	answerStream                // an event stream, read by the usage reader
 	answerBody                  // a JSON body, read for its usage as it passes
 )

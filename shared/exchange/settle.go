@@ -52,14 +52,13 @@ func (x *Exchange) finish() {
 			x.settle(u.Total(), u.Kinds())
 			return
 		}
-		switch {
-		case x.answerBytes > 0 && x.unreadableAnswer():
+		if x.answerBytes > 0 && x.unreadableAnswer() {
 			// Not JSON, or a usage object too large to keep: the usage
 			// may be there, unread. Never free, nor the hold alone.
 			x.settleHeld()
-		default:
-			x.release() // a whole JSON answer that reported no usage, or no answer
+			return
 		}
+		x.release() // a whole JSON answer that reported no usage, or no answer
 	}
 }
 
