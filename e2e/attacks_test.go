@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,13 +29,17 @@ const attackLimits = `{"per_api_key":{"tokens_per_minute":20000}}`
 
 const attackModels = `"models":{"claude-4-vision":{"max_tokens_per_request":4096,"on_max_tokens":"clamp"}}`
 
+// attackBodyBytes is the attacks' max_body_bytes: a body over it cannot be
+// estimated.
+const attackBodyBytes = `"token_budget":{"max_body_bytes":65536}`
+
 func localAttackConfig() string {
-	return `{"rate_limiting":{"limits":` + attackLimits + `,"budget_division":{"replicas":1}},` + attackModels + `}`
+	return `{"rate_limiting":{"limits":` + attackLimits + `,"budget_division":{"replicas":1}},` + attackModels + `,` + attackBodyBytes + `}`
 }
 
 func fleetAttackConfig() string {
 	return `{"rate_limiting":{"storage":"redis","limits":` + attackLimits + `,"redis":{"cluster":"sharedstore","authority":"sharedstore","token":"` +
-		fleetToken + `","timeout_ms":2000,"fallback_to_memory":false}},` + attackModels + `}`
+		fleetToken + `","timeout_ms":2000,"fallback_to_memory":false}},` + attackModels + `,` + attackBodyBytes + `}`
 }
 
 // attack is one way of trying to get tokens for free. run makes its
@@ -99,6 +104,21 @@ var attacks = []attack{
 		} {
 			require.Equal(t, 400, send(t, gw(i), key, body, nil, "x-mock-output-tokens", "10000"))
 		}
+	}},
+	{name: "a burst of bodies too large to estimate", run: func(t *testing.T, gw func(int) *gateway.Gateway, key string) {
+		body := `{"model":"gpt-4o","messages":[{"role":"user","content":"` + strings.Repeat("go on ", 11000) + `"}],"max_tokens":3000}`
+		var wg sync.WaitGroup
+		for i := 0; i < 25; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				send(t, gw(i), key, body, nil, "x-mock-output-tokens", "3000")
+			}()
+		}
+		wg.Wait()
+	}},
+	{name: "an answer larger than any buffer", overage: true, run: func(t *testing.T, gw func(int) *gateway.Gateway, key string) {
+		send(t, gw(0), key, `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`, nil, "x-mock-output-tokens", "2300000")
 	}},
 	{name: "max_tokens 0 read as no ceiling", overage: true, run: func(t *testing.T, gw func(int) *gateway.Gateway, key string) {
 		for i := 0; i < 6; i++ {

@@ -3,6 +3,7 @@ package wasmtest
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -149,9 +150,19 @@ func TestARequestWithNoAPIKeySkipsThatDimension(t *testing.T) {
 	require.Equal(t, int64(1), x.metric(metrics.Skipped, metrics.LabelDimension, "token_budget_api_key"))
 }
 
-func TestABodyThatIsNotJSONIsAdmittedUnchanged(t *testing.T) {
+// A body that is not JSON is refused with a 400 by default; under
+// on_unreadable_body "admit" it goes upstream unchanged, counted as
+// fail-open.
+func TestABodyThatIsNotJSONIsRefusedOrUnderAdmitPassesUnchanged(t *testing.T) {
 	x := newHarness(t, keyBudgetConfig)
 	r := x.do(call{key: "sk-a", body: "this is not json", chunks: []string{"oops"}})
+	require.Equal(t, 400, r.status)
+	require.True(t, r.local)
+	require.Equal(t, "invalid_json", r.json(t)["error"].(map[string]any)["code"])
+	require.Equal(t, "false", r.header("x-should-retry"))
+
+	x = newHarness(t, strings.TrimSuffix(keyBudgetConfig, "}")+`,"token_budget":{"on_unreadable_body":"admit"}}`)
+	r = x.do(call{key: "sk-a", body: "this is not json", chunks: []string{"oops"}})
 	require.Equal(t, 200, r.status)
 	require.Equal(t, "this is not json", string(r.upstreamBody))
 	require.Equal(t, int64(1), x.metric(metrics.FailOpen, metrics.LabelReason, "not_json"))

@@ -310,7 +310,8 @@ func TestABodyInManyChunksReservesLikeOneChunk(t *testing.T) {
 }
 
 // max_body_bytes is inclusive: a body of exactly that size is estimated;
-// one byte more is admitted unreserved and counted.
+// one byte more, whole or in chunks, is refused with a 413 naming the
+// setting (on_unreadable_body "refuse", the default).
 func TestTheBodyLimitBoundaryIsExact(t *testing.T) {
 	cfg := `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":100000}},"budget_division":{"replicas":1}},
 	  "token_budget":{"max_body_bytes":4096}}`
@@ -330,28 +331,36 @@ func TestTheBodyLimitBoundaryIsExact(t *testing.T) {
 			parts = []string{over[:4000], over[4000:]}
 		}
 		e := x.exchange(exchange{headers: bearer("sk-over-" + itoa(len(parts))), parts: parts, respParts: [][]byte{[]byte(chatResponse(1, 1))}})
-		require.Equal(t, host.Continue, e.req.Action)
-		require.Equal(t, over, string(e.upstream))
-		// Admitted with a zero-token hold: nothing reserved up front, the
-		// reported usage is charged at settlement.
-		limit, _ := e.respHdrs.Get("x-ratelimit-tokens-limit")
-		remaining, _ := e.respHdrs.Get("x-ratelimit-tokens-remaining")
-		require.Equal(t, limit, remaining, "nothing reserved for a body over the peek limit")
+		require.Equal(t, host.LocalReply, e.req.Action, "chunked %v: nothing goes upstream", chunked)
+		require.Equal(t, 413, e.req.Local.Status)
+		require.Contains(t, string(e.req.Local.Body), "token_budget.max_body_bytes (4096 bytes)")
+		retry, _ := e.req.Local.Headers.Get("x-should-retry")
+		require.Equal(t, "false", retry)
 	}
-	require.Equal(t, int64(2), x.metric(metrics.FailOpen, metrics.LabelReason, "body_too_large"))
+	require.Zero(t, x.metric(metrics.FailOpen, metrics.LabelReason, "body_too_large"))
 }
 
-// An empty body and a headers-only request are admitted without a hold
-// (the backend rejects them) and counted as fail-open.
+// A headers-only request is admitted without a hold (the backend rejects
+// it) and counted as fail-open; an empty body is not JSON: refused by
+// default, admitted on its (zero) bytes and the default output under
+// on_unreadable_body "admit". Neither costs anything once the backend
+// refuses it.
 func TestEmptyBodiesHoldNothing(t *testing.T) {
 	x := newHarness(t, keyBudgetConfig)
 	e := x.exchange(exchange{headers: bearer("sk-e"), respParts: [][]byte{[]byte(`{"error":{}}`)}, status: 400})
 	require.Equal(t, host.Continue, e.req.Action)
 	e = x.exchange(exchange{headers: bearer("sk-e"), parts: []string{""}, respParts: [][]byte{[]byte(`{"error":{}}`)}, status: 400})
-	require.Equal(t, host.Continue, e.req.Action)
+	require.NotEqual(t, host.Continue, e.req.Action, "an empty body is refused")
 	require.Equal(t, int64(1), x.metric(metrics.FailOpen, metrics.LabelReason, "no_body"))
-	require.Equal(t, int64(1), x.metric(metrics.FailOpen, metrics.LabelReason, "not_json"))
+	require.Zero(t, x.metric(metrics.FailOpen, metrics.LabelReason, "not_json"))
 	require.Equal(t, int64(10000), x.level(t, "sk-e", probeReserve(t, keyBudgetConfig)))
+
+	admit := strings.TrimSuffix(keyBudgetConfig, "}") + `,"token_budget":{"on_unreadable_body":"admit"}}`
+	x = newHarness(t, admit)
+	e = x.exchange(exchange{headers: bearer("sk-e"), parts: []string{""}, respParts: [][]byte{[]byte(`{"error":{}}`)}, status: 400})
+	require.Equal(t, host.Continue, e.req.Action)
+	require.Equal(t, int64(1), x.metric(metrics.FailOpen, metrics.LabelReason, "not_json"))
+	require.Equal(t, int64(10000), x.level(t, "sk-e", probeReserve(t, admit)))
 }
 
 // Deeply nested junk the backend accepts does not turn the request into an
@@ -489,13 +498,13 @@ func TestMismatchedAnswerShapes(t *testing.T) {
 func TestAfterTheAttacksEveryLevelIsExplainedAndNoSharedLevelLeaks(t *testing.T) {
 	cfg := `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":50000},"per_user":{"tokens_per_minute":40000},
 	  "per_api_key":{"tokens_per_minute":30000}},"budget_division":{"replicas":1}},
-	  "api_keys":[{"key":"sk-a","id":"a","user":"u1"}],"token_budget":{"inject_stream_usage":true}}`
+	  "api_keys":[{"key":"sk-a","id":"a","user":"u1"}],"token_budget":{"inject_stream_usage":true,"on_unreadable_body":"admit"}}`
 	probe := probeReserve(t, cfg)
 	x := newHarness(t, cfg)
 	var settled int64
 	attacks := []call{
-		{body: "\xef\xbb\xbf" + chatBody("hi", 100)},                       // fail-open: nothing
-		{body: `{"model":"gpt-4o","messages":[],"max_tokens":100}garbage`}, // fail-open: nothing
+		{body: "\xef\xbb\xbf" + chatBody("hi", 100)},                       // unread: held on its bytes, an empty answer releases it
+		{body: `{"model":"gpt-4o","messages":[],"max_tokens":100}garbage`}, // the same
 		{body: chatBody("hi", 500), status: 500, chunks: []string{`{"usage":{"prompt_tokens":1,"completion_tokens":1}}`}},
 		{body: streamBody(500, false), contentType: "text/event-stream", chunks: []string{openAIChunk("a")}, cut: true},
 		{body: chatBody("hi", 500), chunks: []string{chatResponse(7, 3)}},                                                  // settles 10

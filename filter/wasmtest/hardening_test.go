@@ -44,9 +44,12 @@ func TestAMatrixParameterRouteIsStillMetered(t *testing.T) {
 // Python's json.loads(bytes) (Starlette Request.json, FastAPI) accepts a
 // UTF-8 BOM and the NaN/Infinity literals; Go's json.Decoder (gin: Ollama)
 // reads the first value and ignores what follows. A body the backend serves
-// must not fail open into an unreserved, never-settled request.
+// must not fail open into an unreserved, never-settled request: it is
+// refused with a 400 by default, and metered under on_unreadable_body
+// "admit".
 func TestABodyABackendParsesIsStillMetered(t *testing.T) {
-	x := newHarness(t, keyBudgetConfig)
+	refuse := newHarness(t, keyBudgetConfig)
+	admit := newHarness(t, strings.TrimSuffix(keyBudgetConfig, "}")+`,"token_budget":{"on_unreadable_body":"admit"}}`)
 	good := chatBody("hello", 5000)
 	for name, body := range map[string]string{
 		"bom":           "\xef\xbb\xbf" + good,
@@ -55,7 +58,10 @@ func TestABodyABackendParsesIsStillMetered(t *testing.T) {
 		"trailing data": good + `{"junk":1}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := x.do(call{key: "sk-parse-" + name, body: body, chunks: []string{chatResponse(1, 1)}})
+			r := refuse.do(call{key: "sk-parse-" + name, body: body, chunks: []string{chatResponse(1, 1)}})
+			require.Equal(t, 400, r.status, name)
+			require.True(t, r.local, name)
+			r = admit.do(call{key: "sk-parse-" + name, body: body, chunks: []string{chatResponse(1, 1)}})
 			require.True(t, metered(r), name)
 		})
 	}
@@ -75,8 +81,9 @@ func TestAnEscapedDuplicateCeilingCannotSlipPastTheClamp(t *testing.T) {
 	require.Equal(t, "max_tokens", r.json(t)["error"].(map[string]any)["param"])
 }
 
-// logprobs / top_logprobs make a non-streamed answer large; past 8 MiB the
-// filter stops copying and releases the hold, so the request is free.
+// logprobs / top_logprobs make a non-streamed answer large: past 8 MiB
+// the filter once stopped copying it and charged its hold. It is read as it
+// passes and charged exactly the usage it reports.
 func TestAnOversizeNonStreamedAnswerIsNotFree(t *testing.T) {
 	cfg := streamCfg(true, false)
 	probe := probeReserve(t, cfg)
@@ -92,16 +99,16 @@ func TestAnOversizeNonStreamedAnswerIsNotFree(t *testing.T) {
 	chunks = append(chunks, `{"token":"x","logprob":0,"bytes":[120],"top_logprobs":[]}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":3000,"total_tokens":3010}}`)
 	r := x.do(call{key: "sk-big", body: `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}],"max_tokens":4000,"logprobs":true,"top_logprobs":20}`, chunks: chunks})
 	require.Equal(t, 200, r.status)
-	require.Less(t, x.level(t, "sk-big", probe), int64(100000), "a 3010-token answer must cost something")
+	require.Equal(t, int64(100000-3010), x.level(t, "sk-big", probe), "a 3010-token answer is charged 3010")
 }
 
 // response.completed carries the whole Response (output text, logprobs);
-// an event past 1 MiB is dropped, the stream never completes, the hold is
-// released: the request is free.
+// an event past 1 MiB is dropped unread, so the stream's usage cannot be
+// read: it is charged its hold plus an estimate of its 1.1 MiB, more than
+// the whole 100,000-token budget, so the key is in debt and refuses the
+// next request.
 func TestAnOversizeResponsesCompletedEventIsNotFree(t *testing.T) {
-	cfg := streamCfg(true, false)
-	probe := probeReserve(t, cfg)
-	x := newHarness(t, cfg)
+	x := newHarness(t, streamCfg(true, false))
 	big := strings.Repeat("lorem ipsum ", (1100<<10)/12)
 	sse := "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"Hi\"}\n\n" +
 		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\",\"output\":[{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"" + big + "\"}]}],\"usage\":{\"input_tokens\":20,\"output_tokens\":9000,\"total_tokens\":9020}}}\n\n"
@@ -111,7 +118,9 @@ func TestAnOversizeResponsesCompletedEventIsNotFree(t *testing.T) {
 		chunks = append(chunks, sse[i:min(i+16<<10, len(sse))])
 	}
 	x.do(call{path: "/v1/responses", key: "sk-resp", body: body, contentType: "text/event-stream", chunks: chunks})
-	require.Less(t, x.level(t, "sk-resp", probe), int64(100000), "a 9020-token answer must cost something")
+	x.h.Tick()
+	r := x.do(call{key: "sk-resp", body: chatBody("hello", 10), chunks: []string{chatResponse(0, 0)}})
+	require.Equal(t, 429, r.status, "the answer's bytes were charged")
 }
 
 // An Anthropic-style caller authenticates with x-api-key; a throwaway

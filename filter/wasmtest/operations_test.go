@@ -49,7 +49,8 @@ func TestEveryMeteredRequestRecordsItsDecisionForTheAccessLog(t *testing.T) {
 	require.Equal(t, "released", failed.decision["end"])
 
 	openBody := x.do(call{key: "sk-known", body: "not json", chunks: []string{chatResponse(1, 1)}})
-	require.Equal(t, "not_json", openBody.decision["failed_open"])
+	require.Equal(t, "invalid", openBody.decision["outcome"])
+	require.Equal(t, "invalid_json", openBody.decision["code"])
 
 	for _, r := range []reply{admitted, cut, refused, failed, openBody} {
 		raw, err := json.Marshal(r.decision)

@@ -1,6 +1,7 @@
 package wasmtest
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -38,23 +39,27 @@ func TestSharedDataADebtIsChargedWholeAndRefillRepaysIt(t *testing.T) {
 	require.Equal(t, 200, x.do(call{key: "sk-debt", body: body, chunks: []string{chatResponse(0, 0)}}).status, "on time")
 }
 
-// TestSharedDataAZeroHoldIsRefusedOnABucketAtOrBelowZero: a body the filter
-// cannot parse is admitted on a zero-token hold and charged its usage
-// afterwards, but only while the key's bucket has tokens left.
-func TestSharedDataAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
+// TestSharedDataAnUnreadBodyHoldsItsEstimate: under on_unreadable_body
+// "admit" a body the filter cannot parse is admitted on a hold of its
+// bytes' estimate plus the default output, not a zero hold: it is refused
+// where that hold does not fit, so such bodies cannot burst past the budget
+// nor ride on a spent bucket.
+func TestSharedDataAnUnreadBodyHoldsItsEstimate(t *testing.T) {
+	cfg := strings.TrimSuffix(keyBudgetConfig, "}") + `,"token_budget":{"on_unreadable_body":"admit"}}`
 	unparsable := "\xef\xbb\xbf" + chatBody("hi", 100) // a BOM: the filter cannot read it, a backend may
 	cases := []struct {
 		name   string
 		used   int // usage settled on the key first
 		status int
 	}{
-		{"tokens left: admitted", 9000, 200},
+		{"room for the hold: admitted", 5000, 200},
+		{"tokens left, but fewer than the hold: refused", 9000, 429},
 		{"spent to exactly zero: refused", 10000, 429},
 		{"in debt: refused", 25000, 429},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			x := newHarness(t, keyBudgetConfig)
+			x := newHarness(t, cfg)
 			key := "sk-zero-" + itoa(c.used)
 			require.Equal(t, 200, x.do(call{key: key, body: chatBody("hello", 100), chunks: []string{chatResponse(0, c.used)}}).status)
 			r := x.do(call{key: key, body: unparsable, chunks: []string{chatResponse(0, 500)}})

@@ -2,23 +2,28 @@ package wasmtest
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/envoy/host"
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 )
 
-func TestABodyLargerThanThePeekLimitIsAdmittedWithoutAReservation(t *testing.T) {
-	x := newHarness(t, `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":1000,"requests_per_minute":5}},
-		"budget_division":{"replicas":1}},"token_budget":{"max_body_bytes":2048}}`)
+// Under on_unreadable_body "admit" a body larger than max_body_bytes passes
+// unchanged, holding its bytes' estimate plus default_output_tokens (never
+// a zero hold), and request-count limits still apply.
+func TestUnderAdmitABodyLargerThanThePeekLimitHoldsItsBytesAndTheDefaultOutput(t *testing.T) {
+	x := newHarness(t, `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":100000,"requests_per_minute":5}},
+		"budget_division":{"replicas":1}},"token_budget":{"max_body_bytes":2048,"on_unreadable_body":"admit"}}`)
 	big := chatBody(strings.Repeat("a", 4096), 100000)
 	r := x.do(call{key: "sk-a", body: big, chunks: []string{chatResponse(1, 1)}})
 	require.Equal(t, 200, r.status)
 	require.Equal(t, big, string(r.upstreamBody), "the body passes unchanged")
-	require.Equal(t, r.header("x-ratelimit-tokens-limit"), r.header("x-ratelimit-tokens-remaining"),
-		"no token reservation: a zero hold, charged the reported usage at settlement")
+	require.Equal(t, strconv.FormatInt(100000-estimate.Bytes(int64(len(big)))-4096, 10), r.header("x-ratelimit-tokens-remaining"),
+		"held: its declared length's estimate plus the default output")
 	require.Equal(t, "4", r.header("x-ratelimit-requests-minute-remaining"), "request-count limits still apply")
 	require.Equal(t, int64(1), x.metric(metrics.FailOpen, metrics.LabelReason, "body_too_large"))
 }

@@ -60,7 +60,7 @@ func TestATokenEnvTheVMDoesNotHaveIsAClearConfigError(t *testing.T) {
 			})
 			require.Error(t, err, "the canary VM must reject the config")
 			all := strings.Join(logs, "\n")
-			require.Contains(t, all, "plugin config rejected: rate_limiting.redis.token_env: ")
+			require.Contains(t, all, "plugin config rejected: error: rate_limiting.redis.token_env: ")
 			require.Contains(t, all, "SHAREDSTORE_TOKEN")
 		})
 	}

@@ -52,6 +52,7 @@ func (c *Config) Compile() (*Runtime, error) {
 		ReleaseCutStreams:    c.TokenBudget.OnCutStream == CutStreamRelease,
 		RefundBatching:       boolOr(c.TokenBudget.RefundBatching, false),
 		SkipUncoveredOverage: c.TokenBudget.OnUncoveredOverage == OverageSkip,
+		AdmitUnreadableBody:  c.TokenBudget.OnUnreadableBody == UnreadableBodyAdmit,
 		RefuseMissingKeys:    c.Identity.MissingAPIKey == MissingKeyRefuse,
 		RefuseUnknownKeys:    c.Identity.UnknownAPIKeys == UnknownKeyRefuse,
 		OpenAIHeaders:        c.ResponseHeaders.OpenAI,

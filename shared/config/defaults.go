@@ -13,6 +13,7 @@ const (
 	defaultInjectStreamUsage = true
 	defaultOnCutStream       = CutStreamChargeSeen
 	defaultOnOverage         = OverageDebt
+	defaultOnUnreadableBody  = UnreadableBodyRefuse
 	defaultMissingAPIKey     = MissingKeySkip
 	defaultUnknownAPIKeys    = UnknownKeyOwnBudget
 	defaultFallbackToMemory  = true
@@ -67,6 +68,9 @@ func (c *Config) applyDefaults() {
 	if tb.OnCutStream == "" {
 		tb.OnCutStream = defaultOnCutStream
 	}
+	if tb.OnUnreadableBody == "" {
+		tb.OnUnreadableBody = defaultOnUnreadableBody
+	}
 	if tb.OnUncoveredOverage == "" {
 		tb.OnUncoveredOverage = defaultOnOverage
 	}
@@ -105,4 +109,11 @@ const (
 	UnknownKeyRefuse    = "refuse"
 	ModeEnforce         = "enforce"
 	ModeShadow          = "shadow"
+)
+
+// Values of token_budget.on_unreadable_body: refuse what the filter cannot
+// estimate (the default), or admit it on a hold from its byte count.
+const (
+	UnreadableBodyRefuse = "refuse"
+	UnreadableBodyAdmit  = "admit"
 )

@@ -124,6 +124,10 @@ type Runtime struct {
 	// SkipUncoveredOverage is on_uncovered_overage "skip": an overage a
 	// bucket cannot cover consumes nothing there. Otherwise it is a debt.
 	SkipUncoveredOverage bool
+	// AdmitUnreadableBody is on_unreadable_body "admit": a body the filter
+	// cannot estimate passes on a hold from its byte count. Otherwise it is
+	// refused (413 over max_body_bytes, 400 not JSON).
+	AdmitUnreadableBody bool
 	// RefuseMissingKeys and RefuseUnknownKeys answer 401 to a request
 	// without a key and to a key api_keys does not list.
 	RefuseMissingKeys, RefuseUnknownKeys bool

@@ -177,6 +177,11 @@ type TokenBudgetSettings struct {
 	// charged: "charge_seen" (default) the usage it reported, else its input
 	// estimate plus the output deltas it delivered; "release" nothing.
 	OnCutStream string `json:"on_cut_stream,omitempty" desc:"charge_seen (default): a cut stream pays what it delivered; release: it pays nothing" enum:"charge_seen,release"`
+	// OnUnreadableBody is what a request body the filter cannot estimate
+	// (over max_body_bytes, not JSON) gets: "refuse" (default) a 413 or a
+	// 400; "admit" lets it through on a hold of default_output_tokens plus
+	// an estimate from its byte count.
+	OnUnreadableBody string `json:"on_unreadable_body,omitempty" desc:"refuse (default): a body over max_body_bytes is a 413, one that is not JSON a 400; admit: it passes on a hold of default_output_tokens plus an estimate from its byte count" enum:"refuse,admit"`
 	// OnUncoveredOverage is what an overage the bucket cannot cover does:
 	// "debt" (default) charges all of it, the level going below zero until
 	// refill repays it; "skip" consumes nothing from that bucket.

@@ -82,6 +82,7 @@ func (c *Config) Validate() error {
 		}
 	}
 	v.oneOf("token_budget.on_cut_stream", c.TokenBudget.OnCutStream, CutStreamChargeSeen, CutStreamRelease)
+	v.oneOf("token_budget.on_unreadable_body", c.TokenBudget.OnUnreadableBody, UnreadableBodyRefuse, UnreadableBodyAdmit)
 	v.oneOf("token_budget.on_uncovered_overage", c.TokenBudget.OnUncoveredOverage, OverageDebt, OverageSkip)
 	v.oneOf("identity.missing_api_key", c.Identity.MissingAPIKey, MissingKeySkip, MissingKeyRefuse)
 	v.oneOf("identity.unknown_api_keys", c.Identity.UnknownAPIKeys, UnknownKeyOwnBudget, UnknownKeyRefuse)

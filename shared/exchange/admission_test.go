@@ -2,11 +2,15 @@ package exchange
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
+	"github.com/tokenbudget/tokenbudget/shared/refusal"
 )
 
 const hiBody = `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"hi"}]}`
@@ -105,35 +109,109 @@ func TestIdentityRulesAnswerBeforeAnyBudget(t *testing.T) {
 	}
 }
 
-// A body the filter cannot read is admitted unchanged with no token
-// reservation, and the reason is counted; the request still takes a
-// zero-token hold so the usage reported is charged.
-func TestABodyTheFilterCannotReadIsAdmittedWithoutAReservation(t *testing.T) {
+// A body the filter cannot estimate is refused by default
+// (on_unreadable_body "refuse"): 413 for one over max_body_bytes, naming the
+// setting, 400 for one that is not JSON, both in the refusals' JSON shape
+// and marked not to be retried. Nothing is admitted.
+func TestABodyTheFilterCannotEstimateIsRefusedByDefault(t *testing.T) {
 	for _, c := range []struct {
-		name, reason string
-		req          func() *request
-		eos          bool // the headers end the request
+		name, cfg, body string
+		status          int
+		code, says      string
 	}{
-		{"not JSON", "not_json", func() *request { return chat(`{"model":`) }, false},
-		{"too large", "body_too_large", func() *request { return chat(`{"messages":[]}`) }, false},
-		{"unreadable", "body_unreadable", func() *request { r := chat(hiBody); r.noBody = true; return r }, false},
-		{"no body at all", "no_body", func() *request { return chat("") }, true},
+		{"too large", withConfig(`"token_budget":{"max_body_bytes":4}`), `{"messages":[]}`, 413, "request_too_large", "token_budget.max_body_bytes (4 bytes)"},
+		{"not JSON", keyBudget, `{"model":`, 400, "invalid_json", "not valid JSON"},
+		{"nested deeper than any JSON reader takes", keyBudget, strings.Repeat("[", 10001) + strings.Repeat("]", 10001), 400, "invalid_json", "not valid JSON"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := keyBudget
-			if c.reason == "body_too_large" {
-				cfg = withConfig(`"token_budget":{"max_body_bytes":4}`)
+			r := newRig(t, c.cfg)
+			require.Equal(t, Pause, r.send(chat(c.body)))
+			fx := r.x.Drain()
+			var reply *Effect
+			for i := range fx {
+				require.NotEqual(t, Admit, fx[i].Kind, "nothing is admitted")
+				if fx[i].Kind == LocalReply {
+					reply = &fx[i]
+				}
 			}
-			r := newRig(t, cfg)
+			require.NotNil(t, reply)
+			require.Equal(t, c.status, reply.Size)
+			require.Equal(t, c.code, errorCode(reply.Body))
+			require.Contains(t, string(reply.Body), c.says)
+			require.Contains(t, reply.Headers, refusal.Header{Name: "x-should-retry", Value: "false"}, "waiting cannot cure it")
+			require.Contains(t, reply.Headers, refusal.Header{Name: "content-type", Value: "application/json"})
+			require.Equal(t, PhaseReplied, r.x.Phase())
+		})
+	}
+}
+
+// Under on_unreadable_body "admit" a body the filter cannot estimate goes
+// upstream unchanged, but never on a zero hold: it reserves an input
+// estimated from its byte count (its declared length when it was too large
+// to buffer) plus default_output_tokens, so a burst of them is held to the
+// budget. A request with no body at all still takes a zero hold.
+func TestUnderAdmitABodyTheFilterCannotEstimateHoldsItsBytesAndTheDefaultOutput(t *testing.T) {
+	admit := `"token_budget":{"on_unreadable_body":"admit"`
+	for _, c := range []struct {
+		name, reason, cfg string
+		req               func() *request
+		size              int  // the bytes buffered when the filter decides (0: the whole body)
+		eos               bool // the headers end the request
+		hold              int64
+	}{
+		{"not JSON", "not_json", withConfig(admit + `}`), func() *request { return chat(`{"model":`) }, 0, false, estimate.Bytes(9) + 4096},
+		{"too large, on its declared length", "body_too_large", withConfig(admit + `,"max_body_bytes":4}`),
+			func() *request { return chat(strings.Repeat("x", 4000)) }, 5, false, 1000 + 4096},
+		{"too large, with no length declared, on what was buffered", "body_too_large", withConfig(admit + `,"max_body_bytes":4}`),
+			func() *request { r := chat(strings.Repeat("x", 4000)); r.headers = r.headers[:3]; return r }, 400, false, 100 + 4096},
+		{"the host cannot hand it over, in either mode", "body_unreadable", keyBudget,
+			func() *request { r := chat(hiBody); r.noBody = true; return r }, 0, false, estimate.Bytes(int64(len(hiBody))) + 4096},
+		{"default_output_tokens is the output held", "not_json", withConfig(admit + `,"default_output_tokens":100}`),
+			func() *request { return chat(`{"model":`) }, 0, false, estimate.Bytes(9) + 100},
+		{"no body at all", "no_body", keyBudget, func() *request { return chat("") }, 0, true, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, c.cfg)
 			req := c.req()
 			a := r.x.RequestHeaders(req, c.eos)
 			if !c.eos {
-				a = r.x.RequestBody(req, len(req.body), true)
+				size, eos := len(req.body), true
+				if c.size > 0 {
+					size, eos = c.size, false
+				}
+				a = r.x.RequestBody(req, size, eos)
 			}
 			require.Equal(t, AfterAdmission, a)
-			require.Equal(t, []string{"count_fail_open " + c.reason, "admit tokens=0"},
-				r.drain(CountFailOpen, Admit, SetRequestBody))
+			require.Equal(t, []string{"count_fail_open " + c.reason, "admit tokens=" + strconv.FormatInt(c.hold, 10)},
+				r.drain(CountFailOpen, Admit, SetRequestBody, LocalReply))
 		})
+	}
+}
+
+// Under "admit", the model header names the model of a body the filter
+// did not read: its max_tokens_per_request bounds the output held (under
+// clamp the limit is held whole, since the body's own ceiling can be
+// neither read nor rewritten), and its per_model budget takes the hold.
+func TestUnderAdmitAnUnreadBodyTakesTheModelHeadersLimits(t *testing.T) {
+	cfg := `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":1000000},"per_model":{"big":{"tokens_per_minute":1000000},"small":{"tokens_per_minute":1000000}}}},
+		"identity":{"model_header":"x-model"},"token_budget":{"on_unreadable_body":"admit"},
+		"models":{"big":{"max_tokens_per_request":20000,"on_max_tokens":"clamp"},"small":{"max_tokens_per_request":8000}}}`
+	for model, want := range map[string]int64{"big": 20000, "small": 4096, "other": 4096} {
+		r := newRig(t, cfg)
+		req := chat(`not json`)
+		req.headers = append(req.headers, [2]string{"x-model", model})
+		require.Equal(t, AfterAdmission, r.send(req), model)
+		r.drain()
+		p := r.plan()
+		require.Equal(t, model, r.x.Identity().Model)
+		var dims []string
+		for _, op := range p.Tokens {
+			require.Equal(t, estimate.Bytes(8)+want, op.Amount, model)
+			dims = append(dims, op.Dimension.String())
+		}
+		if model != "other" {
+			require.Contains(t, dims, "model", model)
+		}
 	}
 }
 

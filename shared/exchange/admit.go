@@ -12,13 +12,12 @@ import (
 // outcomeAdmitted is the outcome label of an admitted request.
 const outcomeAdmitted = "admitted"
 
-// admit plans and asks the store. withTokens is false when the body could
-// not be read or parsed: the request is admitted unchanged with no
-// reservation as the token-budget rules say, but it still takes a
-// zero-token hold on its token buckets, so the usage the backend reports is
-// charged at settlement (a body a backend parses but the filter cannot,
-// such as one with a BOM or NaN, must not be free), and request-count
-// limits still apply. A plan with nothing to check admits at once.
+// admit plans and asks the store. withTokens is false for a request with
+// no body at all: it is admitted with no reservation, but it still takes a
+// zero-token hold on its token buckets, so any usage the backend reports is
+// charged at settlement, and request-count limits still apply. (A body the
+// filter cannot estimate holds an estimate from its size: admitUnread.) A
+// plan with nothing to check admits at once.
 func (x *Exchange) admit(withTokens bool) {
 	amount := int64(0)
 	if withTokens {

@@ -74,12 +74,11 @@ const (
 type answer uint8
 
 const (
-	answerNone     answer = iota // no response headers yet
-	answerFree                   // an error status or a cache hit: costs nothing
-	answerEncoded                // compressed although asked not to be: charged its hold
-	answerStream                 // an event stream, read by the usage reader
-	answerBody                   // a JSON body, copied to read its usage
-	answerTooLarge               // a body too large to copy: charged its hold
+	answerNone    answer = iota // no response headers yet
+	answerFree                  // an error status or a cache hit: costs nothing
+	answerEncoded               // compressed although asked not to be: charged its hold and its bytes
+	answerStream                // an event stream, read by the usage reader
+	answerBody                  // a JSON body, read for its usage as it passes
 )
 
 // holdState says whether the exchange holds budget.
@@ -131,10 +130,6 @@ type Response interface {
 	Chunk(size int, scratch bool) ([]byte, bool)
 }
 
-// maxResponseCopy bounds the copy of a non-streamed response kept to read
-// its usage block; a larger answer is charged its hold (its usage is unknown).
-const maxResponseCopy = 8 << 20
-
 // unavailableRetryAfter is the Retry-After of a fail-closed 503: long
 // enough for a store to come back, short enough not to strand clients.
 const unavailableRetryAfter = 5
@@ -152,6 +147,9 @@ type Exchange struct {
 	who  budget.Identity
 	addr ipaddr.Addr // the peer, as the host reports it
 	req  estimate.Request
+	// bodyLength is the request's content-length as sent ("" for none),
+	// the byte count of a body too large to buffer.
+	bodyLength string
 	// injected: the filter added include_usage; the client did not ask.
 	injected bool
 
@@ -173,7 +171,13 @@ type Exchange struct {
 	// reader and for dropping the usage chunk the filter asked for.
 	split  *sse.Splitter
 	reader *usage.Stream
-	body   []byte // the copy of a non-streamed answer
+	// body is a non-streamed answer that came whole in one chunk, read
+	// whole (usage.FromJSON); one in more chunks is read as it passes by
+	// scan (usage.Body), lent by kept. answerBytes counts the answer's
+	// bytes, what an answer whose usage cannot be read is estimated from.
+	body        []byte
+	scan        *usage.Body
+	answerBytes int64
 
 	log decision
 	// kept is what the exchange keeps for the next one, by pointer, so
@@ -196,6 +200,9 @@ type kept struct {
 	// parser keeps the estimator's decoding buffers (nothing of the body
 	// is kept in them past the body callback).
 	parser estimate.Parser
+	// scan reads a non-streamed answer that comes in more than one chunk
+	// (made on first use: most answers come whole).
+	scan *usage.Body
 }
 
 // Start readies x for a new exchange under env: Reset, then Begin.

@@ -14,7 +14,7 @@ func FuzzAHoldEndsExactlyOnce(f *testing.F) {
 	f.Add([]byte(`{"stream":true,"messages":[]}`), []byte(chunkUsage), true, uint8(3))
 	f.Add([]byte(`not json`), []byte(`{"usage":{"prompt_tokens":1,"completion_tokens":1}}`), false, uint8(1))
 	f.Fuzz(func(t *testing.T, body, answer []byte, streamed bool, cut uint8) {
-		r := newRig(t, withConfig(`"models":{"m":{"max_tokens_per_request":50,"on_max_tokens":"clamp"}}`))
+		r := newRig(t, withConfig(`"models":{"m":{"max_tokens_per_request":50,"on_max_tokens":"clamp"}},"token_budget":{"on_unreadable_body":"admit"}`))
 		req := chat(string(body))
 		r.send(req)
 		held := 0

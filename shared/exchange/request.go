@@ -55,7 +55,12 @@ func (x *Exchange) RequestHeaders(req Request, endOfStream bool) Action {
 	if hasHeader(pairs, "accept-encoding") {
 		x.fx.RemoveRequestHeader("accept-encoding")
 	}
-	if x.mayRewriteBody() && hasHeader(pairs, "content-length") {
+	// The length a body too large to buffer declares is the byte count its
+	// hold is estimated from under on_unreadable_body "admit"; it is read
+	// only then (admitUnread).
+	cl, hasLength := firstValue(pairs, "content-length")
+	x.bodyLength = cl
+	if x.mayRewriteBody() && hasLength {
 		// Headers are read-only once this callback returns Continue, and the
 		// body is read (and maybe rewritten) later: drop the length now and
 		// let the proxy frame the body, as Envoy filters that rewrite do.
@@ -83,15 +88,26 @@ func injectsUsage(api usage.API) bool {
 }
 
 // RequestBody is a request body callback: size bytes are buffered so far,
-// the whole body when endOfStream. The body is read once, whole; a body too
-// large or unreadable is admitted without a reservation.
+// the whole body when endOfStream. The body is read once, whole. A body the
+// filter cannot estimate (larger than max_body_bytes, not JSON) is refused
+// under on_unreadable_body "refuse", the default, or admitted unchanged on
+// a hold estimated from its byte count under "admit" (see admitUnread); a
+// body the host could not hand over is admitted so under either.
 func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 	if x.phase != PhaseBody {
 		return Continue
 	}
 	if int64(size) > x.rt.MaxBodyBytes {
+		if !x.rt.AdmitUnreadableBody {
+			x.countRequest("invalid")
+			x.log.outcome, x.log.code = "invalid", "request_too_large"
+			status, body, headers := refusal.BodyTooLarge(x.rt.MaxBodyBytes)
+			x.reply(status, body, headers)
+			return Pause
+		}
 		x.failOpen("body_too_large")
-		x.admit(false)
+		declared, _ := strconv.ParseInt(x.bodyLength, 10, 64)
+		x.admitUnread(max(int64(size), declared))
 		return AfterAdmission
 	}
 	if !endOfStream {
@@ -99,8 +115,9 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 	}
 	body, ok := req.Body(size)
 	if !ok {
+		// The host's failure, not the client's: never refused, never free.
 		x.failOpen("body_unreadable")
-		x.admit(false)
+		x.admitUnread(int64(size))
 		return AfterAdmission
 	}
 	// Parsed where it is kept: the request into x.req, the members on this
@@ -116,8 +133,15 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 		return Pause
 	}
 	if err != nil {
+		if !x.rt.AdmitUnreadableBody {
+			x.countRequest("invalid")
+			x.log.outcome, x.log.code = "invalid", "invalid_json"
+			status, body, headers := refusal.NotJSON()
+			x.reply(status, body, headers)
+			return Pause
+		}
 		x.failOpen("not_json")
-		x.admit(false)
+		x.admitUnread(int64(size))
 		return AfterAdmission
 	}
 	if !x.readBody(&members, body, size) {
@@ -125,6 +149,29 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 	}
 	x.admit(true)
 	return AfterAdmission
+}
+
+// admitUnread admits a body the filter did not read (on_unreadable_body
+// "admit", or a body the host could not hand over) unchanged, on a hold of
+// an input estimated from its n bytes (estimate.Bytes) plus
+// default_output_tokens, so it cannot burst past a token budget. The model
+// is the model header's, if one is configured (the body's is unknown): its
+// per_model budgets, concurrency and price apply, and its
+// max_tokens_per_request bounds the output reserved, or under clamp is
+// reserved whole, as the body's own ceiling cannot be read nor rewritten.
+// max_context_length is not checked: bytes are no measure of a prompt (a
+// base64 image is thousands of bytes and a few hundred tokens), and the
+// settlement charges what the backend reports.
+func (x *Exchange) admitUnread(n int64) {
+	x.req = estimate.Request{Input: estimate.Bytes(n), Output: x.rt.DefaultOutputTokens}
+	if mr := x.rt.ModelOf(x.who.Model); mr != nil && mr.MaxTokensPerRequest > 0 {
+		if mr.Clamp {
+			x.req.Output = mr.MaxTokensPerRequest
+		} else {
+			x.req.Output = min(x.req.Output, mr.MaxTokensPerRequest)
+		}
+	}
+	x.admit(true)
 }
 
 // readBody takes what admission needs from the parsed body and makes the

@@ -87,12 +87,15 @@ func (x *Exchange) ResponseBody(resp Response, size int, endOfStream bool) {
 	if !forward && x.held != holdOpen {
 		return
 	}
+	if x.held == holdOpen {
+		x.answerBytes += int64(size)
+	}
 	var chunk []byte
 	if size > 0 && (observe || forward) {
-		// A stream's chunk is read as it passes, and so is an answer whole
-		// in its last chunk: its usage is read before this callback ends.
-		whole := endOfStream && x.answer == answerBody && x.body == nil
-		chunk, _ = resp.Chunk(size, x.split != nil || whole)
+		// Every chunk is read as it passes: a stream's and a body's by
+		// their readers, which copy what they keep, and an answer whole in
+		// its last chunk, whose usage is read before this callback ends.
+		chunk, _ = resp.Chunk(size, x.split != nil || x.answer == answerBody)
 	}
 	switch {
 	case forward:
@@ -111,7 +114,7 @@ func (x *Exchange) ResponseBody(resp Response, size int, endOfStream bool) {
 			}
 		}
 	case observe && len(chunk) > 0:
-		x.observe(chunk)
+		x.observe(chunk, endOfStream)
 	}
 	if endOfStream {
 		x.finish()
@@ -137,26 +140,30 @@ type forwardEvents struct{ x *Exchange }
 
 func (forwardEvents) Event(_, data []byte) bool { return sse.IsOpenAIUsageOnlyChunk(data) }
 
-// observe reads one response chunk as it passes.
-func (x *Exchange) observe(chunk []byte) {
+// observe reads one response chunk as it passes. A non-streamed answer
+// whole in one chunk, the usual case, is kept as it is and read whole at
+// its end (usage.FromJSON, the faster reader); one in more chunks is read
+// by the body scan, which keeps only its usage object, so an answer of any
+// size is read.
+func (x *Exchange) observe(chunk []byte, last bool) {
 	if x.answer == answerStream {
 		x.split.Read(chunk, readEvents{x})
 		return
 	}
-	if len(x.body)+len(chunk) > maxResponseCopy {
-		x.answer, x.body = answerTooLarge, nil
-		return
+	if x.scan == nil {
+		if last && x.body == nil {
+			// The host's buffer, read before anything else reads into it.
+			x.body = chunk
+			return
+		}
+		k := x.buffers()
+		if k.scan == nil {
+			k.scan = &usage.Body{}
+		}
+		x.scan = k.scan
+		x.scan.Reset(x.api)
 	}
-	if x.body == nil {
-		// A body in one chunk, the usual case, is kept without a copy: the
-		// host handed the buffer over for good, or it is the scratch buffer
-		// of the last chunk, whose usage finish reads before anything else
-		// reads into it. A later chunk's append copies, as the buffer has no
-		// spare capacity.
-		x.body = chunk[:len(chunk):len(chunk)]
-		return
-	}
-	x.body = append(x.body, chunk...)
+	x.scan.Write(chunk)
 }
 
 // ResponseTrailers ends the response: its hold settles.

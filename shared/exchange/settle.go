@@ -1,12 +1,16 @@
 package exchange
 
 import (
+	"github.com/tokenbudget/tokenbudget/shared/estimate"
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 )
 
 // finish ends the hold at the response's end: settle with the backend's
-// usage, release on failure, cache hit, or no usage.
+// usage, release on failure, cache hit, or a whole answer that reported no
+// usage; an answer whose usage cannot be read is charged its hold plus an
+// estimate of its bytes (settleHeld).
 func (x *Exchange) finish() {
 	if x.held != holdOpen {
 		return
@@ -17,7 +21,7 @@ func (x *Exchange) finish() {
 	case answerEncoded:
 		// The backend compressed its answer although the filter asked it not
 		// to: the usage cannot be read, and releasing would make the request
-		// free. It is charged what it held.
+		// free. It is charged what it held and its bytes.
 		x.settleHeld()
 	case answerStream:
 		if !x.reader.Completed() {
@@ -34,17 +38,47 @@ func (x *Exchange) finish() {
 			total := x.req.Input + x.reader.DeltaTokens()
 			x.settle(total, x.kindsOf(total))
 		}
-	case answerTooLarge:
-		// Too large to read its usage (logprobs can make an answer huge):
-		// charged what it held, never free.
-		x.settleHeld()
 	default:
-		if u, ok := usage.FromJSON(x.api, x.body); ok {
+		// answerUsage spelled out: in the VM a Usage returned through one
+		// more frame is one more copy, on every answer.
+		var u usage.Usage
+		var ok bool
+		if x.scan != nil {
+			u, ok = x.scan.Usage()
+		} else {
+			u, ok = usage.FromJSON(x.api, x.body)
+		}
+		if ok {
 			x.settle(u.Total(), u.Kinds())
 			return
 		}
-		x.release()
+		if x.answerBytes > 0 && x.unreadableAnswer() {
+			// Not JSON, or a usage object too large to keep: the usage
+			// may be there, unread. Never free, nor the hold alone.
+			x.settleHeld()
+			return
+		}
+		x.release() // a whole JSON answer that reported no usage, or no answer
 	}
+}
+
+// answerUsage is a non-streamed answer's usage, read whole or by the
+// scan.
+func (x *Exchange) answerUsage() (usage.Usage, bool) {
+	if x.scan != nil {
+		return x.scan.Usage()
+	}
+	return usage.FromJSON(x.api, x.body)
+}
+
+// unreadableAnswer says a non-streamed answer without a readable usage may
+// carry one that could not be read: it is not one whole valid JSON value,
+// or its usage object is larger than the scan keeps.
+func (x *Exchange) unreadableAnswer() bool {
+	if x.scan != nil {
+		return x.scan.Unreadable()
+	}
+	return !jsonx.Valid(x.body)
 }
 
 // lostEvents says the usage reader missed an event too large to read.
@@ -76,8 +110,8 @@ func (x *Exchange) cut() {
 //     block seen mid-stream (Anthropic's message_start) may predate most of
 //     the output;
 //   - a non-streamed answer that had begun: its usage if the body was whole,
-//     else its hold (the backend generates before it sends, and the usage
-//     cannot be read);
+//     else its hold plus an estimate of the bytes it delivered (the backend
+//     generates before it sends, and the usage cannot be read);
 //   - no answer yet: the input estimate, which the backend has read.
 //
 // The kinds are the same figure split for pricing: the backend's own split
@@ -86,7 +120,8 @@ func (x *Exchange) cut() {
 func (x *Exchange) delivered() (int64, usage.Kinds) {
 	switch x.answer {
 	case answerEncoded:
-		return x.heldTokens(), x.kindsOf(x.heldTokens()) // unreadable, as at a normal end
+		t := x.unreadTokens() // unreadable, as at a normal end
+		return t, x.kindsOf(t)
 	case answerStream:
 		input, output := x.req.Input, x.reader.DeltaTokens()
 		if u, ok := x.reader.Usage(); ok {
@@ -96,12 +131,11 @@ func (x *Exchange) delivered() (int64, usage.Kinds) {
 		}
 		return input + output, x.kindsOf(input + output)
 	case answerBody:
-		if u, ok := usage.FromJSON(x.api, x.body); ok {
+		if u, ok := x.answerUsage(); ok {
 			return u.Total(), u.Kinds()
 		}
-		return x.heldTokens(), x.kindsOf(x.heldTokens())
-	case answerTooLarge:
-		return x.heldTokens(), x.kindsOf(x.heldTokens())
+		t := x.unreadTokens()
+		return t, x.kindsOf(t)
 	default:
 		return x.req.Input, x.kindsOf(x.req.Input)
 	}
@@ -117,9 +151,16 @@ func (x *Exchange) heldTokens() int64 {
 	return x.planned
 }
 
-// settleHeld charges the hold when the usage cannot be read.
+// unreadTokens is what an answer whose usage cannot be read is charged:
+// its hold plus an estimate of the answer's bytes (estimate.Bytes), so an
+// answer larger than its hold is never charged the hold alone.
+func (x *Exchange) unreadTokens() int64 {
+	return x.heldTokens() + estimate.Bytes(x.answerBytes)
+}
+
+// settleHeld charges an answer whose usage cannot be read: unreadTokens.
 func (x *Exchange) settleHeld() {
-	t := x.heldTokens()
+	t := x.unreadTokens()
 	x.settle(t, x.kindsOf(t))
 }
 

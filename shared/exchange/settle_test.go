@@ -31,8 +31,10 @@ func admittedRig(t *testing.T, cfg, body string) *rig {
 }
 
 // How a hold ends at the response's end: on the usage the backend
-// reported; released when the answer costs nothing; charged its hold when
-// the usage cannot be read.
+// reported, however large the answer and however it is split; released
+// when the answer costs nothing or is whole JSON that reports no usage;
+// charged its hold plus an estimate of its bytes when the usage cannot be
+// read, never the hold alone.
 func TestAHoldEndsOnWhatTheAnswerReported(t *testing.T) {
 	streamBody := `{"model":"m","stream":true,"max_tokens":100,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"hi"}]}`
 	est, err := estimate.Parse([]byte(streamBody), 0)
@@ -50,15 +52,22 @@ func TestAHoldEndsOnWhatTheAnswerReported(t *testing.T) {
 		{"a JSON answer settles on its usage", hiBody, jsonOK(),
 			[]string{`{"usage":{"prompt_tokens":10,`, `"completion_tokens":5}}`}, []string{"settle 15"}},
 		{"a JSON answer without usage is released", hiBody, jsonOK(), []string{`{"choices":[]}`}, []string{"release"}},
+		{"a JSON answer in chunks without usage is released", hiBody, jsonOK(), []string{`{"choices"`, `:[]}`}, []string{"release"}},
+		{"an empty answer is released", hiBody, jsonOK(), nil, []string{"release"}},
+		{"an answer that is not JSON pays its hold and its bytes", hiBody, jsonOK(), []string{"not json at all!"}, []string{"settle " + held(16)}},
+		{"an answer in chunks that is not JSON pays its hold and its bytes", hiBody, jsonOK(), []string{`{"usage":{"prompt_tokens":10,`, `"completion_tokens":5}`}, []string{"settle " + held(52)}},
+		{"an answer larger than any buffer settles on its usage", hiBody, jsonOK(), hugeAnswer(2_300_000), []string{"settle 2300005"}},
+		{"an answer whose usage object is too large to keep pays its hold and its bytes", hiBody, jsonOK(),
+			[]string{`{"usage":{"junk":"` + strings.Repeat("x", 70000), `","prompt_tokens":10,"completion_tokens":5}}`}, []string{"settle " + held(70063)}},
 		{"an error status costs nothing", hiBody, [][2]string{{":status", "500"}}, []string{`{"usage":{"prompt_tokens":10,"completion_tokens":5}}`}, []string{"release"}},
 		{"a cache hit costs nothing", hiBody, append(jsonOK(), [2]string{"x-cache", "hit"}), []string{`{}`}, []string{"release"}},
-		{"a compressed answer is charged its hold", hiBody, append(jsonOK(), [2]string{"content-encoding", "gzip"}), []string{"\x1f\x8b"}, []string{"settle 108"}},
+		{"a compressed answer pays its hold and its bytes", hiBody, append(jsonOK(), [2]string{"content-encoding", "gzip"}), []string{"\x1f\x8b"}, []string{"settle " + held(2)}},
 		{"identity encoding is no compression", hiBody, append(jsonOK(), [2]string{"content-encoding", "identity"}),
 			[]string{`{"usage":{"prompt_tokens":1,"completion_tokens":1}}`}, []string{"settle 2"}},
 		{"a stream settles on its usage event", streamBody, sseOK(), []string{chunkHi, chunkUsage[:20], chunkUsage[20:] + chunkDone}, []string{"settle 14"}},
 		{"a stream without usage pays input plus deltas", streamBody, sseOK(), []string{chunkHi + chunkDone}, []string{seen}},
-		{"a stream that lost an event pays its hold", streamBody, sseOK(),
-			[]string{`data: {"x":"` + strings.Repeat("a", sse.MaxEvent) + `"}` + "\n\n" + chunkDone}, []string{"settle 108"}},
+		{"a stream that lost an event pays its hold and its bytes", streamBody, sseOK(),
+			[]string{`data: {"x":"` + strings.Repeat("a", sse.MaxEvent) + `"}` + "\n\n" + chunkDone}, []string{"settle " + held(int64(len(`data: {"x":"`+strings.Repeat("a", sse.MaxEvent)+`"}`+"\n\n"+chunkDone)))}},
 		{"a stream cut before its end pays what it delivered", streamBody, sseOK(), []string{chunkHi}, []string{seen}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,6 +78,23 @@ func TestAHoldEndsOnWhatTheAnswerReported(t *testing.T) {
 			require.Equal(t, c.want, r.drain(Settle, Release))
 		})
 	}
+}
+
+// held is what an answer of n bytes whose usage cannot be read pays on
+// hiBody's hold of 108: the hold and the bytes' estimate.
+func held(n int64) string { return strconv.FormatInt(108+estimate.Bytes(n), 10) }
+
+// hugeAnswer is a chat completion of output tokens ("tok " each, so more
+// than 8 MiB from two million on) in 64 KiB chunks, reporting 5 input.
+func hugeAnswer(output int) []string {
+	body := `{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"` + strings.Repeat("tok ", output) +
+		`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":` + strconv.Itoa(output) + `}}`
+	var chunks []string
+	for len(body) > 0 {
+		n := min(len(body), 64<<10)
+		chunks, body = append(chunks, body[:n]), body[n:]
+	}
+	return chunks
 }
 
 // A hold still open when the host ends the stream is cut: charged what the
@@ -86,10 +112,10 @@ func TestACutAnswerIsChargedWhatItDelivered(t *testing.T) {
 			r.x.ResponseHeaders(&response{headers: jsonOK()}, false, nil)
 			r.x.ResponseBody(&response{chunk: []byte(`{"usage":{"prompt_tokens":3,"completion_tokens":3}}`)}, 52, false)
 		}, []string{"settle 6"}, `"end":"cut","usage":6`},
-		{"a body begun, unreadable: its hold", keyBudget, func(r *rig) {
+		{"a body begun, unreadable: its hold and its bytes", keyBudget, func(r *rig) {
 			r.x.ResponseHeaders(&response{headers: jsonOK()}, false, nil)
 			r.x.ResponseBody(&response{chunk: []byte(`{"usage":`)}, 9, false)
-		}, []string{"settle 108"}, `"end":"cut","usage":108`},
+		}, []string{"settle 111"}, `"end":"cut","usage":111`},
 		{"an error answer: nothing", keyBudget, func(r *rig) {
 			r.x.ResponseHeaders(&response{headers: [][2]string{{":status", "429"}}}, false, nil)
 		}, []string{"release"}, `"end":"cut","usage":0`},

@@ -268,6 +268,35 @@ func Invalid(code, param, msg string) (status int, body []byte, headers []Header
 	return 400, body, []Header{{"content-type", "application/json"}, noRetry}
 }
 
+// BodyTooLarge renders a 413 for a request body over
+// token_budget.max_body_bytes under on_unreadable_body "refuse": the filter
+// cannot estimate it, and admitting it unread would bypass every token
+// limit. Shaped like Invalid; waiting cannot cure it.
+func BodyTooLarge(limit int64) (status int, body []byte, headers []Header) {
+	n := strconv.FormatInt(limit, 10)
+	msg := "The request body is larger than token_budget.max_body_bytes (" + n +
+		" bytes), so its tokens cannot be estimated; send a smaller body or ask the operator to raise the limit."
+	body = make([]byte, 0, 112+len(msg))
+	body = append(body, `{"error":{"type":"invalid_request_error","code":"request_too_large","param":null,"message":`...)
+	body = appendJSONString(body, msg)
+	body = append(body, `,"details":{"max_body_bytes":`...)
+	body = append(body, n...)
+	body = append(body, "}}}"...)
+	return 413, body, []Header{{"content-type", "application/json"}, noRetry}
+}
+
+// NotJSON renders a 400 for a request body that is not one JSON object
+// under on_unreadable_body "refuse" (a backend may parse what the filter
+// cannot, so admitting it unread would bypass every token limit).
+func NotJSON() (status int, body []byte, headers []Header) {
+	const msg = "The request body is not valid JSON (one object, nested at most 10000 levels), so its tokens cannot be estimated."
+	body = make([]byte, 0, 112+len(msg))
+	body = append(body, `{"error":{"type":"invalid_request_error","code":"invalid_json","param":null,"message":`...)
+	body = appendJSONString(body, msg)
+	body = append(body, "}}"...)
+	return 400, body, []Header{{"content-type", "application/json"}, noRetry}
+}
+
 // Unauthorized renders a 401 shaped like OpenAI's invalid_api_key answer,
 // for a request without a key (identity.missing_api_key "refuse") or with a
 // key the config does not list (identity.unknown_api_keys "refuse"). The key

@@ -92,3 +92,36 @@ func BenchmarkFromJSON(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBodyScan is the body scan on the answers BenchmarkFromJSON
+// reads whole (body=long) and on a 300-byte completion (body=short), in one
+// write and in 16 KiB writes: what reading an answer as it passes costs
+// against reading it whole.
+func BenchmarkBodyScan(b *testing.B) {
+	short := []byte(`{"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","object":"chat.completion","created":1741570283,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"Hello there, how can I help you today?"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1117,"completion_tokens":46,"total_tokens":1163,"prompt_tokens_details":{"cached_tokens":1024}}}`)
+	long := []byte(`{"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","object":"chat.completion","created":1741570283,"model":"gpt-4o","choices":[{"index":0,"message":{"role":"assistant","content":"` + strings.Repeat("word ", 400) + `"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1117,"completion_tokens":46,"total_tokens":1163,"prompt_tokens_details":{"cached_tokens":1024}}}`)
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{{"short", short}, {"long", long}} {
+		b.Run("body="+c.name+"/reader=fromjson", func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			for b.Loop() {
+				if _, ok := FromJSON(OpenAIChat, c.body); !ok {
+					b.Fatal("no usage")
+				}
+			}
+		})
+		b.Run("body="+c.name+"/reader=scan", func(b *testing.B) {
+			b.SetBytes(int64(len(c.body)))
+			var s Body
+			for b.Loop() {
+				s.Reset(OpenAIChat)
+				s.Write(c.body)
+				if _, ok := s.Usage(); !ok {
+					b.Fatal("no usage")
+				}
+			}
+		})
+	}
+}

@@ -241,16 +241,5 @@ func requireTheUsageWalkReadsAsParseAndGet(t *testing.T, body []byte) {
 // parseThenRead is FromJSON as two walks: Parse checks the body, then Get
 // finds the usage object and the API's reader walks it again.
 func parseThenRead(api API, body []byte) (Usage, bool) {
-	u := jsonx.Parse(body).Get("usage")
-	switch api {
-	case OpenAIChat, OpenAICompletions:
-		return openAIUsage(u)
-	case OpenAIResponses:
-		return responsesUsage(u)
-	case AnthropicMessages:
-		var a anthropicUsage
-		a.merge(u)
-		return a.usage()
-	}
-	return Usage{}, false
+	return objectUsage(api, jsonx.Parse(body).Get("usage"))
 }

@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +64,23 @@ func normal(s string) string {
 	return regexp.MustCompile(`\t[0-9.]+s\n`).ReplaceAllString(s, "\tXs\n")
 }
 
+// packageBlocks cuts go test's output into each package's lines, up to and including its
+// closing line ("ok", "FAIL" or "?"), sorted: packages finish in any order, so two runs of the
+// same packages print the same blocks, not always in the same order.
+func packageBlocks(s string) []string {
+	var blocks []string
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(s, "\n") {
+		b.WriteString(line)
+		if strings.HasPrefix(line, "ok  \t") || strings.HasPrefix(line, "FAIL\t") || strings.HasPrefix(line, "?   \t") {
+			blocks = append(blocks, b.String())
+			b.Reset()
+		}
+	}
+	sort.Strings(blocks)
+	return append(blocks, b.String())
+}
+
 func TestARunPrintsWhatGoTestPrintsAndCountsWhatRan(t *testing.T) {
 	dir := writeSample(t)
 	t.Chdir(dir)
@@ -73,7 +92,7 @@ func TestARunPrintsWhatGoTestPrintsAndCountsWhatRan(t *testing.T) {
 	code, err := run([]string{"run", "--tally", tally, "--", "go", "test", "-json", "-count=1", "./..."}, &out, &errOut)
 	require.NoError(t, err, errOut.String())
 	require.Equal(t, 1, code, "go test's status")
-	require.Equal(t, normal(string(plain)), normal(out.String()), "the same lines as go test without -json")
+	require.Equal(t, packageBlocks(normal(string(plain))), packageBlocks(normal(out.String())), "the same lines as go test without -json")
 	require.Contains(t, out.String(), "ok  \tsample/good\t", "CI reads the closing lines")
 	require.NotContains(t, out.String(), "=== RUN")
 
