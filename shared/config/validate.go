@@ -20,6 +20,7 @@ func (c *Config) Validate() error {
 		v.add("rate_limiting.storage", "must be \"memory\" or \"redis\", not \""+rl.Storage+"\"")
 	}
 	v.limits("rate_limiting.limits", &rl.Limits)
+	c.validateModelNames(&v)
 	for i, s := range rl.Whitelist {
 		if _, err := parseCIDR(s); err != nil {
 			v.add("rate_limiting.whitelist["+formatInt(int64(i))+"]", "\""+s+"\" is not a CIDR or an address")

@@ -202,7 +202,7 @@ func (x *Exchange) spendPlan(sp *limit.Spend) (ok bool) {
 	if !p.Any() && !fleet {
 		return true
 	}
-	entry, priced := x.rt.Price(x.who.Model)
+	name, entry, priced := x.rt.PriceEntry(x.who.Model)
 	if !priced {
 		x.countRequest("invalid")
 		x.log.outcome, x.log.code = "invalid", "model_not_priced"
@@ -219,7 +219,7 @@ func (x *Exchange) spendPlan(sp *limit.Spend) (ok bool) {
 		x.reply(status, body, headers)
 		return false
 	}
-	x.price = entry
+	x.price, x.log.priceEntry = entry, name
 	sp.Policy, sp.Day, sp.Month, sp.Start, sp.Model, sp.Fleet = p, day, month, start, x.who.Model, fleet
 	return true
 }

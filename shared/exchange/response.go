@@ -28,6 +28,7 @@ func (x *Exchange) ResponseHeaders(resp Response, endOfStream bool, buf *refusal
 	headers := buf.List
 	if sp := &x.hold.Spend; sp.Any() {
 		headers = refusal.AppendSpendHeaders(headers, &sp.Policy, &x.spendUsed, sp.Day, sp.Month)
+		headers = refusal.AppendPriceEntry(headers, x.log.priceEntry)
 	}
 	if x.rt.OpenAIHeaders || x.rt.IETFHeaders {
 		headers = refusal.AppendCompatHeaders(headers, x.levels, x.headerStyles(), x.env.Now()/1e9)

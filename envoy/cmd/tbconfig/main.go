@@ -9,7 +9,9 @@
 // path ("error: …"): what does not parse and, on what does, what would not
 // validate. Exit codes:
 //
-//	0  the config loads (warnings, "warning: …", are printed but do not fail it)
+//	0  the config loads (warnings, "warning: …", and notes, "note: …", such
+//	   as which model entries shadow another for some spellings, are printed
+//	   but do not fail it)
 //	1  the config would be rejected: unreadable, not JSON, or any parse or validation error
 //	2  bad usage
 //
@@ -91,6 +93,9 @@ func validate(file string, stdin io.Reader, out io.Writer) int {
 	}
 	for _, w := range c.Warnings() {
 		fmt.Fprintf(out, "warning: %s\n", w)
+	}
+	for _, n := range c.ModelNameNotes() {
+		fmt.Fprintf(out, "note: %s\n", n)
 	}
 	return 0
 }
