@@ -52,6 +52,12 @@ type Store struct {
 	sd         SharedData
 	now        func() int64
 	maxBuckets int
+	// refuseFull: a bucket no slot can take is an ErrBucketMapFull
+	// admission error rather than a dimension that fails open (spill.go).
+	refuseFull bool
+	// onFill, when set, hears a map's entries each time this store counts
+	// them (creating a bucket): the filter's fill gauge.
+	onFill func(family string, entries, ceiling int64)
 
 	states      [bucket.MaxLimits]bucket.State
 	buf         []byte
@@ -83,6 +89,7 @@ type taken struct {
 	op       *sharedstore.Op
 	levelsAt int    // index of its first OpLevel in the outcome, -1 when not private
 	lay      layout // where its states are in its value (a record's, see takenKey)
+	key      string // the reusable slot it was taken in (spill.go), "" when none
 }
 
 var _ sharedstore.Store = (*Store)(nil)
@@ -92,3 +99,14 @@ var _ sharedstore.Store = (*Store)(nil)
 func New(sd SharedData, now func() int64, maxBuckets int) *Store {
 	return &Store{sd: sd, now: now, maxBuckets: maxBuckets, buf: make([]byte, 0, bucket.EncodedLen(bucket.MaxLimits))}
 }
+
+// RefuseOnFullMap makes a bucket that neither its map nor a reusable slot
+// can take an admission error (ErrBucketMapFull) instead of a dimension
+// that fails open: rate_limiting.on_full_bucket_map "refuse".
+func (s *Store) RefuseOnFullMap(refuse bool) { s.refuseFull = refuse }
+
+// OnMapFill sets the function that hears a map's entries and ceiling each
+// time the store counts them (when it makes a bucket): family is the map's
+// name as rate_limit_skipped_total labels it ("token_budget",
+// "token_budget_day", "requests").
+func (s *Store) OnMapFill(f func(family string, entries, ceiling int64)) { s.onFill = f }
