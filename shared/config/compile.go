@@ -136,6 +136,7 @@ func (c *Config) Compile() (*Runtime, error) {
 		}
 	}
 
+	rt.RefuseOnFullBucketMap = rl.OnFullBucketMap == OnFullBucketMapRefuse
 	rt.Models = c.compileModels(d)
 	rt.models = pointersTo(rt.Models)
 	rt.modelNames = modelNames(rt.Models)

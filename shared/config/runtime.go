@@ -103,7 +103,9 @@ type Runtime struct {
 
 	Storage    string
 	MaxBuckets int
-	Redis      RedisSettings
+	// RefuseOnFullBucketMap: rate_limiting.on_full_bucket_map "refuse".
+	RefuseOnFullBucketMap bool
+	Redis                 RedisSettings
 
 	APIKeyHeaders                                     []string // lower-case
 	TrustedUserHeader, TrustedTeamHeader, ModelHeader string   // lower-case, "" = none

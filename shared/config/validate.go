@@ -48,6 +48,9 @@ func (c *Config) Validate() error {
 	if rl.MaxBuckets != nil && *rl.MaxBuckets <= 0 {
 		v.add("rate_limiting.max_buckets", "must be greater than 0")
 	}
+	if rl.OnFullBucketMap != "" {
+		v.oneOf("rate_limiting.on_full_bucket_map", rl.OnFullBucketMap, OnFullBucketMapFailOpen, OnFullBucketMapRefuse)
+	}
 	if rl.Storage == StorageRedis && (rl.Redis == nil || rl.Redis.Cluster == "") {
 		v.add("rate_limiting.redis.cluster", "is required when storage is \"redis\"")
 	}

@@ -74,6 +74,9 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 		x.countRequest("unavailable")
 		x.log.outcome = "unavailable"
 		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
+		if errors.Is(o.Err, limit.ErrBucketMapFull) {
+			x.log.code = "bucket_map_full" // rate_limiting.on_full_bucket_map "refuse"
+		}
 		if errors.Is(o.Err, limit.ErrSpendUnavailable) {
 			status, body, headers = refusal.SpendUnavailable(unavailableRetryAfter)
 		}
