@@ -265,3 +265,64 @@ func TestWorkersPlacingBucketsPastTheCeilingShareOneBucketPerIdentity(t *testing
 	require.NotNil(t, sharedLevel, "the shared identity kept its slot: it was never whole")
 	require.Equal(t, []float64{float64(1000 - n*amount)}, sharedLevel, "no lost update")
 }
+
+// FuzzReusableSlotsKeepEveryBudgetAndEndEveryHoldOnce drives a store with a
+// tiny map through arbitrary admissions of a few identities, settlements,
+// releases and clock moves: an identity is never in two slots, a level
+// never passes its capacity, and once every hold has ended no slot counts
+// one open. (FuzzGarbageInSharedDataNeverPanics writes garbage into slots.)
+func FuzzReusableSlotsKeepEveryBudgetAndEndEveryHoldOnce(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 2, 0, 3, 0, 4, 1, 0, 2, 0, 3, 60, 0, 5, 0, 6})
+	f.Add([]byte{0, 9, 0, 9, 0, 9, 4, 1, 0, 8, 3, 200, 1, 1, 0, 7})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, steps []byte) {
+		if len(steps) > 1024 {
+			steps = steps[:1024]
+		}
+		f := newFixture(2)
+		var holds []sharedstore.Hold
+		const capacity = 500
+		for i := 0; i+1 < len(steps); i += 2 {
+			arg := steps[i+1]
+			switch steps[i] % 5 {
+			case 0, 4: // admit: a token bucket and, for some, a concurrency unit
+				id := "id" + strconv.Itoa(int(arg%7))
+				plan := sharedstore.Plan{Tokens: []sharedstore.Op{tokens("api_key", id, int64(arg%5)*60, minute(capacity))}}
+				if arg%2 == 1 {
+					plan.Requests = []sharedstore.Op{inflight("api_key", id, 2)}
+				}
+				out := admit(t, f.store, plan)
+				require.NoError(t, out.Err)
+				if out.Admitted() {
+					holds = append(holds, out.Hold)
+				}
+			case 1: // settle the oldest hold on some usage
+				if len(holds) > 0 {
+					f.store.Settle(holds[0], int64(arg)*3)
+					holds = holds[1:]
+				}
+			case 2: // release the newest hold
+				if len(holds) > 0 {
+					f.store.Release(holds[len(holds)-1])
+					holds = holds[:len(holds)-1]
+				}
+			case 3: // time passes
+				f.clock.t += int64(arg) * sec
+			}
+			owners := map[string]bool{}
+			for key, s := range slotsOf(t, f.sd, "tb|o|t|api_key|v1|", 1) {
+				require.False(t, owners[s.owner], "%s is in two slots (%s)", s.owner, key)
+				owners[s.owner] = true
+				require.LessOrEqual(t, s.levels[0], float64(capacity))
+			}
+		}
+		for _, h := range holds {
+			f.store.Release(h)
+		}
+		for _, table := range []string{"tb|o|t|api_key|v1|", "tb|o|c|api_key|v1|"} {
+			for key, s := range slotsOf(t, f.sd, table, 1) {
+				require.Zero(t, s.opens, "%s: every hold ended once", key)
+			}
+		}
+	})
+}
