@@ -21,6 +21,8 @@
 // request path.
 package modelname
 
+import "sort"
+
 // Set is a compiled list of entry names. The zero Set and a nil *Set hold
 // no entry. It is read-only once built, so every request may share it.
 type Set struct {
@@ -43,11 +45,14 @@ type group struct {
 }
 
 // New compiles names. Two names equal without regard to case are one
-// entry (the first one given is kept); the configuration refuses such
+// entry, the first in sorted order (names often come from a map, so the
+// order they are given in means nothing); the configuration refuses such
 // pairs before it builds a Set (see Collisions).
 func New(names []string) *Set {
 	s := &Set{byName: make(map[string]string, len(names)), byBare: make(map[string]*group, len(names))}
-	for _, n := range names {
+	sorted := append([]string(nil), names...)
+	sort.Strings(sorted)
+	for _, n := range sorted {
 		f := Fold(n)
 		if _, dup := s.byName[f]; dup || f == "" {
 			continue

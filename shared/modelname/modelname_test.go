@@ -44,6 +44,14 @@ func TestAModelNameResolvesToItsEntry(t *testing.T) {
 	}
 }
 
+func TestNamesEqualButForCaseResolveToTheFirstInSortedOrderWhateverTheirOrder(t *testing.T) {
+	for _, names := range [][]string{{"gpt-4o", "GPT-4o"}, {"GPT-4o", "gpt-4o"}} {
+		got, ok := New(names).Resolve("gpt-4o-2024-08-06")
+		require.True(t, ok)
+		require.Equal(t, "GPT-4o", got)
+	}
+}
+
 func TestAnEmptySetResolvesNothing(t *testing.T) {
 	var nilSet *Set
 	for _, s := range []*Set{nilSet, {}, New(nil)} {
