@@ -206,15 +206,9 @@ func (s *Store) admitSpill(op *sharedstore.Op, home string, full family, now int
 			ok = false // only a scan under the lock may place
 			if locked {
 				found, free, isFound, ok, err = s.findSpill(table, op, now)
-			}
-			if err == nil && !isFound {
-				_, _, err = s.sd.Get(home)
-				switch {
-				case err == nil:
+				if err == nil && !isFound && s.madeAtHome(home) {
 					s.unlockSpill(table)
 					return 0, 0, spillRetry, nil
-				case errors.Is(err, ErrNotFound):
-					err = nil
 				}
 			}
 			if err != nil || isFound || !ok {
@@ -257,6 +251,19 @@ func (s *Store) admitSpill(op *sharedstore.Op, home string, full family, now int
 		s.buf = appendTrailer(bucket.AppendEncoded(s.buf[:0], states), opens+holds, owner)
 		err = s.sd.Set(slot.key, s.buf, slot.cas)
 		if !isFound {
+			if err == nil && s.madeAtHome(home) {
+				// Another worker made the bucket under its own key while
+				// this one placed it: the placement gives its take back
+				// (the slot's bucket is whole again, free for another) and
+				// the caller admits at home.
+				kind := changeGive
+				if holds == 0 {
+					kind = changeReturn
+				}
+				s.change(slot.key, op.Limits, layout{}, kind, units(op), 0, 0, now, nil)
+				s.unlockSpill(table)
+				return 0, 0, spillRetry, nil
+			}
 			s.unlockSpill(table)
 		}
 		if err == nil {
@@ -268,6 +275,13 @@ func (s *Store) admitSpill(op *sharedstore.Op, home string, full family, now int
 		}
 	}
 	return opFailed, 0, spillDone, errs.Wrap("admit "+op.Dimension.String()+" in a bucket slot", ErrContention)
+}
+
+// madeAtHome reports whether a bucket exists under home, the key it has
+// below the ceiling (a read that fails says no: the placement stands).
+func (s *Store) madeAtHome(home string) bool {
+	_, _, err := s.sd.Get(home)
+	return err == nil
 }
 
 // lockSpill takes table's placement lock, trying endAttempts times while

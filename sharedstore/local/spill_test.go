@@ -326,3 +326,43 @@ func FuzzReusableSlotsKeepEveryBudgetAndEndEveryHoldOnce(f *testing.F) {
 		}
 	})
 }
+
+// afterSet runs other once, just after the first write of a key with the
+// given prefix.
+type afterSet struct {
+	*localtest.SharedData
+	prefix string
+	other  func()
+	once   sync.Once
+}
+
+func (a *afterSet) Set(key string, value []byte, cas uint32) error {
+	err := a.SharedData.Set(key, value, cas)
+	if strings.HasPrefix(key, a.prefix) {
+		a.once.Do(a.other)
+	}
+	return err
+}
+
+// A worker that claimed the map's last entry before this one saw it full
+// may write the bucket under its own key while this one places it in a
+// slot: the placement sees it, gives its take back, and admits at home, so
+// the identity is not held in two buckets.
+func TestAPlacementThatMeetsTheBucketAtHomeGivesWay(t *testing.T) {
+	sd := localtest.New()
+	c := &clock{t: 1_700_000_000 * sec}
+	op := tokens("api_key", "k", 100, minute(600))
+	require.NoError(t, sd.Set("tb|n|token_budget|tb|t|api_key|v1", []byte("1"), 0)) // the map is full
+	racy := &afterSet{SharedData: sd, prefix: "tb|o|t|api_key|v1|0", other: func() {
+		// The other worker's write of the bucket it claimed a slot for.
+		require.NoError(t, sd.Set(op.Key, bucket.AppendEncoded(nil, []bucket.State{bucket.Fresh(op.Limits[0], c.t)}), 0))
+	}}
+	worker := local.New(racy, c.now, 1)
+	out := admit(t, worker, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
+	require.True(t, out.Admitted())
+	require.Empty(t, out.Skipped)
+	require.Equal(t, op.Key, out.Hold.Entries[0].Key, "admitted at home")
+	require.Equal(t, []float64{500}, levels(t, sd, op))
+	s, _ := readSlot(t, sd, "tb|o|t|api_key|v1|0", 1)
+	require.Equal(t, slot{levels: []float64{600}, opens: 0, owner: op.Key}, s, "the slot's take was given back: whole, free for another")
+}
