@@ -68,7 +68,7 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 		}
 		out.Hold.Spend = plan.Spend
 	}
-	s.taken = s.taken[:0]
+	s.taken, s.slotTakes = s.taken[:0], s.slotTakes[:0]
 	s.privateLimits = privateLimits(plan)
 	// What the request-count phase did with each token op's record
 	// (record.go): a plan without records leaves every entry zero.
@@ -263,7 +263,7 @@ func (s *Store) undo(ops []taken, now int64, out *sharedstore.Outcome, keepReque
 		if t.op.Kind == sharedstore.KindRequests {
 			kind = changeReturn
 		}
-		states, ok := s.change(takenKey(t), t.op.Limits, t.lay, kind, units(t.op), 0, 0, now, nil)
+		states, ok := s.change(s.takenKey(i), t.op.Limits, t.lay, kind, units(t.op), 0, 0, now, nil)
 		if ok && out != nil && t.levelsAt >= 0 {
 			for i, l := range t.op.Limits {
 				if j := t.levelsAt + i; j < len(out.Levels) && i < len(states) {
@@ -325,8 +325,8 @@ func (s *Store) recordRefusedLevels(op *sharedstore.Op, now int64, out *sharedst
 // and token ops that were charged (request-count units are never returned).
 func (s *Store) holdEntries(ops []taken) []sharedstore.HoldEntry {
 	n := 0
-	for _, t := range ops {
-		if t.op.Kind != sharedstore.KindRequests {
+	for i := range ops { // by index: a taken copied out is a memory.copy in the VM
+		if ops[i].op.Kind != sharedstore.KindRequests {
 			n++
 		}
 	}
@@ -345,7 +345,7 @@ func (s *Store) holdEntries(ops []taken) []sharedstore.HoldEntry {
 			continue
 		}
 		entries = append(entries, sharedstore.HoldEntry{
-			Key: takenKey(t), Kind: t.op.Kind, Dimension: t.op.Dimension, Limits: t.op.Limits, Amount: units(t.op),
+			Key: s.takenKey(i), Kind: t.op.Kind, Dimension: t.op.Dimension, Limits: t.op.Limits, Amount: units(t.op),
 			At: t.lay.at, Of: t.lay.of,
 		})
 	}

@@ -65,6 +65,8 @@ type Store struct {
 	pairs       []pairState // per token op of the admission under way (record.go)
 	deferred    []bucket.State
 	sentinelCas uint32
+	// slotTakes are the entries of taken in reusable slots (spill.go).
+	slotTakes []slotTake
 	// privateLimits sizes the levels of the admission under way.
 	privateLimits int
 	// spare is what the admission under way was lent (AdmitWith).
@@ -89,7 +91,15 @@ type taken struct {
 	op       *sharedstore.Op
 	levelsAt int    // index of its first OpLevel in the outcome, -1 when not private
 	lay      layout // where its states are in its value (a record's, see takenKey)
-	key      string // the reusable slot it was taken in (spill.go), "" when none
+}
+
+// slotTake is an entry of s.taken (at) taken in a reusable slot (key),
+// kept beside s.taken rather than in it: in the VM every byte a taken
+// grows by is copied on every admission, and slots are for the rare
+// bucket past max_buckets.
+type slotTake struct {
+	at  int
+	key string
 }
 
 var _ sharedstore.Store = (*Store)(nil)

@@ -201,16 +201,30 @@ func (s *Store) unclaimRecord(r, t *sharedstore.Op) {
 	s.unclaimSlots(t, opFamilies(t))
 }
 
-// takenKey is where a taken op's states are: its record's key when it
-// shares one, else its own.
-func takenKey(t *taken) string {
-	if t.key != "" {
-		return t.key
+// takenKey is where the states of s.taken[i] are: the reusable slot it
+// was taken in (spill.go), its record's key when it shares one, else its
+// own.
+func (s *Store) takenKey(i int) string {
+	if len(s.slotTakes) != 0 {
+		if k, ok := s.slotKey(i); ok {
+			return k
+		}
 	}
+	t := &s.taken[i]
 	if t.lay.of != 0 {
 		return t.op.Record
 	}
 	return t.op.Key
+}
+
+// slotKey is the reusable slot s.taken[i] was taken in, if it was.
+func (s *Store) slotKey(i int) (string, bool) {
+	for j := range s.slotTakes {
+		if s.slotTakes[j].at == i {
+			return s.slotTakes[j].key, true
+		}
+	}
+	return "", false
 }
 
 // reportTaken records the levels of token op t, taken with its request

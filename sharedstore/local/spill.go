@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
@@ -52,8 +51,13 @@ const (
 	trailerLen = 4 // the open holds, before the owner
 )
 
-// isSpillKey reports whether key is a reusable slot's.
-func isSpillKey(key string) bool { return strings.HasPrefix(key, spillPrefix) }
+// isSpillKey reports whether key is a reusable slot's. Every key this store
+// writes starts "tb|" and a kind, and only a slot's kind is "o|": a few
+// bytes read, for a check every settlement makes (in the VM a string
+// comparison is a call).
+func isSpillKey(key string) bool {
+	return len(key) > len(spillPrefix) && key[3] == 'o' && key[4] == '|' && key[2] == '|'
+}
 
 // spillTable is the slots' key prefix for a bucket key "tb|<kind>|<dim>|<version>|<identity>":
 // "tb|o|<kind>|<dim>|<version>|". One table per map (dimension, kind and
@@ -267,7 +271,8 @@ func (s *Store) admitSpill(op *sharedstore.Op, home string, full family, now int
 			s.unlockSpill(table)
 		}
 		if err == nil {
-			s.taken = append(s.taken, taken{op: op, levelsAt: s.recordLevels(op, states, now, out), key: slot.key})
+			s.taken = append(s.taken, taken{op: op, levelsAt: s.recordLevels(op, states, now, out)})
+			s.slotTakes = append(s.slotTakes, slotTake{at: len(s.taken) - 1, key: slot.key})
 			return opAdmitted, 0, spillDone, nil
 		}
 		if !errors.Is(err, ErrCasMismatch) {
