@@ -1,6 +1,7 @@
 package modelname
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -155,4 +156,22 @@ func reference(names []string, model string) (string, bool) {
 		return plain, true
 	}
 	return first, true
+}
+
+// BenchmarkResolve is the cost of a lookup by spelling: an entry's own name
+// (one map lookup), a dated snapshot, a provider prefix with a snapshot, and
+// a model no entry matches, against a price list of LiteLLM's size.
+func BenchmarkResolve(b *testing.B) {
+	names := append([]string(nil), entries...)
+	for i := range 500 {
+		names = append(names, "model-"+strings.Repeat("x", i%7)+"-"+string(rune('a'+i%26))+strconv.Itoa(i))
+	}
+	s := New(names)
+	for _, m := range []string{"gpt-4o", "gpt-4o-2024-08-06", "openai/gpt-4o-2024-08-06", "mistral-large-2407"} {
+		b.Run("model="+m, func(b *testing.B) {
+			for b.Loop() {
+				s.Resolve(m)
+			}
+		})
+	}
 }
