@@ -48,7 +48,10 @@ const (
 	ResultSpendRefused = limit.ResultSpendRefused
 )
 
-var ErrSpendUnavailable = limit.ErrSpendUnavailable
+var (
+	ErrSpendUnavailable = limit.ErrSpendUnavailable
+	ErrBucketMapFull    = limit.ErrBucketMapFull
+)
 
 // Store reserves, settles and releases. Admit may answer synchronously (the
 // shared-data backend calls done before returning) or later (the remote

@@ -61,6 +61,7 @@ type Root struct {
 	anyClamp bool
 
 	metrics *metricSet
+	mapFill mapFill
 	health  storeHealth // the fleet store's reachability, across reloads
 	// scratch is the host's scratch reads, nil when it has none.
 	scratch abi.ScratchReader
@@ -132,6 +133,7 @@ func NewRoot(id uint32, h abi.Host) *Root {
 		host:    h,
 		now:     h.NowNanos,
 		metrics: newMetricSet(h),
+		mapFill: mapFill{h: h},
 		health:  storeHealth{h: h},
 		scratch: sr,
 		adder:   ad,
@@ -165,6 +167,8 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	}
 	localStore := local.New(newSharedData(r.host), r.host.NowNanos, rt.MaxBuckets)
 	localStore.SetRefundBatching(rt.RefundBatching)
+	localStore.RefuseOnFullMap(rt.RefuseOnFullBucketMap)
+	localStore.OnMapFill(r.mapFill.record)
 	var store sharedstore.Store = localStore
 	r.remote = nil
 	if rt.Storage == config.StorageRedis {

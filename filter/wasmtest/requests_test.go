@@ -202,12 +202,20 @@ func TestModelLimitsRefuseOrClampAndBoundTheContext(t *testing.T) {
 	require.Equal(t, "duplicate_field", r.json(t)["error"].(map[string]any)["code"])
 }
 
-func TestABucketMapAtItsCeilingFailsOpenAndIsCounted(t *testing.T) {
+// Past max_buckets a new key's bucket takes a reusable slot and its budget
+// holds; only once every slot it may use holds a bucket that is not whole
+// does a new key fail open, counted.
+func TestABucketMapAtItsCeilingFailsOpenAndIsCountedOnlyWhenNoSlotIsFree(t *testing.T) {
 	x := newHarness(t, `{"rate_limiting":{"max_buckets":2,"limits":{"per_api_key":{"tokens_per_minute":1000}},
 		"budget_division":{"replicas":1}}}`)
 	ok(t, x, call{key: "sk-1"})
 	ok(t, x, call{key: "sk-2"})
-	r := ok(t, x, call{key: "sk-3", body: chatBody("hello", 50000)})
+	r := x.do(call{key: "sk-3", body: chatBody("hello", 50000)})
+	require.Equal(t, 429, r.status, "sk-3's budget is in force in a reusable slot")
+	ok(t, x, call{key: "sk-3"})
+	ok(t, x, call{key: "sk-4"}) // the map's two slots now hold buckets that spent: not whole
+	require.Zero(t, x.metric(metrics.Skipped, metrics.LabelDimension, "token_budget"))
+	r = ok(t, x, call{key: "sk-5", body: chatBody("hello", 50000)})
 	require.Empty(t, r.header("x-ratelimit-tokens-limit"))
 	require.Equal(t, int64(1), x.metric(metrics.Skipped, metrics.LabelDimension, "token_budget"))
 }

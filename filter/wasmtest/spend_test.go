@@ -205,6 +205,10 @@ func TestARequestWithMoreImagesThanTheModelAllowsIsRefused(t *testing.T) {
 	require.Equal(t, "too_many_images", e["code"])
 	require.Equal(t, "This request carries 3 images; model gpt-4o accepts at most 2 per request.", e["message"])
 
-	other := x.do(call{key: "sk-a", body: replace(body(3), "gpt-4o", "gpt-4o-mini"), chunks: []string{chatResponse(1, 1)}})
+	other := x.do(call{key: "sk-a", body: replace(body(3), "gpt-4o", "o1"), chunks: []string{chatResponse(1, 1)}})
 	require.Equal(t, 200, other.status, "the limit is the model's own")
+	// A name that extends gpt-4o at a boundary is gpt-4o's as long as no
+	// entry of its own says otherwise (shared/modelname).
+	variant := x.do(call{key: "sk-a", body: replace(body(3), "gpt-4o", "gpt-4o-mini")})
+	require.Equal(t, 400, variant.status, "an unlisted gpt-4o-mini meets gpt-4o's limit")
 }

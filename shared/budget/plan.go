@@ -121,10 +121,12 @@ func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user
 	// The model's rules by pointer (the config's, unlimited's or
 	// anyModel's), never copied; anyModel's are made only when there is no
 	// model, since in the VM zeroing a Rules is a memory.fill.
-	modelRules := &unlimited
+	// The model's bucket is its entry's: every spelling that resolves to
+	// one entry (gpt-4o-2024-08-06, openai/gpt-4o) shares its budget.
+	modelRules, modelID := &unlimited, id.Model
 	if id.Model != "" {
-		if m := rt.ModelOf(id.Model); m != nil {
-			modelRules = &m.Rules
+		if e, m := rt.ModelEntry(id.Model); m != nil {
+			modelRules, modelID = &m.Rules, e
 		}
 	} else {
 		anyRules := anyModel(rt)
@@ -136,7 +138,7 @@ func (b *Buffers) build(plan *limit.Plan, rt *config.Runtime, id *Identity, user
 		{dim: limit.DimAPIKey, identity: id.APIKeyHash, present: id.APIKeyHash != ""},
 		{dim: limit.DimUser, identity: user, present: user != ""},
 		{dim: limit.DimTeam, identity: team, present: team != ""},
-		{dim: limit.DimModel, identity: id.Model, present: id.Model != ""},
+		{dim: limit.DimModel, identity: modelID, present: id.Model != ""},
 	}
 	rules := [6]*config.Rules{&rt.Global, &rt.Client, rt.APIKeyRules(id.Key), &rt.User, &rt.Team, modelRules}
 

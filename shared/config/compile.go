@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/tokenbudget/tokenbudget/shared/modelname"
 	"math"
 	"strings"
 
@@ -139,8 +140,10 @@ func (c *Config) Compile() (*Runtime, error) {
 		}
 	}
 
+	rt.RefuseOnFullBucketMap = rl.OnFullBucketMap == OnFullBucketMapRefuse
 	rt.Models = c.compileModels(d)
 	rt.models = pointersTo(rt.Models)
+	rt.modelNames = modelNames(rt.Models)
 	rt.shadow, rt.shadowModels = c.shadowModes()
 	rt.spend = c.compileSpend()
 
@@ -148,6 +151,7 @@ func (c *Config) Compile() (*Runtime, error) {
 	if fb != nil {
 		fb.Models = c.compileModels(fd)
 		fb.models = pointersTo(fb.Models)
+		fb.modelNames = rt.modelNames
 		fb.hasTokens, fb.hasRequests = fb.scan()
 		rt.fallback = fb
 	}
@@ -256,6 +260,17 @@ func pointersTo(models map[string]ModelRules) map[string]*ModelRules {
 		out[name] = &m
 	}
 	return out
+}
+
+// modelNames is the resolver of the models the config names (limits.per_model
+// and models), compiled once: a request's model is resolved to one of them
+// as its price is (package modelname).
+func modelNames(models map[string]ModelRules) *modelname.Set {
+	names := make([]string, 0, len(models))
+	for n := range models {
+		names = append(names, n)
+	}
+	return modelname.New(names)
 }
 
 // compileModels merges limits.per_model and models by model name.

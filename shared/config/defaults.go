@@ -21,6 +21,12 @@ const (
 	defaultStorage           = StorageMemory
 )
 
+// rate_limiting.on_full_bucket_map's values.
+const (
+	OnFullBucketMapFailOpen = "fail_open"
+	OnFullBucketMapRefuse   = "refuse"
+)
+
 // DefaultAPIKeyHeaders are tried when identity.api_key_headers is absent.
 var DefaultAPIKeyHeaders = []string{"authorization", "x-api-key"}
 

@@ -3,6 +3,7 @@ package config
 import (
 	"github.com/tokenbudget/tokenbudget/shared/ipaddr"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
+	"github.com/tokenbudget/tokenbudget/shared/modelname"
 )
 
 // Allowance is one period of a token budget as enforced. Unlimited keeps
@@ -97,12 +98,17 @@ type Runtime struct {
 	Models map[string]ModelRules
 	// models points at a copy of each of Models' rules (Compile).
 	models map[string]*ModelRules
+	// modelNames resolves a request's model to the name of its entry in
+	// models, as pricing resolves it (package modelname).
+	modelNames *modelname.Set
 	// Backend is per_backend's request limits (its token fields are inert).
 	Backend RequestLimits
 
 	Storage    string
 	MaxBuckets int
-	Redis      RedisSettings
+	// RefuseOnFullBucketMap: rate_limiting.on_full_bucket_map "refuse".
+	RefuseOnFullBucketMap bool
+	Redis                 RedisSettings
 
 	APIKeyHeaders                                     []string // lower-case
 	TrustedUserHeader, TrustedTeamHeader, ModelHeader string   // lower-case, "" = none
@@ -203,16 +209,31 @@ func (r *Runtime) Model(name string) (ModelRules, bool) {
 // model. The rules are the compiled config's, read-only, read where they
 // lie: in the VM a copy of ModelRules is a memory.copy, a call into the host.
 func (r *Runtime) ModelOf(name string) *ModelRules {
+	_, m := r.ModelEntry(name)
+	return m
+}
+
+// ModelEntry is the entry of limits.per_model and models that governs the
+// model a request names, resolved as its price is (package modelname:
+// gpt-4o-2024-08-06 and openai/gpt-4o are gpt-4o's), and its rules; "" and
+// nil when no entry governs it.
+func (r *Runtime) ModelEntry(name string) (string, *ModelRules) {
 	if r.models != nil {
 		if len(r.models) == 0 {
-			return nil
+			return "", nil
 		}
-		return r.models[name]
+		if m := r.models[name]; m != nil {
+			return name, m
+		}
+		if e, ok := r.modelNames.Resolve(name); ok {
+			return e, r.models[e]
+		}
+		return "", nil
 	}
 	if m, ok := r.Models[name]; ok { // a Runtime not made by Compile
-		return &m
+		return name, &m
 	}
-	return nil
+	return "", nil
 }
 
 // UsesClientAddress reports whether the peer's address matters to any rule:
@@ -246,7 +267,8 @@ func (r *Runtime) Exempt(client ipaddr.Addr, keyHash string) bool {
 // admitted anyway.
 func (r *Runtime) Shadow(dimension limit.Dimension, model string) bool {
 	if dimension == limit.DimModel {
-		return r.shadowModels[model]
+		e, _ := r.ModelEntry(model)
+		return r.shadowModels[e]
 	}
 	return r.shadow[dimension]
 }

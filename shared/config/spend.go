@@ -82,6 +82,13 @@ func (r *Runtime) Price(model string) (pricing.Entry, bool) {
 	return r.spend.prices.Lookup(model)
 }
 
+// PriceEntry is Price with the name of the entry used: the model's own
+// spelling, the entry it resolves to (gpt-4o for gpt-4o-2024-08-06, see
+// package modelname), or "default".
+func (r *Runtime) PriceEntry(model string) (string, pricing.Entry, bool) {
+	return r.spend.prices.Resolve(model)
+}
+
 // Prices is the compiled price list (nil when the config has none).
 func (r *Runtime) Prices() *pricing.Table { return r.spend.prices }
 

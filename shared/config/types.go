@@ -39,9 +39,14 @@ type RateLimiting struct {
 	BypassKeys     []string                `json:"bypass_keys,omitempty" desc:"API keys exempt from every limit: raw, or sha256:<64 hex>"`
 	BudgetDivision *BudgetDivision         `json:"budget_division,omitempty"`
 	TierOverrides  map[string]TierOverride `json:"tier_overrides,omitempty" desc:"per-tier replacement of per_api_key fields, by api_keys[].tier"`
-	// MaxBuckets caps each bucket map; a full map fails open (counted).
-	MaxBuckets *Int   `json:"max_buckets,omitempty" desc:"entry ceiling of each bucket map (default 100000); a full map fails open and is counted"`
-	Redis      *Redis `json:"redis,omitempty"`
+	// MaxBuckets caps each bucket map's buckets kept under their own keys;
+	// past it a new bucket takes one of as many reusable slots, dropping a
+	// bucket that is whole (back at capacity, no hold open).
+	MaxBuckets *Int `json:"max_buckets,omitempty" desc:"entry ceiling of each bucket map (default 100000); past it new buckets take one of as many reusable slots in place of a bucket that is whole"`
+	// OnFullBucketMap is what a bucket no slot can take does: fail_open
+	// (default, counted under rate_limit_skipped_total) or refuse (503).
+	OnFullBucketMap string `json:"on_full_bucket_map,omitempty" desc:"when a bucket map and its reusable slots hold no whole bucket to drop: fail_open (default; the dimension is skipped and counted) or refuse (503)" enum:"fail_open,refuse"`
+	Redis           *Redis `json:"redis,omitempty"`
 }
 
 // Limits are the admission-time dimensions, each with its own buckets.

@@ -20,6 +20,7 @@ func (c *Config) Validate() error {
 		v.add("rate_limiting.storage", "must be \"memory\" or \"redis\", not \""+rl.Storage+"\"")
 	}
 	v.limits("rate_limiting.limits", &rl.Limits)
+	c.validateModelNames(&v)
 	for i, s := range rl.Whitelist {
 		if _, err := parseCIDR(s); err != nil {
 			v.add("rate_limiting.whitelist["+formatInt(int64(i))+"]", "\""+s+"\" is not a CIDR or an address")
@@ -46,6 +47,9 @@ func (c *Config) Validate() error {
 	}
 	if rl.MaxBuckets != nil && *rl.MaxBuckets <= 0 {
 		v.add("rate_limiting.max_buckets", "must be greater than 0")
+	}
+	if rl.OnFullBucketMap != "" {
+		v.oneOf("rate_limiting.on_full_bucket_map", rl.OnFullBucketMap, OnFullBucketMapFailOpen, OnFullBucketMapRefuse)
 	}
 	if rl.Storage == StorageRedis && (rl.Redis == nil || rl.Redis.Cluster == "") {
 		v.add("rate_limiting.redis.cluster", "is required when storage is \"redis\"")

@@ -73,6 +73,9 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 		x.countRequest("unavailable")
 		x.log.outcome = "unavailable"
 		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
+		if errors.Is(o.Err, limit.ErrBucketMapFull) {
+			x.log.code = "bucket_map_full" // rate_limiting.on_full_bucket_map "refuse"
+		}
 		if errors.Is(o.Err, limit.ErrSpendUnavailable) {
 			status, body, headers = refusal.SpendUnavailable(unavailableRetryAfter)
 		}
@@ -201,7 +204,7 @@ func (x *Exchange) spendPlan(sp *limit.Spend) (ok bool) {
 	if !p.Any() && !fleet {
 		return true
 	}
-	entry, priced := x.rt.Price(x.who.Model)
+	name, entry, priced := x.rt.PriceEntry(x.who.Model)
 	if !priced {
 		x.countRequest("invalid")
 		x.log.outcome, x.log.code = "invalid", "model_not_priced"
@@ -218,7 +221,7 @@ func (x *Exchange) spendPlan(sp *limit.Spend) (ok bool) {
 		x.reply(status, body, headers)
 		return false
 	}
-	x.price = entry
+	x.price, x.log.priceEntry = entry, name
 	sp.Policy, sp.Day, sp.Month, sp.Start, sp.Model, sp.Fleet = p, day, month, start, x.who.Model, fleet
 	return true
 }

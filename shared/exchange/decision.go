@@ -41,9 +41,14 @@ type decision struct {
 	spendCharged bool
 	spendSlot    spend.Slot
 	spendRefused bool
-	keyID        string
-	keyHash      string
-	recorded     bool
+	// priceEntry names the pricing entry the request was priced at, and
+	// modelEntry the models/per_model entry that limited it: the entry a
+	// spelling resolved to (package modelname), or "default" for a price.
+	priceEntry string
+	modelEntry string
+	keyID      string
+	keyHash    string
+	recorded   bool
 }
 
 // shadowRefusal is one refusal a shadow-mode dimension counted instead of
@@ -109,6 +114,12 @@ func (d *decision) appendJSON(b []byte) []byte {
 		b = append(b, `,"spend_usd":"`...)
 		b = money.AppendUSD(b, int64(d.spend))
 		b = append(b, '"')
+	}
+	if d.modelEntry != "" {
+		b = jsonx.AppendString(append(b, `,"model_entry":`...), d.modelEntry)
+	}
+	if d.priceEntry != "" {
+		b = jsonx.AppendString(append(b, `,"price_entry":`...), d.priceEntry)
 	}
 	if d.keyID != "" {
 		b = jsonx.AppendString(append(b, `,"key_id":`...), d.keyID)

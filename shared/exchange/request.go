@@ -186,7 +186,9 @@ func (x *Exchange) readBody(m *estimate.Members, body []byte, size int) bool {
 	if x.rt.InjectStreamUsage && req.Stream && !req.StreamIncludeUsage {
 		x.injected = w.injectUsage(x.api)
 	}
-	if mr := x.rt.ModelOf(x.who.Model); mr != nil && x.applyModelLimits(mr, &w) {
+	entry, mr := x.rt.ModelEntry(x.who.Model)
+	x.log.modelEntry = entry
+	if mr != nil && x.applyModelLimits(mr, &w) {
 		return false
 	}
 	if out, changed := w.apply(); changed {

@@ -27,7 +27,11 @@ func (x *Exchange) ResponseHeaders(resp Response, endOfStream bool, buf *refusal
 	buf.AppendSuccess(x.levels)
 	headers := buf.List
 	if sp := &x.hold.Spend; sp.Any() {
+		n := len(headers)
 		headers = refusal.AppendSpendHeaders(headers, &sp.Policy, &x.spendUsed, sp.Day, sp.Month)
+		if len(headers) > n { // the caller's own key limits are shown: so is the entry they are priced at
+			headers = refusal.AppendPriceEntry(headers, x.log.priceEntry)
+		}
 	}
 	if x.rt.OpenAIHeaders || x.rt.IETFHeaders {
 		headers = refusal.AppendCompatHeaders(headers, x.levels, x.headerStyles(), x.env.Now()/1e9)

@@ -251,6 +251,13 @@ type Hold struct {
 // spend limit that nothing checked.
 var ErrSpendUnavailable = errs.New("spend limits could not be checked")
 
+// ErrBucketMapFull is an admission error (wrapped in Outcome.Err) that says
+// a bucket the request needs could not be made: its map is at max_buckets
+// and no bucket in it could give up its place, and the config says to
+// refuse (rate_limiting.on_full_bucket_map "refuse") rather than fail open.
+// The filter answers it with a 503.
+var ErrBucketMapFull = errs.New("bucket map full")
+
 // Reserved is the token amount the hold took per bucket (the same on every
 // token entry), zero when the hold has no token entry.
 func (h Hold) Reserved() int64 {

@@ -22,6 +22,10 @@ const (
 	// StoreReachable is a gauge: 1 while the fleet store answers, 0 from
 	// its first failed admission until one succeeds again.
 	StoreReachable = "rate_limit_store_reachable"
+	// BucketMapFill is a gauge: how full a bucket map is, in percent of
+	// max_buckets, by map family under the dimension label (token_budget,
+	// token_budget_day, requests), as the map that last made a bucket was.
+	BucketMapFill = "rate_limit_bucket_map_fill_percent" // {dimension}
 	// FailOpen counts requests admitted with no token reservation because
 	// the body could not be read (reason=body_too_large, not_json, no_body).
 	FailOpen = "rate_limit_token_budget_fail_open_total" // {reason}

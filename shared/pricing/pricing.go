@@ -22,6 +22,7 @@ import (
 	"math"
 	"math/bits"
 
+	"github.com/tokenbudget/tokenbudget/shared/modelname"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 )
@@ -107,38 +108,58 @@ func (s u128) ceilDivMillion() money.Amount {
 	return money.Amount(q)
 }
 
-// Table is a compiled price list: exact model names, and an optional
-// default entry for every other model.
+// Table is a compiled price list: entries by model name, resolved as
+// package modelname resolves a client's spelling, and an optional default
+// entry for every other model.
 type Table struct {
 	models     map[string]Entry
+	names      *modelname.Set
 	def        Entry
 	hasDefault bool
 }
 
+// DefaultName is the name Resolve gives the default entry.
+const DefaultName = "default"
+
 // NewTable builds a table; def nil means no default (unknown models are
 // not priced).
 func NewTable(models map[string]Entry, def *Entry) *Table {
-	t := &Table{models: models}
+	names := make([]string, 0, len(models))
+	for n := range models {
+		names = append(names, n)
+	}
+	t := &Table{models: models, names: modelname.New(names)}
 	if def != nil {
 		t.def, t.hasDefault = *def, true
 	}
 	return t
 }
 
-// Lookup is the entry pricing model: its own, else the default. ok is false
-// when neither exists, so the caller can refuse (model_not_priced) rather
-// than charge nothing. A nil Table prices nothing.
+// Lookup is the entry pricing model: the one its spelling resolves to,
+// else the default. ok is false when neither exists, so the caller can
+// refuse (model_not_priced) rather than charge nothing. A nil Table prices
+// nothing.
 func (t *Table) Lookup(model string) (e Entry, ok bool) {
+	_, e, ok = t.Resolve(model)
+	return e, ok
+}
+
+// Resolve is Lookup with the name of the entry used: the configured model
+// name, or DefaultName.
+func (t *Table) Resolve(model string) (name string, e Entry, ok bool) {
 	if t == nil {
-		return Entry{}, false
+		return "", Entry{}, false
 	}
 	if m, found := t.models[model]; found {
-		return m, true
+		return model, m, true
+	}
+	if n, found := t.names.Resolve(model); found {
+		return n, t.models[n], true
 	}
 	if t.hasDefault {
-		return t.def, true
+		return DefaultName, t.def, true
 	}
-	return Entry{}, false
+	return "", Entry{}, false
 }
 
 // HasDefault reports whether unknown models are priced.

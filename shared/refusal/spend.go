@@ -107,6 +107,25 @@ func AppendSpendHeaders(dst []Header, p *spend.Policy, used *spend.Usage, day, m
 	return dst
 }
 
+// PriceEntryHeader names the pricing entry an admitted request is priced
+// at: the model's own entry, the one its spelling resolved to (gpt-4o for
+// gpt-4o-2024-08-06), or "default".
+const PriceEntryHeader = "x-spend-price-entry"
+
+// AppendPriceEntry appends PriceEntryHeader when entry can be a header
+// value as it is (visible ASCII; a config's model name is anything).
+func AppendPriceEntry(dst []Header, entry string) []Header {
+	if entry == "" || len(entry) > maxModelInMessage {
+		return dst
+	}
+	for i := 0; i < len(entry); i++ {
+		if c := entry[i]; c <= ' ' || c >= 0x7f {
+			return dst
+		}
+	}
+	return append(dst, Header{PriceEntryHeader, entry})
+}
+
 // maxModelInMessage bounds how much of a client-chosen model name the
 // model_not_priced message echoes.
 const maxModelInMessage = 200

@@ -183,6 +183,30 @@ func TestAPriceChangeAppliesFromItsEffectiveTime(t *testing.T) {
 	}
 }
 
+// The ledger prices a record's model as the filter does (package
+// modelname): a dated snapshot, a provider prefix or another letter case
+// of a listed model is priced at that model's entry, never the default,
+// so the fleet's charge and the filter's agree.
+func TestTheLedgerPricesAModelsSpellingsAtItsEntry(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	def := flat(t, "0.1", "0.1")
+	_, err := s.PutPrices(ctx, at(t, "2026-09-01T00:00:00Z"), map[string]pricing.Entry{"gpt-4o": flat(t, "2.5", "10")}, &def)
+	require.NoError(t, err)
+	when := at(t, "2026-09-02T00:00:00Z")
+	for i, model := range []string{"gpt-4o", "gpt-4o-2024-08-06", "openai/gpt-4o", "GPT-4o", "gpt-4omni"} {
+		insert(t, s, rec(model, "acme", "", "", model, 1000, 0, when.Add(time.Duration(i)*time.Second), 0))
+	}
+	got := map[string]money.Amount{}
+	for _, c := range drain(t, NewWorker(s, 0), "acme") {
+		got[c.ID] = c.Charge
+	}
+	require.Equal(t, map[string]money.Amount{
+		"gpt-4o": 2_500_000, "gpt-4o-2024-08-06": 2_500_000, "openai/gpt-4o": 2_500_000, "GPT-4o": 2_500_000,
+		"gpt-4omni": 100_000, // no boundary after gpt-4o: another model, at the default
+	}, got)
+}
+
 func TestAnUnpricedModelIsLeftUnprocessedWithAnErrorNeverChargedZero(t *testing.T) {
 	ctx := context.Background()
 	s, pool := newStore(t)

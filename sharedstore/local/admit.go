@@ -68,7 +68,7 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 		}
 		out.Hold.Spend = plan.Spend
 	}
-	s.taken = s.taken[:0]
+	s.taken, s.slotTakes = s.taken[:0], s.slotTakes[:0]
 	s.privateLimits = privateLimits(plan)
 	// What the request-count phase did with each token op's record
 	// (record.go): a plan without records leaves every entry zero.
@@ -105,8 +105,6 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 		case pairTaken:
 			s.reportTaken(op, p, now, &out) // taken with its request counts
 			continue
-		case pairSkipped:
-			continue // its record's map is full: failed open with them
 		case pairLeft:
 			res, at, err = s.admitOp(op, op.Record, layout{p.nReq, p.nReq + uint8(len(op.Limits))}, now, &out)
 		default:
@@ -162,8 +160,11 @@ func (s *Store) admitOp(op *sharedstore.Op, key string, lay layout, now int64, o
 				pending.amount = 0 // no bucket to give back to, as change finds
 			}
 			if full := s.fullFamilies(op); full != 0 {
-				out.Skipped = appendFamilies(out.Skipped, full)
-				return opSkipped, 0, nil
+				res, at, sr, err := s.admitSpill(op, key, full, now, out)
+				if sr == spillRetry {
+					continue
+				}
+				return res, at, err
 			}
 			for i := range states {
 				states[i] = bucket.Fresh(op.Limits[i], now)
@@ -193,8 +194,11 @@ func (s *Store) admitOp(op *sharedstore.Op, key string, lay layout, now int64, o
 				return opFailed, 0, err
 			}
 			if full != 0 {
-				out.Skipped = appendFamilies(out.Skipped, full)
-				return opSkipped, 0, nil
+				res, at, sr, err := s.admitSpill(op, key, full, now, out)
+				if sr == spillRetry {
+					continue
+				}
+				return res, at, err
 			}
 			claimed = opFamilies(op)
 			if cas, err = s.foreignCas(); err != nil {
@@ -253,8 +257,13 @@ func (s *Store) undo(ops []taken, now int64, out *sharedstore.Outcome, keepReque
 			continue
 		}
 		// Immediate, and with nothing to fold: the op's own admission just
-		// wrote its bucket's pending refund.
-		states, ok := s.change(takenKey(t), t.op.Limits, t.lay, changeGive, units(t.op), 0, 0, now, nil)
+		// wrote its bucket's pending refund. A request-count unit given
+		// back ends no hold (it never was one).
+		kind := changeGive
+		if t.op.Kind == sharedstore.KindRequests {
+			kind = changeReturn
+		}
+		states, ok := s.change(s.takenKey(i), t.op.Limits, t.lay, kind, units(t.op), 0, 0, now, nil)
 		if ok && out != nil && t.levelsAt >= 0 {
 			for i, l := range t.op.Limits {
 				if j := t.levelsAt + i; j < len(out.Levels) && i < len(states) {
@@ -316,8 +325,8 @@ func (s *Store) recordRefusedLevels(op *sharedstore.Op, now int64, out *sharedst
 // and token ops that were charged (request-count units are never returned).
 func (s *Store) holdEntries(ops []taken) []sharedstore.HoldEntry {
 	n := 0
-	for _, t := range ops {
-		if t.op.Kind != sharedstore.KindRequests {
+	for i := range ops { // by index: a taken copied out is a memory.copy in the VM
+		if ops[i].op.Kind != sharedstore.KindRequests {
 			n++
 		}
 	}
@@ -336,7 +345,7 @@ func (s *Store) holdEntries(ops []taken) []sharedstore.HoldEntry {
 			continue
 		}
 		entries = append(entries, sharedstore.HoldEntry{
-			Key: takenKey(t), Kind: t.op.Kind, Dimension: t.op.Dimension, Limits: t.op.Limits, Amount: units(t.op),
+			Key: s.takenKey(i), Kind: t.op.Kind, Dimension: t.op.Dimension, Limits: t.op.Limits, Amount: units(t.op),
 			At: t.lay.at, Of: t.lay.of,
 		})
 	}

@@ -93,6 +93,9 @@ func (s *Store) fullFamilies(op *sharedstore.Op) family {
 			continue
 		}
 		count, _, err := s.readCounter(counterKey(fam.name, op.Key))
+		if err == nil {
+			s.reportFill(fam.name, count)
+		}
 		if err == nil && count >= int64(s.maxBuckets) {
 			full |= fam.f
 		}
@@ -112,7 +115,10 @@ func (s *Store) claimSlots(op *sharedstore.Op) (full family, err error) {
 		if opFamilies(op)&fam.f == 0 {
 			continue
 		}
-		ok, err := s.bumpCounter(counterKey(fam.name, op.Key), 1)
+		ok, count, err := s.bumpCounter(counterKey(fam.name, op.Key), 1)
+		if ok {
+			s.reportFill(fam.name, count)
+		}
 		if err != nil || !ok {
 			s.unclaimSlots(op, claimed)
 			if err != nil {
@@ -130,7 +136,7 @@ func (s *Store) claimSlots(op *sharedstore.Op) (full family, err error) {
 func (s *Store) unclaimSlots(op *sharedstore.Op, claimed family) {
 	for _, fam := range families {
 		if claimed&fam.f != 0 {
-			_, _ = s.bumpCounter(counterKey(fam.name, op.Key), -1)
+			_, _, _ = s.bumpCounter(counterKey(fam.name, op.Key), -1)
 		}
 	}
 }
@@ -151,33 +157,41 @@ func (s *Store) readCounter(key string) (count int64, cas uint32, err error) {
 	return count, cas, nil
 }
 
-// bumpCounter adds delta to a map's size in a CAS loop; an increment at the
-// ceiling is refused (false) and a decrement never goes below zero.
-func (s *Store) bumpCounter(key string, delta int64) (bool, error) {
+// reportFill tells onFill a map's entries.
+func (s *Store) reportFill(family string, entries int64) {
+	if s.onFill != nil {
+		s.onFill(family, entries, int64(s.maxBuckets))
+	}
+}
+
+// bumpCounter adds delta to a map's size in a CAS loop and returns the size
+// it wrote; an increment at the ceiling is refused (false) and a decrement
+// never goes below zero.
+func (s *Store) bumpCounter(key string, delta int64) (bool, int64, error) {
 	for attempt := 0; attempt < endAttempts; attempt++ {
 		count, cas, err := s.readCounter(key)
 		if err != nil {
-			return false, err
+			return false, 0, err
 		}
 		if delta > 0 && count >= int64(s.maxBuckets) {
-			return false, nil
+			return false, count, nil
 		}
 		next := max(count+delta, 0)
 		if cas == 0 {
 			if cas, err = s.foreignCas(); err != nil {
-				return false, err
+				return false, 0, err
 			}
 		}
 		var digits [20]byte
 		err = s.sd.Set(key, strconv.AppendInt(digits[:0], next, 10), cas)
 		if err == nil {
-			return true, nil
+			return true, next, nil
 		}
 		if !errors.Is(err, ErrCasMismatch) {
-			return false, errs.Wrap("write bucket count", err)
+			return false, 0, errs.Wrap("write bucket count", err)
 		}
 	}
-	return false, errs.Wrap("count buckets", ErrContention)
+	return false, 0, errs.Wrap("count buckets", ErrContention)
 }
 
 // foreignCas returns a cas that belongs to the sentinel key. Shared data

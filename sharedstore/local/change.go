@@ -13,6 +13,7 @@ type changeKind uint8
 const (
 	changeGive   changeKind = iota + 1 // return amount (undo, release, concurrency end)
 	changeSettle                       // replace reservation amount with actual usage
+	changeReturn                       // changeGive of units that were no hold (a refused request's counts)
 )
 
 // change applies a give-back to key in a CAS loop on the recorded limits and
@@ -41,17 +42,33 @@ func (s *Store) change(key string, limits []sharedstore.Limit, lay layout, kind 
 		if err != nil {
 			return nil, false
 		}
+		// A reusable slot's bucket (spill.go) is followed by its open
+		// holds and owner: this change ends one of the holds.
+		var slot slotValue
+		spilled := isSpillKey(key)
+		if spilled {
+			if slot, ok = splitSlot(value, total); !ok {
+				return nil, false
+			}
+			value = slot.states
+		}
 		if bucket.Decode(value, all) != nil {
 			return nil, false
 		}
 		fold(pending, states, now)
 		switch kind {
-		case changeGive:
+		case changeGive, changeReturn:
 			bucket.Give(states, limits, amount, now)
 		case changeSettle:
 			bucket.Settle(states, limits, amount, actual, now, overage)
 		}
 		s.buf = bucket.AppendEncoded(s.buf[:0], all)
+		if spilled {
+			if kind != changeReturn && slot.opens > 0 {
+				slot.opens--
+			}
+			s.buf = appendTrailer(s.buf, slot.opens, slot.owner)
+		}
 		err = s.sd.Set(key, s.buf, cas)
 		if err == nil {
 			if pending != nil {

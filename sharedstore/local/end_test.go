@@ -182,7 +182,9 @@ func TestAHoldOfAnotherBackendIsNeverEndedHere(t *testing.T) {
 	require.Equal(t, []float64{300}, levels(t, f.sd, key))
 }
 
-func TestMaxBucketsFailsOpenAndNamesTheFamily(t *testing.T) {
+// Past max_buckets a new bucket takes a reusable slot; only when no slot it
+// may use can take it does it fail open, and then the full maps are named.
+func TestMaxBucketsFailsOpenAndNamesTheFamilyOnlyWhenNoSlotIsFree(t *testing.T) {
 	f := newFixture(1)
 	planFor := func(id string) sharedstore.Plan {
 		return sharedstore.Plan{
@@ -198,20 +200,26 @@ func TestMaxBucketsFailsOpenAndNamesTheFamily(t *testing.T) {
 	require.Empty(t, out.Skipped)
 
 	out = admit(t, f.store, planFor("b"))
-	require.True(t, out.Admitted(), "a bucket that cannot be created fails open")
+	require.True(t, out.Admitted())
+	require.Empty(t, out.Skipped, "b's buckets went to the maps' reusable slots")
+	require.Len(t, out.Hold.Entries, 2)
+	require.Nil(t, levels(t, f.sd, planFor("b").Tokens[1]), "no bucket was made under b's own key past the ceiling")
+	require.Equal(t, []float64{50, 900}, slotLevels(t, f.sd, "tb|o|t|api_key|v1|0", 2))
+
+	out = admit(t, f.store, planFor("c"))
+	require.True(t, out.Admitted(), "a bucket no slot can take fails open")
 	require.ElementsMatch(t, []string{"requests", "token_budget", "token_budget_day"}, out.Skipped)
 	require.Len(t, out.Hold.Entries, 1, "only the global bucket is held")
 	require.Equal(t, limit.DimGlobal, out.Hold.Entries[0].Dimension)
-	require.Nil(t, levels(t, f.sd, planFor("b").Tokens[1]), "no bucket was created past the ceiling")
-	require.Equal(t, []float64{9800}, levels(t, f.sd, planFor("b").Tokens[0]))
+	require.Equal(t, []float64{9700}, levels(t, f.sd, planFor("c").Tokens[0]))
 
 	out = admit(t, f.store, planFor("a"))
 	require.False(t, out.Admitted(), "buckets that exist are still enforced at the ceiling")
 	require.Empty(t, out.Skipped)
 
 	// A reload (new version in the key) starts fresh maps.
-	reloaded := planFor("b")
-	reloaded.Tokens[1].Key = "tb|t|api_key|v2|b"
+	reloaded := planFor("c")
+	reloaded.Tokens[1].Key = "tb|t|api_key|v2|c"
 	out = admit(t, f.store, reloaded)
 	require.True(t, out.Admitted())
 	require.Equal(t, []string{"requests"}, out.Skipped)

@@ -22,6 +22,9 @@ func FuzzGarbageInSharedDataNeverPanics(f *testing.F) {
 		other := tokens("team", "t", amount, minute(600))
 		require.NoError(t, fx.sd.Set(op.Key, value, 0))
 		require.NoError(t, fx.sd.Set("tb|n|token_budget|tb|t|team|v1", counter, 0))
+		for _, slot := range []string{"0", "1", "2", "lock"} { // where the team's bucket goes once its map is full
+			require.NoError(t, fx.sd.Set("tb|o|t|team|v1|"+slot, value, 0))
+		}
 		plan := sharedstore.Plan{Requests: []sharedstore.Op{inflight("api_key", "h1", 1)}, Tokens: []sharedstore.Op{other, op}}
 		out := admit(t, fx.store, plan)
 		if out.Admitted() {

@@ -107,3 +107,21 @@ func storedStates(t testing.TB, sd *localtest.SharedData, op sharedstore.Op) []b
 	require.NoError(t, bucket.Decode(value, states))
 	return states
 }
+
+// slotLevels reads the levels of the bucket in a reusable slot (n states),
+// nil when the slot was never written.
+func slotLevels(t testing.TB, sd *localtest.SharedData, key string, n int) []float64 {
+	t.Helper()
+	value, _, err := sd.Get(key)
+	if err == local.ErrNotFound {
+		return nil
+	}
+	require.NoError(t, err)
+	states := make([]bucket.State, n)
+	require.NoError(t, bucket.Decode(value[:bucket.EncodedLen(n)], states))
+	out := make([]float64, n)
+	for i, s := range states {
+		out[i] = s.Level
+	}
+	return out
+}

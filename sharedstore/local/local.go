@@ -52,6 +52,12 @@ type Store struct {
 	sd         SharedData
 	now        func() int64
 	maxBuckets int
+	// refuseFull: a bucket no slot can take is an ErrBucketMapFull
+	// admission error rather than a dimension that fails open (spill.go).
+	refuseFull bool
+	// onFill, when set, hears a map's entries each time this store counts
+	// them (creating a bucket): the filter's fill gauge.
+	onFill func(family string, entries, ceiling int64)
 
 	states      [bucket.MaxLimits]bucket.State
 	buf         []byte
@@ -59,6 +65,8 @@ type Store struct {
 	pairs       []pairState // per token op of the admission under way (record.go)
 	deferred    []bucket.State
 	sentinelCas uint32
+	// slotTakes are the entries of taken in reusable slots (spill.go).
+	slotTakes []slotTake
 	// privateLimits sizes the levels of the admission under way.
 	privateLimits int
 	// spare is what the admission under way was lent (AdmitWith).
@@ -88,6 +96,15 @@ type taken struct {
 	lay      layout // where its states are in its value (a record's, see takenKey)
 }
 
+// slotTake is an entry of s.taken (at) taken in a reusable slot (key),
+// kept beside s.taken rather than in it: in the VM every byte a taken
+// grows by is copied on every admission, and slots are for the rare
+// bucket past max_buckets.
+type slotTake struct {
+	at  int
+	key string
+}
+
 var _ sharedstore.Store = (*Store)(nil)
 
 // New returns a Store over sd. now is the clock in Unix nanoseconds;
@@ -95,3 +112,14 @@ var _ sharedstore.Store = (*Store)(nil)
 func New(sd SharedData, now func() int64, maxBuckets int) *Store {
 	return &Store{sd: sd, now: now, maxBuckets: maxBuckets, buf: make([]byte, 0, bucket.EncodedLen(bucket.MaxLimits))}
 }
+
+// RefuseOnFullMap makes a bucket that neither its map nor a reusable slot
+// can take an admission error (ErrBucketMapFull) instead of a dimension
+// that fails open: rate_limiting.on_full_bucket_map "refuse".
+func (s *Store) RefuseOnFullMap(refuse bool) { s.refuseFull = refuse }
+
+// OnMapFill sets the function that hears a map's entries and ceiling each
+// time the store counts them (when it makes a bucket): family is the map's
+// name as rate_limit_skipped_total labels it ("token_budget",
+// "token_budget_day", "requests").
+func (s *Store) OnMapFill(f func(family string, entries, ceiling int64)) { s.onFill = f }

@@ -40,10 +40,9 @@ func entryLayout(e *sharedstore.HoldEntry) layout { return layout{e.At, e.Of} }
 type pairing uint8
 
 const (
-	unpaired    pairing = iota // no record: the token op has its own bucket
-	pairLeft                   // the record was written, its tokens left for the token phase
-	pairTaken                  // the tokens were taken in the record's write
-	pairSkipped                // the record's map is full: both ops failed open
+	unpaired  pairing = iota // no record: the token op has its own bucket
+	pairLeft                 // the record was written, its tokens left for the token phase
+	pairTaken                // the tokens were taken in the record's write
 )
 
 // pairState is a token op's pairing; with a record, nReq states of request
@@ -101,13 +100,11 @@ func (s *Store) admitRecord(r, t *sharedstore.Op, ti int, now int64, out *shared
 			if pending != nil {
 				pending.amount = 0
 			}
-			// A record joins the maps of both its ops: one full map and
-			// neither bucket is made (both fail open, as a bucket of a full
-			// map does).
+			// A record joins the maps of both its ops: with one of them
+			// full it is not made, and each op goes to a bucket of its own
+			// (its map's, or a reusable slot: spill.go).
 			if full := s.fullFamilies(r) | s.fullFamilies(t); full != 0 {
-				out.Skipped = appendFamilies(out.Skipped, full)
-				s.pairs[ti].pairing = pairSkipped
-				return opSkipped, 0, nil
+				return s.unpair(r, ti, now, out)
 			}
 			for i := range reqs {
 				reqs[i] = bucket.Fresh(r.Limits[i], now)
@@ -130,13 +127,12 @@ func (s *Store) admitRecord(r, t *sharedstore.Op, ti int, now int64, out *shared
 		}
 		tokens := bucket.Take(toks, t.Limits, units(t), now) < 0
 		if fresh {
-			ok, err := s.claimRecord(r, t, out)
+			ok, err := s.claimRecord(r, t)
 			if err != nil {
 				return opFailed, 0, err
 			}
 			if !ok {
-				s.pairs[ti].pairing = pairSkipped
-				return opSkipped, 0, nil
+				return s.unpair(r, ti, now, out)
 			}
 			if cas, err = s.foreignCas(); err != nil {
 				s.unclaimRecord(r, t)
@@ -172,9 +168,17 @@ func (s *Store) admitRecord(r, t *sharedstore.Op, ti int, now int64, out *shared
 	return opFailed, 0, errs.Wrap("admit "+r.Dimension.String(), ErrContention)
 }
 
+// unpair admits request-count op r on a bucket of its own, and leaves its
+// partner token op (index ti) to the token phase on its own: their record
+// would be new while a map of theirs is full.
+func (s *Store) unpair(r *sharedstore.Op, ti int, now int64, out *sharedstore.Outcome) (opResult, int, error) {
+	s.pairs[ti] = pairState{}
+	return s.admitOp(r, r.Key, layout{}, now, out)
+}
+
 // claimRecord claims a new record's slot in the maps of both its ops, or in
-// none: false when a map is full, which out then names.
-func (s *Store) claimRecord(r, t *sharedstore.Op, out *sharedstore.Outcome) (bool, error) {
+// none: false when a map is full.
+func (s *Store) claimRecord(r, t *sharedstore.Op) (bool, error) {
 	full, err := s.claimSlots(r)
 	if err != nil {
 		return false, err
@@ -187,11 +191,7 @@ func (s *Store) claimRecord(r, t *sharedstore.Op, out *sharedstore.Outcome) (boo
 			}
 		}
 	}
-	if full != 0 {
-		out.Skipped = appendFamilies(out.Skipped, full)
-		return false, nil
-	}
-	return true, nil
+	return full == 0, nil
 }
 
 // unclaimRecord gives back the slots claimRecord claimed for a record that
@@ -201,13 +201,30 @@ func (s *Store) unclaimRecord(r, t *sharedstore.Op) {
 	s.unclaimSlots(t, opFamilies(t))
 }
 
-// takenKey is where a taken op's states are: its record's key when it
-// shares one, else its own.
-func takenKey(t *taken) string {
+// takenKey is where the states of s.taken[i] are: the reusable slot it
+// was taken in (spill.go), its record's key when it shares one, else its
+// own.
+func (s *Store) takenKey(i int) string {
+	if len(s.slotTakes) != 0 {
+		if k, ok := s.slotKey(i); ok {
+			return k
+		}
+	}
+	t := &s.taken[i]
 	if t.lay.of != 0 {
 		return t.op.Record
 	}
 	return t.op.Key
+}
+
+// slotKey is the reusable slot s.taken[i] was taken in, if it was.
+func (s *Store) slotKey(i int) (string, bool) {
+	for j := range s.slotTakes {
+		if s.slotTakes[j].at == i {
+			return s.slotTakes[j].key, true
+		}
+	}
+	return "", false
 }
 
 // reportTaken records the levels of token op t, taken with its request

@@ -113,9 +113,9 @@ func TestARecordKeepsRequestCountsAndTokensApart(t *testing.T) {
 }
 
 // When a map is at max_buckets, a record that would be new is not made:
-// both of its ops fail open, as a new bucket of a full map does, and the
-// full map is named.
-func TestANewRecordInAFullMapFailsOpenForBothItsOps(t *testing.T) {
+// each of its ops gets a bucket of its own, in its map when that has room,
+// else in a reusable slot, and fails open only when no slot can take it.
+func TestANewRecordInAFullMapSplitsIntoBucketsOfTheirOwn(t *testing.T) {
 	fx := newFixture(1)
 	first, _ := recorded(requests("api_key", "h1", minute(60)), tokens("api_key", "h1", 10, minute(600)))
 	_, firstT := recorded(requests("api_key", "h1", minute(60)), tokens("api_key", "h1", 10, minute(600)))
@@ -124,22 +124,33 @@ func TestANewRecordInAFullMapFailsOpenForBothItsOps(t *testing.T) {
 	require.Empty(t, out.Skipped)
 
 	r, tk := recorded(requests("api_key", "h2", minute(60)), tokens("api_key", "h2", 10, minute(600)))
-	out = admit(t, fx.store, sharedstore.Plan{Requests: []sharedstore.Op{r}, Tokens: []sharedstore.Op{tk}})
+	plan := sharedstore.Plan{Requests: []sharedstore.Op{r}, Tokens: []sharedstore.Op{tk}}
+	out = admit(t, fx.store, plan)
 	require.True(t, out.Admitted())
-	require.ElementsMatch(t, []string{"requests", "token_budget"}, out.Skipped)
+	require.Empty(t, out.Skipped)
 	_, _, err := fx.sd.Get(r.Record)
 	require.ErrorIs(t, err, local.ErrNotFound)
+	require.Equal(t, []float64{59}, slotLevels(t, fx.sd, "tb|o|r|api_key|v1|0", 1))
+	require.Equal(t, []float64{590}, slotLevels(t, fx.sd, "tb|o|t|api_key|v1|0", 1))
+	require.Len(t, out.Hold.Entries, 1, "the tokens are held in their slot")
+
+	h3r, h3t := recorded(requests("api_key", "h3", minute(60)), tokens("api_key", "h3", 10, minute(600)))
+	out = admit(t, fx.store, sharedstore.Plan{Requests: []sharedstore.Op{h3r}, Tokens: []sharedstore.Op{h3t}})
+	require.True(t, out.Admitted())
+	require.ElementsMatch(t, []string{"requests", "token_budget"}, out.Skipped, "every slot is taken: both fail open")
 	require.Empty(t, out.Hold.Entries, "nothing was reserved")
 
-	// Only the request counts' map is full: the tokens fail open with them.
+	// Only the request counts' map is full: the tokens get a bucket in
+	// their own map, the request counts a slot.
 	fx = newFixture(1)
 	require.NoError(t, fx.sd.Set("tb|n|requests|tb|r|api_key|v1", []byte("1"), 0))
-	out = admit(t, fx.store, sharedstore.Plan{Requests: []sharedstore.Op{r}, Tokens: []sharedstore.Op{tk}})
+	out = admit(t, fx.store, plan)
 	require.True(t, out.Admitted())
-	require.Equal(t, []string{"requests"}, out.Skipped)
-	require.Empty(t, out.Hold.Entries, "nothing was reserved")
-	require.Empty(t, slices.DeleteFunc(fx.sd.Keys(), func(k string) bool { return k == "tb|n|requests|tb|r|api_key|v1" }),
-		"no bucket of either op was made")
+	require.Empty(t, out.Skipped)
+	require.Equal(t, []float64{590}, levels(t, fx.sd, tk))
+	require.Equal(t, []float64{59}, slotLevels(t, fx.sd, "tb|o|r|api_key|v1|0", 1))
+	_, _, err = fx.sd.Get(r.Record)
+	require.ErrorIs(t, err, local.ErrNotFound)
 }
 
 func TestARecordAnswersAsSeparateBucketsDo(t *testing.T) {

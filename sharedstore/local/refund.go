@@ -113,14 +113,16 @@ func fold(r *refund, states []bucket.State, now int64) {
 // refund gives amount back to key's bucket: pending when the table has room
 // (or already holds key) and the store is not closed, else at once.
 func (s *Store) refund(key string, limits []sharedstore.Limit, lay layout, amount int64, now *int64) {
-	if amount <= 0 {
+	if amount <= 0 && !isSpillKey(key) {
 		return // an exact usage only refills, which is lazy: nothing to write
 	}
 	n := len(limits)
 	if n == 0 || n > bucket.MaxLimits {
 		return // as change: nothing was charged on such an op
 	}
-	if s.closed || !s.batch {
+	if s.closed || !s.batch || isSpillKey(key) {
+		// A reusable slot's refund ends its hold in the same write
+		// (spill.go): summed with another it would end two in one.
 		s.change(key, limits, lay, changeGive, amount, 0, 0, s.clock(now), nil)
 		return
 	}

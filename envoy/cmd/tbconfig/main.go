@@ -9,7 +9,9 @@
 // path ("error: …"): what does not parse and, on what does, what would not
 // validate. Exit codes:
 //
-//	0  the config loads (warnings, "warning: …", are printed but do not fail it)
+//	0  the config loads (warnings, "warning: …", and notes, "note: …", such
+//	   as which model entries shadow another for some spellings, are printed
+//	   but do not fail it)
 //	1  the config would be rejected: unreadable, not JSON, or any parse or validation error
 //	2  bad usage
 //
@@ -100,6 +102,9 @@ func validate(file string, stdin io.Reader, out io.Writer, injectsCredential boo
 	}
 	for _, w := range ws {
 		fmt.Fprintf(out, "warning: %s\n", w)
+	}
+	for _, n := range c.ModelNameNotes() {
+		fmt.Fprintf(out, "note: %s\n", n)
 	}
 	// The last line says the config loads, so a clean run is not silent.
 	name := file

@@ -37,6 +37,12 @@ func TestValidateExitsZeroWithOnlyWarnings(t *testing.T) {
 	require.Equal(t, []string{"OK: the config on stdin loads, with 1 warning"}, lines[1:])
 }
 
+func TestValidateListsModelEntriesThatShadowAnother(t *testing.T) {
+	code, out, _ := runCmd(t, `{"pricing":{"gpt-4o":{"input":1,"output":1},"gpt-4o-mini":{"input":1,"output":1}}}`, "validate", "-")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, `note: pricing.gpt-4o-mini: shadows pricing.gpt-4o for "gpt-4o-mini"`)
+}
+
 func TestValidateReadsFilesAndReportsUnreadableOnes(t *testing.T) {
 	tiers := filepath.Join("..", "..", "..", "examples", "configs", "tiers.json")
 	code, out, _ := runCmd(t, "", "validate", tiers)
