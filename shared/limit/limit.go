@@ -112,6 +112,12 @@ type Spend struct {
 	// Fleet asks the fleet store to check the limits and balance it stores
 	// for these identities too, even when Policy sets none.
 	Fleet bool
+	// Reserve is the request's maximum cost (its input estimate and output
+	// ceiling, priced), held on every limited counter at admission and
+	// refused when it does not fit what is left; the settlement replaces
+	// it with the priced usage, a release gives it back. Zero reserves
+	// nothing: the check-only rule (spend_limits.reserve false).
+	Reserve money.Amount
 }
 
 // Any reports whether the request has a spend part: a limit applies, or

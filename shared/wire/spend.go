@@ -44,6 +44,9 @@ type SpendAdmit struct {
 	// stores for these identities too (a spend part with no limit of its
 	// own is sent only then).
 	Fleet bool `json:"fleet,omitempty"`
+	// Reserve is the call's maximum cost, held on every limited counter
+	// while it runs (limit.Spend.Reserve); 0 holds nothing.
+	Reserve int64 `json:"reserve_nano_usd,omitempty"`
 }
 
 // SpendLimit is one slot's limit.
@@ -130,7 +133,7 @@ func FromSpend(sp limit.Spend) *SpendAdmit {
 		return nil
 	}
 	a := &SpendAdmit{Team: sp.Policy.Team, APIKey: sp.Policy.APIKey, User: sp.Policy.User,
-		Start: sp.Start, Day: int64(sp.Day.Key), Month: int64(sp.Month.Key), Fleet: sp.Fleet}
+		Start: sp.Start, Day: int64(sp.Day.Key), Month: int64(sp.Month.Key), Fleet: sp.Fleet, Reserve: int64(max(sp.Reserve, 0))}
 	for s := spend.Slot(0); s < spend.NumSlots; s++ {
 		if l := sp.Policy.Limits[s]; l.Set {
 			a.Limits = append(a.Limits, SpendLimit{Slot: s.String(), LimitNanoUSD: int64(l.Amount)})
@@ -150,7 +153,10 @@ func (a *SpendAdmit) Spend() (limit.Spend, error) {
 	if !ok || int64(day.Key) != a.Day || int64(month.Key) != a.Month {
 		return limit.Spend{}, errs.New("spend: day and month are not the periods of start_unix_nano")
 	}
-	sp := limit.Spend{Day: day, Month: month, Start: a.Start, Fleet: a.Fleet,
+	if a.Reserve < 0 {
+		return limit.Spend{}, errs.New("spend: reserve_nano_usd is negative")
+	}
+	sp := limit.Spend{Day: day, Month: month, Start: a.Start, Fleet: a.Fleet, Reserve: money.Amount(a.Reserve),
 		Policy: spend.Policy{Team: a.Team, APIKey: a.APIKey, User: a.User}}
 	for _, l := range a.Limits {
 		s, ok := SlotNamed(l.Slot)
@@ -265,6 +271,9 @@ func appendSpendAdmit(dst []byte, a *SpendAdmit) []byte {
 	}
 	if a.Fleet {
 		dst = append(dst, `,"fleet":true`...)
+	}
+	if a.Reserve != 0 {
+		dst = appendInt(dst, "reserve_nano_usd", a.Reserve)
 	}
 	return append(dst, '}')
 }
@@ -449,6 +458,8 @@ func decodeSpendAdmitPtr(v jsonx.Value, p **SpendAdmit) error {
 			return decodeInt(val, "spend.month", &a.Month)
 		case "fleet":
 			return decodeBool(val, "spend.fleet", &a.Fleet)
+		case "reserve_nano_usd":
+			return decodeInt(val, "spend.reserve_nano_usd", &a.Reserve)
 		case "limits":
 			return decodeSlice(val, "spend.limits", &a.Limits, func(v jsonx.Value, l *SpendLimit) error {
 				return decodeObject(v, "spend.limits[]", func(key []byte, val jsonx.Value) error {

@@ -145,7 +145,7 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 		answered = true
 		o, unsure := outcome(entries, &plan, status, body, err)
 		if unsure && id != "" {
-			s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: plan.Overage})
+			s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: plan.Overage, Spend: plan.Spend})
 		}
 		done(o)
 	})
@@ -221,6 +221,10 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 // Release ends the hold giving everything back.
 func (s *Store) Release(h sharedstore.Hold) {
 	if h.ID == "" {
+		return
+	}
+	if h.Spend.Reserve > 0 {
+		s.send(s.hRelease, wire.AppendReleaseSpend(nil, h.ID, entryKeys(h), h.Spend.Policy.Team), false)
 		return
 	}
 	s.send(s.hRelease, wire.AppendRelease(nil, h.ID, entryKeys(h)), false)

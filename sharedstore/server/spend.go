@@ -57,9 +57,9 @@ func scriptError(checked bool, err error) error {
 
 // preflightCluster runs the spend preflight alone in the team's slot (all
 // of a team's keys share it), loading the team on a miss.
-func (s *Buckets) preflightCluster(ctx context.Context, sp *sharedstore.Spend) (spendcache.Verdict, error) {
+func (s *Buckets) preflightCluster(ctx context.Context, sp *sharedstore.Spend, hold string) (spendcache.Verdict, error) {
 	keys := spendcache.Keys(make([]string, 0, spendcache.NumKeys), sp)
-	args := spendcache.Args(append(make([]any, 0, 2+spendcache.NumArgs), "", ""), sp, 1, nil)
+	args := s.spend.Args(append(make([]any, 0, 2+spendcache.NumArgs), "", ""), sp, 1, nil, hold)
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		v, err := s.spendOnly.run(ctx, s.c, keys, args)
@@ -80,7 +80,7 @@ func (s *Buckets) preflightCluster(ctx context.Context, sp *sharedstore.Spend) (
 			if err != nil {
 				return spendcache.Verdict{}, spendError(true, err)
 			}
-			args = spendcache.Args(args[:2], sp, 1, f)
+			args = s.spend.Args(args[:2], sp, 1, f, hold)
 			continue
 		case err != nil:
 			return spendcache.Verdict{}, spendError(true, err)

@@ -64,3 +64,16 @@ func (c *Cache) Postflight(ctx context.Context, call Call) (changed int, err err
 	}
 	return n, nil
 }
+
+// Unhold ends the spend reservation of hold in team (see unhold.lua): at
+// its settlement, once the record is stored (its estimate then counts in
+// the usage keys), or at its release. ended false: there was none (ended
+// before, lapsed, or never held).
+func (c *Cache) Unhold(ctx context.Context, team, hold string) (ended bool, err error) {
+	team = TeamOf(team)
+	n, err := c.unhold.Run(ctx, c.c, []string{HeldKey(team), HoldsKey(team), ExpiryKey(team)}, hold).Int()
+	if err != nil {
+		return false, errs.Wrap("spend unhold of team "+strconv.Quote(team), err)
+	}
+	return n == 1, nil
+}
