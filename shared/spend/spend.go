@@ -143,6 +143,26 @@ func (p *Policy) ID(s Slot) string {
 	return ""
 }
 
+// Remaining is what a fleet store's verdict left of each slot and of the
+// team's balance after the call it answered: the filter keeps the last one
+// it was given, so that while the store cannot answer it still refuses
+// what was exhausted and reserves against what remained. Set false: the
+// store knows no limit for the slot (or the team has no balance).
+type Remaining struct {
+	Left    [NumSlots]Limit
+	Balance Limit
+}
+
+// Any reports whether anything is limited.
+func (r *Remaining) Any() bool {
+	for _, l := range r.Left {
+		if l.Set {
+			return true
+		}
+	}
+	return r.Balance.Set
+}
+
 // Usage is the spend so far of each slot, in the periods of the call's
 // start; slots without a limit are ignored.
 type Usage [NumSlots]money.Amount

@@ -67,6 +67,18 @@ type SpendVerdict struct {
 	Usage []SpendUsage `json:"usage,omitempty"`
 	// Refusal names the limit that refused the request (Admitted false).
 	Refusal *SpendExceeded `json:"refusal,omitempty"`
+	// Left is what is left of every limit that applied (the stricter of
+	// the filter's and the ledger's, slots the filter does not limit
+	// included) and, slot SlotBalance, of the team's balance, before this
+	// request's own reservation. The filter keeps it for its fallback and
+	// never shows it to a caller.
+	Left []SpendLeft `json:"left,omitempty"`
+}
+
+// SpendLeft is what is left of one slot's limit (or of the balance).
+type SpendLeft struct {
+	Slot        string `json:"slot"`
+	LeftNanoUSD int64  `json:"left_nano_usd"`
 }
 
 // SpendUsage is one slot's spend so far in the call's period.
@@ -185,6 +197,18 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 			return errs.Wrap("sharedstore spend usage for slot "+jsonx.Quote(u.Slot), limit.ErrSpendUnavailable)
 		}
 		o.Spend[s] = money.Amount(u.UsedNanoUSD)
+	}
+	for _, l := range v.Left {
+		left := spend.Limit{Amount: money.Amount(max(l.LeftNanoUSD, 0)), Set: true}
+		if l.Slot == SlotBalance {
+			o.SpendLeft.Balance = left
+			continue
+		}
+		s, ok := SlotNamed(l.Slot)
+		if !ok {
+			return errs.Wrap("sharedstore spend left for slot "+jsonx.Quote(l.Slot), limit.ErrSpendUnavailable)
+		}
+		o.SpendLeft.Left[s] = left
 	}
 	f := v.Refusal
 	if f == nil {
@@ -308,6 +332,20 @@ func appendSpendVerdict(dst []byte, v *SpendVerdict) []byte {
 		dst = jsonx.AppendInt(dst, f.UsedNanoUSD)
 		dst = append(dst, '}')
 	}
+	if len(v.Left) > 0 {
+		dst = append(dst, `,"left":[`...)
+		for i, l := range v.Left {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"slot":`...)
+			dst = jsonx.AppendString(dst, l.Slot)
+			dst = append(dst, `,"left_nano_usd":`...)
+			dst = jsonx.AppendInt(dst, l.LeftNanoUSD)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
 	return append(dst, '}')
 }
 
@@ -396,6 +434,18 @@ func decodeSpendVerdictPtr(v jsonx.Value, p **SpendVerdict) error {
 						return decodeString(val, "spend.usage[].slot", &u.Slot)
 					case "used_nano_usd":
 						return decodeInt(val, "spend.usage[].used_nano_usd", &u.UsedNanoUSD)
+					}
+					return nil
+				})
+			})
+		case "left":
+			return decodeSlice(val, "spend.left", &d.Left, func(v jsonx.Value, l *SpendLeft) error {
+				return decodeObject(v, "spend.left[]", func(key []byte, val jsonx.Value) error {
+					switch string(key) {
+					case "slot":
+						return decodeString(val, "spend.left[].slot", &l.Slot)
+					case "left_nano_usd":
+						return decodeInt(val, "spend.left[].left_nano_usd", &l.LeftNanoUSD)
 					}
 					return nil
 				})

@@ -91,16 +91,29 @@ func (s *Store) spendUsage(sp *sharedstore.Spend, slot spend.Slot) (money.Amount
 // reserved in between); one that no longer fits gives back what was taken
 // and refuses. Without a reservation it only reads: the cost is added at
 // settlement.
+//
+// A fallback plan (sp.Recall) is first checked against the fleet store's
+// remembered verdicts (recall.go); the counters then decide only the
+// slots no verdict decided.
 func (s *Store) preflight(sp *sharedstore.Spend, out *sharedstore.Outcome) (refused bool, err error) {
+	if sp.Recall && s.recall(sp, out) {
+		return true, nil
+	}
+	p := &sp.Policy
+	if sp.Recalled != 0 {
+		p = s.unrecalledPolicy(sp)
+	}
 	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
-		if !sp.Policy.Limits[slot].Set {
+		if !p.Limits[slot].Set {
 			continue
 		}
 		if out.Spend[slot], err = s.spendUsage(sp, slot); err != nil {
+			s.endRecalled(sp, 0)
 			return false, err
 		}
 	}
-	if ex, ok := spend.CheckReserve(&sp.Policy, &out.Spend, sp.Reserve); !ok {
+	if ex, ok := spend.CheckReserve(p, &out.Spend, sp.Reserve); !ok {
+		s.endRecalled(sp, 0)
 		refused := ex // allocated only on a refusal
 		out.Result, out.SpendRefusal = sharedstore.ResultSpendRefused, &refused
 		return true, nil
@@ -109,7 +122,7 @@ func (s *Store) preflight(sp *sharedstore.Spend, out *sharedstore.Outcome) (refu
 		return false, nil
 	}
 	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
-		l := sp.Policy.Limits[slot]
+		l := p.Limits[slot]
 		if !l.Set {
 			continue
 		}
@@ -118,10 +131,11 @@ func (s *Store) preflight(sp *sharedstore.Spend, out *sharedstore.Outcome) (refu
 			continue
 		}
 		for back := spend.Slot(0); back < slot; back++ {
-			if sp.Policy.Limits[back].Set {
+			if p.Limits[back].Set {
 				s.addSpend(s.counterKey(back, sp.Policy.ID(back)), sp.Window(back).Key, -sp.Reserve)
 			}
 		}
+		s.endRecalled(sp, 0)
 		out.Spend[slot] = used
 		refused := spend.Exceeded{Slot: slot, Limit: l.Amount, Used: used}
 		out.Result, out.SpendRefusal = sharedstore.ResultSpendRefused, &refused
@@ -181,11 +195,26 @@ func (s *Store) endSpend(sp *sharedstore.Spend, cost money.Amount) {
 	if delta == 0 || !sp.Any() {
 		return
 	}
+	recalled := sp.Recalled
+	if recalled != 0 {
+		s.endRecalled(sp, cost)
+	}
 	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
-		if sp.Policy.Limits[slot].Set {
+		if sp.Policy.Limits[slot].Set && recalled&(1<<slot) == 0 {
 			s.addSpend(s.counterKey(slot, sp.Policy.ID(slot)), sp.Window(slot).Key, delta)
 		}
 	}
+}
+
+// unrecalledPolicy is sp's policy without the slots recall decided.
+func (s *Store) unrecalledPolicy(sp *sharedstore.Spend) *spend.Policy {
+	p := sp.Policy
+	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
+		if sp.Recalled&(1<<slot) != 0 {
+			p.Limits[slot].Set = false
+		}
+	}
+	return &p
 }
 
 // addSpend is one counter's CAS loop. cost may be negative (a reservation

@@ -218,6 +218,19 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	s.send(s.hSettle, wire.AppendSettleRecord(nil, h.ID, actual, entryKeys(h), rec), rec != nil)
 }
 
+// Record delivers the inference record of h, a hold this store never held
+// (admitted on the replica's own counters while the service could not
+// answer): a settlement under a fresh hold id, which ends no bucket on the
+// service and stores the record once, queued and retried like any
+// settlement.
+func (s *Store) Record(h sharedstore.Hold) {
+	rec := wire.RecordOf(h)
+	if rec == nil {
+		return
+	}
+	s.send(s.hSettle, wire.AppendSettleRecord(nil, s.cfg.NewHoldID(), 0, nil, rec), true)
+}
+
 // Release ends the hold giving everything back.
 func (s *Store) Release(h sharedstore.Hold) {
 	if h.ID == "" {

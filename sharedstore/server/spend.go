@@ -105,6 +105,14 @@ func verdictOf(vd *spendcache.Verdict, sp *sharedstore.Spend) *wire.SpendVerdict
 			v.Usage = append(v.Usage, wire.SpendUsage{Slot: s.String(), UsedNanoUSD: int64(max(vd.Used[s], 0))})
 		}
 	}
+	for s := spend.Slot(0); s < spend.NumSlots; s++ {
+		if l := vd.Limits[s]; l.Set {
+			v.Left = append(v.Left, wire.SpendLeft{Slot: s.String(), LeftNanoUSD: int64(max(l.Amount-vd.Used[s], 0))})
+		}
+	}
+	if vd.HasBalance {
+		v.Left = append(v.Left, wire.SpendLeft{Slot: wire.SlotBalance, LeftNanoUSD: int64(max(vd.TeamBalance, 0))})
+	}
 	if ex := vd.Refused; ex != nil {
 		if vd.Balance {
 			v.Refusal = &wire.SpendExceeded{Slot: wire.SlotBalance, UsedNanoUSD: int64(max(ex.Used, 0))}
