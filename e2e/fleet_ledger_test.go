@@ -133,13 +133,13 @@ func TestFleetAfterMixedTrafficEveryAggregateIsItsChargesAndEveryCounterItsAggre
 	}
 	for i := 0; i < 4; i++ {
 		g := []*gateway.Gateway{f.a, f.b}[i%2]
-		// sk-acme-a: $0.01 a call against its $0.02 day, so the third and
-		// fourth are refused
+		// sk-acme-a: just over $0.009 a call (and at most that) against its
+		// $0.02 day, so the third and fourth do not fit and are refused
 		want := 200
 		if i >= 2 {
 			want = 429
 		}
-		r := post(t, g, "/v1/chat/completions", "sk-acme-a", chat(2000), "x-mock-output-tokens", "1000")
+		r := post(t, g, "/v1/chat/completions", "sk-acme-a", chat(900), "x-mock-output-tokens", "900")
 		require.Equal(t, want, r.status, string(r.body))
 		require.Equal(t, 200, post(t, g, "/v1/chat/completions", "sk-acme-b", chat(2000), "x-mock-output-tokens", "700").status)
 		require.Equal(t, 502, post(t, g, "/v1/chat/completions", "sk-acme-b", chat(2000), "x-mock-status", "502").status)
