@@ -78,3 +78,17 @@ func TestARequestWhoseMaximumCostExceedsTheLimitIsRefused(t *testing.T) {
 	require.Equal(t, 200, x2.do(call{key: "sk-a", body: chatBody("hello", 2000), chunks: []string{chatResponse(1, 1)}}).status,
 		"spend_limits.reserve false keeps the check-only rule: spent $0 < $0.01 admits")
 }
+
+// A cut stream's reservation becomes what it delivered (on_cut_stream
+// charge_seen), as its token hold does: what it held beyond that is free
+// for the next request, which then holds its own maximum in turn.
+func TestACutStreamSettlesItsSpendReservationToWhatItDelivered(t *testing.T) {
+	x := spendHarness(t, reserveConfig)
+	r := x.do(call{key: "sk-a", body: streamBody(600, false), contentType: "text/event-stream",
+		chunks: []string{openAIChunk("Once") + openAIChunk(" upon")}, cut: true})
+	require.Equal(t, 200, r.status)
+	open := x.admitOpen(0, "sk-a", chatBody("hello", 600))
+	r = x.doOn(1, call{key: "sk-a", body: chatBody("hello", 600), chunks: []string{chatResponse(1, 1)}})
+	require.Equal(t, 429, r.status, "the cut stream holds nothing more; the open request holds $0.006")
+	answer(open, 200, chatResponse(5, 5))
+}
