@@ -76,8 +76,7 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 }
 
 // admitBuckets is admit's bucket part, after the spend preflight.
-func (s *Store) admitBuckets(pp *sharedstore.Plan, now int64, out sharedstore.Outcome) sharedstore.Outcome {
-	plan := pp
+func (s *Store) admitBuckets(plan *sharedstore.Plan, now int64, out sharedstore.Outcome) sharedstore.Outcome {
 	s.taken = s.taken[:0]
 	s.privateLimits = privateLimits(*plan)
 	// What the request-count phase did with each token op's record
