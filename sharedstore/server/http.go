@@ -226,10 +226,8 @@ func (s *Server) settle(ctx context.Context, w http.ResponseWriter, body []byte)
 			return badRequest(w, "invalid spend record: "+err.Error())
 		}
 	}
-	if req.Spend != nil {
-		// The record is stored and its estimate counted: the reservation
-		// is given back only now, so there is no moment the call counts
-		// nowhere.
+	if req.Spend != nil && s.ledger == nil {
+		// no ledger to count the call: its reservation just ends
 		s.unhold(ctx, req.Spend.Team, req.Hold)
 	}
 	return answerEnd(w, ended)

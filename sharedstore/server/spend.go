@@ -149,12 +149,18 @@ func (s *Server) recordSpend(ctx context.Context, hold string, r *wire.SpendReco
 		s.log.Error("spend record not stored", "error", err)
 		return errLedgerDown
 	}
-	if !inserted || s.store.spend == nil {
+	if s.store.spend == nil {
+		return nil
+	}
+	if !inserted {
+		// a retry: the first delivery counted it; its reservation may
+		// still stand (that delivery's answer was lost before it ended it)
+		s.unhold(ctx, r.Team, hold)
 		return nil
 	}
 	start := time.Now()
-	_, err = s.store.spend.Postflight(ctx, spendcache.Call{Team: r.Team, APIKey: r.APIKey, User: r.User,
-		Day: day, Month: month, Estimate: rec.Estimate})
+	_, err = s.store.spend.PostflightHold(ctx, spendcache.Call{Team: r.Team, APIKey: r.APIKey, User: r.User,
+		Day: day, Month: month, Estimate: rec.Estimate}, hold)
 	s.m.script("postflight", start)
 	if err != nil {
 		s.m.spendErrors.WithLabelValues("postflight").Inc()

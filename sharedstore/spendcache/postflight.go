@@ -33,8 +33,19 @@ const maxEstimate = money.Amount(1e17)
 // recreated. Call it once per record: only for a record the ledger newly
 // inserted.
 func (c *Cache) Postflight(ctx context.Context, call Call) (changed int, err error) {
+	return c.PostflightHold(ctx, call, "")
+}
+
+// PostflightHold is Postflight that also ends the spend reservation of
+// hold (when not "") in the same script, so the call moves from held to
+// counted at once: never counted twice (which could refuse a call that
+// fits) nor by neither. A call without an estimate only ends the hold.
+func (c *Cache) PostflightHold(ctx context.Context, call Call, hold string) (changed int, err error) {
 	if call.Estimate <= 0 {
-		return 0, nil
+		if hold != "" {
+			_, err = c.Unhold(ctx, call.Team, hold)
+		}
+		return 0, err
 	}
 	if call.Estimate > maxEstimate {
 		return 0, errs.New("spendcache: estimate out of range")
@@ -58,7 +69,12 @@ func (c *Cache) Postflight(ctx context.Context, call Call) (changed int, err err
 		}
 	}
 	keys = append(keys, BalanceKey(team))
-	n, err := c.post.Run(ctx, c.c, keys, strconv.FormatInt(int64(call.Estimate), 10)).Int()
+	args := []any{strconv.FormatInt(int64(call.Estimate), 10)}
+	if hold != "" {
+		keys = append(keys, HeldKey(team), HoldsKey(team), ExpiryKey(team))
+		args = append(args, hold)
+	}
+	n, err := c.post.Run(ctx, c.c, keys, args...).Int()
 	if err != nil {
 		return 0, errs.Wrap("spend postflight of team "+strconv.Quote(team), err)
 	}
