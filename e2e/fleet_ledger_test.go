@@ -49,7 +49,7 @@ func ledgerFleetConfig(month string) string {
 		`"api_keys":[{"key":"sk-acme-a","id":"ka","team":"acme","spend_limit_day_usd":0.02},{"key":"sk-acme-b","id":"kb","team":"acme"}]}`
 }
 
-func startLedgerFleet(t *testing.T, pluginConfig string) ledgerFleet {
+func startLedgerFleet(t *testing.T, pluginConfig string, opts ...gwOpt) ledgerFleet {
 	t.Helper()
 	ctx := context.Background()
 	addr := redistest.Start(t)
@@ -88,8 +88,8 @@ func startLedgerFleet(t *testing.T, pluginConfig string) ledgerFleet {
 		})
 		return "http://" + ln.Addr().String()
 	}
-	f.a = startGateway(t, pluginConfig, withClusters(map[string]string{"sharedstore": url()}))
-	f.b = startGateway(t, pluginConfig, withClusters(map[string]string{"sharedstore": url()}))
+	f.a = startGateway(t, pluginConfig, append([]gwOpt{withClusters(map[string]string{"sharedstore": url()})}, opts...)...)
+	f.b = startGateway(t, pluginConfig, append([]gwOpt{withClusters(map[string]string{"sharedstore": url()})}, opts...)...)
 	return f
 }
 
@@ -100,8 +100,8 @@ func TestFleetATeamsMonthlyLimitSpentThroughBothGatewaysRefusesOnBoth(t *testing
 	gws := []*gateway.Gateway{f.a, f.b}
 	admitted := 0
 	for i := 0; i < 20; i++ {
-		// 1000 output tokens: just over $0.01 each
-		r := post(t, gws[i%2], "/v1/chat/completions", "sk-acme-b", chat(2000), "x-mock-output-tokens", "1000")
+		// 1000 output tokens: just over $0.01 each, and at most that
+		r := post(t, gws[i%2], "/v1/chat/completions", "sk-acme-b", chat(1000), "x-mock-output-tokens", "1000")
 		if r.status != 200 {
 			require.Equal(t, 429, r.status, string(r.body))
 			break
@@ -112,13 +112,13 @@ func TestFleetATeamsMonthlyLimitSpentThroughBothGatewaysRefusesOnBoth(t *testing
 			return f.cached(t, spend.Team, "acme", calendar.Month) >= money.Amount(admitted)*10_000_000
 		}))
 	}
-	require.Equal(t, 5, admitted, "$0.05 a month: five calls of just over $0.01 reach it")
+	require.Equal(t, 4, admitted, "$0.05 a month: four calls of just over $0.01 fit, a fifth one's cost does not")
 	for _, g := range gws {
-		r := post(t, g, "/v1/chat/completions", "sk-acme-b", chat(10), "x-mock-output-tokens", "1")
+		r := post(t, g, "/v1/chat/completions", "sk-acme-b", chat(1000), "x-mock-output-tokens", "1")
 		require.Equal(t, 429, r.status, string(r.body))
 		require.Contains(t, string(r.body), `"message":"Team monthly spend limit exceeded."`)
 	}
-	a := post(t, f.a, "/v1/chat/completions", "sk-acme-a", chat(10), "x-mock-output-tokens", "1")
+	a := post(t, f.a, "/v1/chat/completions", "sk-acme-a", chat(1000), "x-mock-output-tokens", "1")
 	require.Equal(t, 429, a.status, "the team's other key is refused too")
 }
 
@@ -135,13 +135,13 @@ func TestFleetAfterMixedTrafficEveryAggregateIsItsChargesAndEveryCounterItsAggre
 	}
 	for i := 0; i < 4; i++ {
 		g := []*gateway.Gateway{f.a, f.b}[i%2]
-		// sk-acme-a: $0.01 a call against its $0.02 day, so the third and
-		// fourth are refused
+		// sk-acme-a: just over $0.009 a call (and at most that) against its
+		// $0.02 day, so the third and fourth do not fit and are refused
 		want := 200
 		if i >= 2 {
 			want = 429
 		}
-		r := post(t, g, "/v1/chat/completions", "sk-acme-a", chat(2000), "x-mock-output-tokens", "1000")
+		r := post(t, g, "/v1/chat/completions", "sk-acme-a", chat(900), "x-mock-output-tokens", "900")
 		require.Equal(t, want, r.status, string(r.body))
 		require.Equal(t, 200, post(t, g, "/v1/chat/completions", "sk-acme-b", chat(2000), "x-mock-output-tokens", "700").status)
 		require.Equal(t, 502, post(t, g, "/v1/chat/completions", "sk-acme-b", chat(2000), "x-mock-status", "502").status)
@@ -195,17 +195,18 @@ func TestFleetALimitStoredOnlyInTheLedgerRefusesOnBothGatewaysWithFleetSpend(t *
 		`"api_keys":[{"key":"sk-acme-b","id":"kb","team":"acme"},{"key":"sk-beta","id":"kz","team":"beta"}]}`
 	f := startLedgerFleet(t, cfg)
 	ctx := context.Background()
-	require.NoError(t, f.led.PutPolicy(ctx, "acme", spendledger.Policy{Scope: spend.Team, ID: "acme", Period: calendar.Month, Limit: 20_000_000}))
+	require.NoError(t, f.led.PutPolicy(ctx, "acme", spendledger.Policy{Scope: spend.Team, ID: "acme", Period: calendar.Month, Limit: 25_000_000}))
 	require.NoError(t, f.led.SetBalance(ctx, "beta", 0))
 
 	gws := []*gateway.Gateway{f.a, f.b}
-	for i := 0; i < 2; i++ { // just over $0.01 each against $0.02
-		r := post(t, gws[i], "/v1/chat/completions", "sk-acme-b", chat(2000), "x-mock-output-tokens", "1000")
+	for i := 0; i < 2; i++ { // just over $0.01 each (and at most that) against $0.025
+		r := post(t, gws[i], "/v1/chat/completions", "sk-acme-b", chat(1000), "x-mock-output-tokens", "1000")
 		require.Equal(t, 200, r.status, string(r.body))
 		require.True(t, waitFor(5*time.Second, func() bool { return f.cached(t, spend.Team, "acme", calendar.Month) >= money.Amount(i+1)*10_000_000 }))
 	}
 	for _, g := range gws {
-		r := post(t, g, "/v1/chat/completions", "sk-acme-b", chat(10), "x-mock-output-tokens", "1")
+		// a third call's maximum cost does not fit what is left
+		r := post(t, g, "/v1/chat/completions", "sk-acme-b", chat(1000), "x-mock-output-tokens", "1")
 		require.Equal(t, 429, r.status, string(r.body))
 		require.Contains(t, string(r.body), `"message":"Team monthly spend limit exceeded."`)
 		z := post(t, g, "/v1/chat/completions", "sk-beta", chat(10), "x-mock-output-tokens", "1")

@@ -140,9 +140,9 @@ func TestE2EReportedSpendEqualsTheSDKsPricedUsageToTheNanoDollar(t *testing.T) {
 func TestE2EAKeyIsRefusedAtItsDailySpendLimit(t *testing.T) {
 	g := startGateway(t, spendE2EConfig)
 	c := openai.NewClient(option.WithBaseURL("http://"+g.Addr()+"/v1/"), option.WithAPIKey("sk-daily"),
-		option.WithMaxRetries(3), option.WithHeader("x-mock-output-tokens", "1000")) // $0.01 of output each
+		option.WithMaxRetries(3), option.WithHeader("x-mock-output-tokens", "900")) // $0.009 of output each
 	p := openai.ChatCompletionNewParams{Model: "gpt-4o", Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("hi")},
-		MaxTokens: openai.Int(2000)}
+		MaxTokens: openai.Int(900)}
 	var apiErr *openai.Error
 	admitted := 0
 	for i := 0; i < 5; i++ {
@@ -153,7 +153,7 @@ func TestE2EAKeyIsRefusedAtItsDailySpendLimit(t *testing.T) {
 		}
 		admitted++
 	}
-	require.Equal(t, 2, admitted, "$0.02 a day: two answers of just over $0.01 reach it")
+	require.Equal(t, 2, admitted, "$0.02 a day: two answers of just over $0.009 fit, a third's maximum cost does not")
 	require.Equal(t, http.StatusTooManyRequests, apiErr.StatusCode)
 	require.Equal(t, "insufficient_quota", apiErr.Type)
 	require.Equal(t, "spend_limit_exceeded", apiErr.Code)

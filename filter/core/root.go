@@ -185,7 +185,11 @@ func (r *Root) OnConfigure(raw []byte) bool {
 		if rt.Fallback() != nil {
 			localPlan = func(p sharedstore.Plan) sharedstore.Plan { return budget.FallbackPlan(rt, p) }
 		}
-		store = fallback.New(watched{Store: r.remote, health: &r.health}, localStore, rt.Redis.FallbackToMemory, r.countUnavailable, localPlan)
+		// Spend holds through an outage: the last verdicts are kept in
+		// shared data and admitted against, and what is admitted meanwhile
+		// reaches the ledger once the service answers.
+		store = fallback.New(watched{Store: r.remote, health: &r.health}, localStore, rt.Redis.FallbackToMemory, r.countUnavailable, localPlan,
+			fallback.Remember(localStore), fallback.Records(r.remote))
 		vm.remotes = append(vm.remotes, vmRemote{store: r.remote, owner: r})
 	}
 	// Every root ticks: its metric increments reach the host on the tick,

@@ -15,10 +15,11 @@ import (
 // tokens: 1000 prompt and 500 completion tokens cost $0.0075
 // (7,500,000 nano-USD). Key sk-a (id a, user alice, team eng) may spend
 // $0.01 a day and $1 a month; the team $100 a month; key sk-free has no
-// limit of its own and no team.
+// limit of its own and no team. Nothing is reserved (reserve false): these
+// tests pin the check-only rule; reserve_test.go the reservation.
 const spendConfig = `{
   "pricing": {"gpt-4o": {"input": "2.50", "cached_input": "1.25", "output": "10.00"}},
-  "spend_limits": {"teams": {"eng": {"month_usd": 100}}, "users": {"bob": {"day_usd": 0}}},
+  "spend_limits": {"reserve": false, "teams": {"eng": {"month_usd": 100}}, "users": {"bob": {"day_usd": 0}}},
   "api_keys": [
     {"key": "sk-a", "id": "a", "user": "alice", "team": "eng", "spend_limit_day_usd": "0.01", "spend_limit_month_usd": 1},
     {"key": "sk-b", "id": "b", "user": "bob"},

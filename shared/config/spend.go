@@ -14,6 +14,10 @@ import (
 type SpendLimits struct {
 	Teams map[string]TeamSpendLimits `json:"teams,omitempty" desc:"USD limits by team name (api_keys[].team or the trusted team identity)"`
 	Users map[string]UserSpendLimits `json:"users,omitempty" desc:"USD limits by user name (api_keys[].user or the trusted user identity)"`
+	// Reserve, true by default, holds each request's maximum cost at
+	// admission as its tokens are held, so concurrent requests cannot
+	// overshoot a limit by more than one request's cost beyond its hold.
+	Reserve *bool `json:"reserve,omitempty" desc:"true (default): hold each request's maximum cost (input estimate and output ceiling, priced) at admission and refuse what does not fit; false: only check that the spend so far is below the limit"`
 }
 
 // TeamSpendLimits are one team's limits; teams have a monthly limit only.
@@ -36,6 +40,8 @@ type spendRuntime struct {
 	keys   map[string][2]spend.Limit // [day, month]
 	any    bool
 	prices *pricing.Table
+	// checkOnly is spend_limits.reserve false: nothing is reserved.
+	checkOnly bool
 }
 
 // SpendPolicy is the spend limits that apply to a request of key k (the
@@ -71,6 +77,10 @@ func (r *Runtime) SpendPolicy(k KeyInfo, user, team string) spend.Policy {
 // filter can skip pricing and the spend store otherwise.
 func (r *Runtime) HasSpendLimits() bool { return r.spend.any }
 
+// SpendReserve reports whether a request reserves its maximum cost at
+// admission (spend_limits.reserve, default true).
+func (r *Runtime) SpendReserve() bool { return !r.spend.checkOnly }
+
 // FleetSpend reports whether every request's spend goes to the fleet store
 // (rate_limiting.redis.fleet_spend), for the limits stored there.
 func (r *Runtime) FleetSpend() bool { return r.Redis.FleetSpend }
@@ -105,6 +115,7 @@ func (c *Config) compileSpend() spendRuntime {
 		return spend.Limit{Amount: a, Set: ok}
 	}
 	if sl := c.SpendLimits; sl != nil {
+		s.checkOnly = sl.Reserve != nil && !*sl.Reserve
 		for name, t := range sl.Teams {
 			if l := set(t.MonthUSD); l.Set {
 				s.teams[name] = l

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
+	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 )
@@ -26,7 +27,7 @@ func (x *Exchange) admit(withTokens bool) {
 	// The plan is written where it stays (x.plan, read only once the store
 	// answers): in the VM each copy of a Plan is a memory.copy.
 	plan := &x.plan
-	if !x.spendPlan(&plan.Spend) {
+	if !x.spendPlan(&plan.Spend, amount) {
 		return
 	}
 	skipped := x.buffers().planBuf.PlanInto(plan, x.rt, &x.who, amount)
@@ -190,7 +191,12 @@ func withoutDimension(p limit.Plan, dimension limit.Dimension, tokenRefusal bool
 // while a limit applies (400 model_not_priced: charging it $0 would let it
 // past every limit), or a clock before 1970 (503: no period to count in).
 // With no limit in force the plan is zero and the store skips spend.
-func (x *Exchange) spendPlan(sp *limit.Spend) (ok bool) {
+//
+// hold is the token figure the request holds (its input estimate and
+// output ceiling): priced as input up to the estimate and output the rest,
+// it is the most the request can cost, which the store reserves on every
+// limited counter (unless spend_limits.reserve is false).
+func (x *Exchange) spendPlan(sp *limit.Spend, hold int64) (ok bool) {
 	// Cleared only when set: a spend plan is zero exactly when it is not
 	// Any, and in the VM zeroing one is a memory.fill.
 	if sp.Any() {
@@ -223,6 +229,9 @@ func (x *Exchange) spendPlan(sp *limit.Spend) (ok bool) {
 	}
 	x.price, x.log.priceEntry = entry, name
 	sp.Policy, sp.Day, sp.Month, sp.Start, sp.Model, sp.Fleet = p, day, month, start, x.who.Model, fleet
+	if x.rt.SpendReserve() {
+		sp.Reserve = pricing.Cost(x.kindsOf(hold), entry)
+	}
 	return true
 }
 

@@ -112,6 +112,21 @@ type Spend struct {
 	// Fleet asks the fleet store to check the limits and balance it stores
 	// for these identities too, even when Policy sets none.
 	Fleet bool
+	// Reserve is the request's maximum cost (its input estimate and output
+	// ceiling, priced), held on every limited counter at admission and
+	// refused when it does not fit what is left; the settlement replaces
+	// it with the priced usage, a release gives it back. Zero reserves
+	// nothing: the check-only rule (spend_limits.reserve false).
+	Reserve money.Amount
+	// Recall is set on the plan of a request admitted on the replica's own
+	// counters while the fleet store could not answer (the fallback): the
+	// local store then checks and reserves against what the fleet's last
+	// verdicts left for these identities (spend.Remaining), where it has
+	// one. Recalled is what it held the reservation on, one bit per slot
+	// and bit NumSlots for the balance (set on the hold), so the end of the
+	// hold adjusts the same values.
+	Recall   bool
+	Recalled uint8
 }
 
 // Any reports whether the request has a spend part: a limit applies, or
@@ -293,6 +308,9 @@ type Outcome struct {
 	// preflight read it (before this request's own cost), for the caller's
 	// success headers.
 	Spend spend.Usage
+	// SpendLeft is what the fleet store's verdict left of each limit and
+	// of the balance (zero from other stores), for the fallback's memory.
+	SpendLeft spend.Remaining
 	// SpendRefusal is set when a spend limit refused the request
 	// (ResultSpendRefused): nothing was taken from any bucket.
 	SpendRefusal *spend.Exceeded

@@ -6,9 +6,16 @@
 // period without a limit is unlimited, and a limit of 0 blocks. Every
 // configured limit must pass: a request is refused when the usage of any
 // limited period has reached its limit (usage ≥ limit), without calling
-// the backend. There is no reservation of expected spend; the cost is added
-// after the response, so concurrent requests may overshoot a limit by what
-// they cost together.
+// the backend.
+//
+// By default a request also reserves its maximum cost (its input estimate
+// and output ceiling, priced) at admission, as its tokens are: it is
+// refused when that cost does not fit what is left (usage + reserved +
+// cost > limit), and the reservation is settled to the priced usage at
+// the end, or released. Concurrent requests then overshoot a limit by at
+// most what one of them costs beyond its reservation. With reservation off
+// (spend_limits.reserve false) the cost is added only after the response,
+// and concurrent requests may overshoot a limit by what they cost together.
 //
 // Compiled into the .wasm: no fmt, no time.
 package spend
@@ -136,6 +143,26 @@ func (p *Policy) ID(s Slot) string {
 	return ""
 }
 
+// Remaining is what a fleet store's verdict left of each slot and of the
+// team's balance after the call it answered: the filter keeps the last one
+// it was given, so that while the store cannot answer it still refuses
+// what was exhausted and reserves against what remained. Set false: the
+// store knows no limit for the slot (or the team has no balance).
+type Remaining struct {
+	Left    [NumSlots]Limit
+	Balance Limit
+}
+
+// Any reports whether anything is limited.
+func (r *Remaining) Any() bool {
+	for _, l := range r.Left {
+		if l.Set {
+			return true
+		}
+	}
+	return r.Balance.Set
+}
+
 // Usage is the spend so far of each slot, in the periods of the call's
 // start; slots without a limit are ignored.
 type Usage [NumSlots]money.Amount
@@ -160,11 +187,25 @@ var reportOrder = [NumSlots]Slot{KeyMonth, UserMonth, TeamMonth, KeyDay, UserDay
 // (see reportOrder), or ok true when every configured limit still has
 // room (usage < limit).
 func Check(p *Policy, used *Usage) (ex Exceeded, ok bool) {
+	return CheckReserve(p, used, 0)
+}
+
+// CheckReserve is Check for a request that reserves cost: a limit also
+// refuses when cost does not fit what is left (usage + cost > limit). used
+// counts what is spent and what other requests hold. A cost of 0 is Check.
+func CheckReserve(p *Policy, used *Usage, cost money.Amount) (ex Exceeded, ok bool) {
 	for _, s := range reportOrder {
 		l := p.Limits[s]
-		if l.Set && used[s] >= l.Amount {
+		if l.Set && !Fits(used[s], cost, l.Amount) {
 			return Exceeded{Slot: s, Limit: l.Amount, Used: used[s]}, false
 		}
 	}
 	return Exceeded{}, true
+}
+
+// Fits reports whether a request costing cost may pass a limit of which
+// used is taken: something is left (used < limit, so a limit of 0 blocks)
+// and the cost fits in it. It never overflows.
+func Fits(used, cost, limit money.Amount) bool {
+	return used < limit && cost <= limit-used
 }

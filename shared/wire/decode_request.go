@@ -89,6 +89,10 @@ func DecodeReleaseRequest(b []byte) (ReleaseRequest, error) {
 			return decodeString(val, "hold", &r.Hold)
 		case "keys":
 			return decodeStrings(val, &r.Keys)
+		case "spend":
+			return decodeBool(val, "spend", &r.Spend)
+		case "team":
+			return decodeString(val, "team", &r.Team)
 		}
 		return nil
 	})

@@ -127,6 +127,18 @@ func AppendRelease(dst []byte, hold string, keys []string) []byte {
 	return append(dst, '}')
 }
 
+// AppendReleaseSpend is AppendRelease for a hold that reserved spend
+// under team (ReleaseRequest.Spend).
+func AppendReleaseSpend(dst []byte, hold string, keys []string, team string) []byte {
+	dst = AppendRelease(dst, hold, keys)
+	dst = append(dst[:len(dst)-1], `,"spend":true`...)
+	if team != "" {
+		dst = append(dst, `,"team":`...)
+		dst = jsonx.AppendString(dst, team)
+	}
+	return append(dst, '}')
+}
+
 func appendKeys(dst []byte, keys []string) []byte {
 	if len(keys) == 0 {
 		return dst

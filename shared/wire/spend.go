@@ -44,6 +44,9 @@ type SpendAdmit struct {
 	// stores for these identities too (a spend part with no limit of its
 	// own is sent only then).
 	Fleet bool `json:"fleet,omitempty"`
+	// Reserve is the call's maximum cost, held on every limited counter
+	// while it runs (limit.Spend.Reserve); 0 holds nothing.
+	Reserve int64 `json:"reserve_nano_usd,omitempty"`
 }
 
 // SpendLimit is one slot's limit.
@@ -64,6 +67,18 @@ type SpendVerdict struct {
 	Usage []SpendUsage `json:"usage,omitempty"`
 	// Refusal names the limit that refused the request (Admitted false).
 	Refusal *SpendExceeded `json:"refusal,omitempty"`
+	// Left is what is left of every limit that applied (the stricter of
+	// the filter's and the ledger's, slots the filter does not limit
+	// included) and, slot SlotBalance, of the team's balance, before this
+	// request's own reservation. The filter keeps it for its fallback and
+	// never shows it to a caller.
+	Left []SpendLeft `json:"left,omitempty"`
+}
+
+// SpendLeft is what is left of one slot's limit (or of the balance).
+type SpendLeft struct {
+	Slot        string `json:"slot"`
+	LeftNanoUSD int64  `json:"left_nano_usd"`
 }
 
 // SpendUsage is one slot's spend so far in the call's period.
@@ -130,7 +145,7 @@ func FromSpend(sp limit.Spend) *SpendAdmit {
 		return nil
 	}
 	a := &SpendAdmit{Team: sp.Policy.Team, APIKey: sp.Policy.APIKey, User: sp.Policy.User,
-		Start: sp.Start, Day: int64(sp.Day.Key), Month: int64(sp.Month.Key), Fleet: sp.Fleet}
+		Start: sp.Start, Day: int64(sp.Day.Key), Month: int64(sp.Month.Key), Fleet: sp.Fleet, Reserve: int64(max(sp.Reserve, 0))}
 	for s := spend.Slot(0); s < spend.NumSlots; s++ {
 		if l := sp.Policy.Limits[s]; l.Set {
 			a.Limits = append(a.Limits, SpendLimit{Slot: s.String(), LimitNanoUSD: int64(l.Amount)})
@@ -150,7 +165,10 @@ func (a *SpendAdmit) Spend() (limit.Spend, error) {
 	if !ok || int64(day.Key) != a.Day || int64(month.Key) != a.Month {
 		return limit.Spend{}, errs.New("spend: day and month are not the periods of start_unix_nano")
 	}
-	sp := limit.Spend{Day: day, Month: month, Start: a.Start, Fleet: a.Fleet,
+	if a.Reserve < 0 {
+		return limit.Spend{}, errs.New("spend: reserve_nano_usd is negative")
+	}
+	sp := limit.Spend{Day: day, Month: month, Start: a.Start, Fleet: a.Fleet, Reserve: money.Amount(a.Reserve),
 		Policy: spend.Policy{Team: a.Team, APIKey: a.APIKey, User: a.User}}
 	for _, l := range a.Limits {
 		s, ok := SlotNamed(l.Slot)
@@ -179,6 +197,18 @@ func (v *SpendVerdict) applySpend(o *limit.Outcome, p *spend.Policy) error {
 			return errs.Wrap("sharedstore spend usage for slot "+jsonx.Quote(u.Slot), limit.ErrSpendUnavailable)
 		}
 		o.Spend[s] = money.Amount(u.UsedNanoUSD)
+	}
+	for _, l := range v.Left {
+		left := spend.Limit{Amount: money.Amount(max(l.LeftNanoUSD, 0)), Set: true}
+		if l.Slot == SlotBalance {
+			o.SpendLeft.Balance = left
+			continue
+		}
+		s, ok := SlotNamed(l.Slot)
+		if !ok {
+			return errs.Wrap("sharedstore spend left for slot "+jsonx.Quote(l.Slot), limit.ErrSpendUnavailable)
+		}
+		o.SpendLeft.Left[s] = left
 	}
 	f := v.Refusal
 	if f == nil {
@@ -266,6 +296,9 @@ func appendSpendAdmit(dst []byte, a *SpendAdmit) []byte {
 	if a.Fleet {
 		dst = append(dst, `,"fleet":true`...)
 	}
+	if a.Reserve != 0 {
+		dst = appendInt(dst, "reserve_nano_usd", a.Reserve)
+	}
 	return append(dst, '}')
 }
 
@@ -298,6 +331,20 @@ func appendSpendVerdict(dst []byte, v *SpendVerdict) []byte {
 		dst = append(dst, `,"used_nano_usd":`...)
 		dst = jsonx.AppendInt(dst, f.UsedNanoUSD)
 		dst = append(dst, '}')
+	}
+	if len(v.Left) > 0 {
+		dst = append(dst, `,"left":[`...)
+		for i, l := range v.Left {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"slot":`...)
+			dst = jsonx.AppendString(dst, l.Slot)
+			dst = append(dst, `,"left_nano_usd":`...)
+			dst = jsonx.AppendInt(dst, l.LeftNanoUSD)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
 	}
 	return append(dst, '}')
 }
@@ -391,6 +438,18 @@ func decodeSpendVerdictPtr(v jsonx.Value, p **SpendVerdict) error {
 					return nil
 				})
 			})
+		case "left":
+			return decodeSlice(val, "spend.left", &d.Left, func(v jsonx.Value, l *SpendLeft) error {
+				return decodeObject(v, "spend.left[]", func(key []byte, val jsonx.Value) error {
+					switch string(key) {
+					case "slot":
+						return decodeString(val, "spend.left[].slot", &l.Slot)
+					case "left_nano_usd":
+						return decodeInt(val, "spend.left[].left_nano_usd", &l.LeftNanoUSD)
+					}
+					return nil
+				})
+			})
 		case "refusal":
 			if val.Kind == jsonx.Null {
 				d.Refusal = nil
@@ -449,6 +508,8 @@ func decodeSpendAdmitPtr(v jsonx.Value, p **SpendAdmit) error {
 			return decodeInt(val, "spend.month", &a.Month)
 		case "fleet":
 			return decodeBool(val, "spend.fleet", &a.Fleet)
+		case "reserve_nano_usd":
+			return decodeInt(val, "spend.reserve_nano_usd", &a.Reserve)
 		case "limits":
 			return decodeSlice(val, "spend.limits", &a.Limits, func(v jsonx.Value, l *SpendLimit) error {
 				return decodeObject(v, "spend.limits[]", func(key []byte, val jsonx.Value) error {

@@ -130,6 +130,11 @@ type SettleRequest struct {
 type ReleaseRequest struct {
 	Hold string   `json:"hold"`
 	Keys []string `json:"keys,omitempty"`
+	// Spend marks the release of a hold that reserved spend, and Team is
+	// the team it was counted under ("" none): the reservation sits in the
+	// team's keys, where the release gives it back.
+	Spend bool   `json:"spend,omitempty"`
+	Team  string `json:"team,omitempty"`
 }
 
 // EndResponse answers settle and release. Ended is false when the hold was

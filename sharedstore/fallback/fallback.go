@@ -21,7 +21,38 @@ type store struct {
 	fallbackToMemory bool
 	onUnavailable    func(dimension sharedstore.Dimension, action string)
 	localPlan        func(sharedstore.Plan) sharedstore.Plan
+	keeper           SpendKeeper
+	records          Recorder
 }
+
+// SpendKeeper keeps the fleet store's last spend verdict per identity
+// (the local store does, in shared data) and, on a plan with Spend.Recall,
+// admits against it.
+type SpendKeeper interface {
+	RememberSpend(sp *sharedstore.Spend, o *sharedstore.Outcome)
+}
+
+// Recorder delivers the inference record of a hold the fleet store never
+// held (the remote store queues it like a settlement), so the ledger
+// counts what was admitted during an outage.
+type Recorder interface {
+	Record(h sharedstore.Hold)
+}
+
+// Option adds to what New builds.
+type Option func(*store)
+
+// Remember makes every spend verdict the remote store gives k's to keep,
+// and marks fallback plans (Spend.Recall) so the local store admits
+// against what the last verdicts left: an exhausted limit stays refused
+// through an outage, and what remained is reserved against, not restarted
+// from $0 on each replica.
+func Remember(k SpendKeeper) Option { return func(s *store) { s.keeper = k } }
+
+// Records sends the inference record of every hold settled on the local
+// store that has a spend part to r, which delivers it once the fleet store
+// answers again.
+func Records(r Recorder) Option { return func(s *store) { s.records = r } }
 
 // New wraps a remote and a local store. onUnavailable (may be nil) is called
 // once per distinct dimension label of the plan's ops (requests then tokens,
@@ -35,13 +66,20 @@ type store struct {
 // budget, so an outage multiplies the budget by the number of replicas. It
 // runs only when the remote store failed, so the normal path pays nothing.
 func New(remote, local sharedstore.Store, fallbackToMemory bool, onUnavailable func(dimension sharedstore.Dimension, action string),
-	localPlan func(sharedstore.Plan) sharedstore.Plan) sharedstore.Store {
-	return &store{remote: remote, local: local, fallbackToMemory: fallbackToMemory, onUnavailable: onUnavailable, localPlan: localPlan}
+	localPlan func(sharedstore.Plan) sharedstore.Plan, opts ...Option) sharedstore.Store {
+	s := &store{remote: remote, local: local, fallbackToMemory: fallbackToMemory, onUnavailable: onUnavailable, localPlan: localPlan}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 func (s *store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 	s.remote.Admit(plan, func(o sharedstore.Outcome) {
 		if o.Err == nil {
+			if s.keeper != nil && s.fallbackToMemory && plan.Spend.Any() {
+				s.keeper.RememberSpend(&plan.Spend, &o)
+			}
 			done(o)
 			return
 		}
@@ -56,6 +94,9 @@ func (s *store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 		}
 		if s.localPlan != nil {
 			plan = s.localPlan(plan)
+		}
+		if s.keeper != nil && plan.Spend.Any() {
+			plan.Spend.Recall = true
 		}
 		s.local.Admit(plan, done)
 	})
@@ -87,6 +128,9 @@ func (s *store) Settle(h sharedstore.Hold, actual int64) {
 		s.remote.Settle(h, actual)
 	case sharedstore.BackendLocal:
 		s.local.Settle(h, actual)
+		if s.records != nil && h.Spend.Any() {
+			s.records.Record(h)
+		}
 	}
 }
 

@@ -68,8 +68,17 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 		}
 		out.Hold.Spend = plan.Spend
 	}
+	out = s.admitBuckets(&plan, now, out)
+	if !out.Admitted() {
+		s.endSpend(&plan.Spend, 0) // a bucket refused or failed: the reservation comes back
+	}
+	return out
+}
+
+// admitBuckets is admit's bucket part, after the spend preflight.
+func (s *Store) admitBuckets(plan *sharedstore.Plan, now int64, out sharedstore.Outcome) sharedstore.Outcome {
 	s.taken, s.slotTakes = s.taken[:0], s.slotTakes[:0]
-	s.privateLimits = privateLimits(plan)
+	s.privateLimits = privateLimits(*plan)
 	// What the request-count phase did with each token op's record
 	// (record.go): a plan without records leaves every entry zero.
 	s.pairs, s.deferred = s.pairs[:0], s.deferred[:0]

@@ -98,7 +98,7 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	if h.Backend != sharedstore.BackendLocal {
 		return
 	}
-	s.postflight(&h.Spend, h.SpendCost)
+	s.endSpend(&h.Spend, h.SpendCost)
 	var now int64 // read once, when a write needs it: a refund that waits does not
 	for i := range h.Entries {
 		e := &h.Entries[i]
@@ -126,6 +126,7 @@ func (s *Store) Release(h sharedstore.Hold) {
 	if h.Backend != sharedstore.BackendLocal {
 		return
 	}
+	s.endSpend(&h.Spend, 0)
 	var now int64 // read once, when a write needs it
 	for i := range h.Entries {
 		e := &h.Entries[i]

@@ -85,49 +85,151 @@ func (s *Store) spendUsage(sp *sharedstore.Spend, slot spend.Slot) (money.Amount
 }
 
 // preflight reads the usage of every limited slot in the call's periods
-// and applies spend.Check. It reads only: nothing is reserved, the cost is
-// added at settlement.
+// and applies spend.CheckReserve with the plan's reservation. A plan that
+// reserves then adds it to every limited counter, each by its own
+// compare-and-swap that checks again that it fits (another worker may have
+// reserved in between); one that no longer fits gives back what was taken
+// and refuses. Without a reservation it only reads: the cost is added at
+// settlement.
+//
+// A fallback plan (sp.Recall) is first checked against the fleet store's
+// remembered verdicts (recall.go); the counters then decide only the
+// slots no verdict decided.
 func (s *Store) preflight(sp *sharedstore.Spend, out *sharedstore.Outcome) (refused bool, err error) {
+	if sp.Recall && s.recall(sp, out) {
+		return true, nil
+	}
+	p := &sp.Policy
+	if sp.Recalled != 0 {
+		p = s.unrecalledPolicy(sp)
+	}
 	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
-		if !sp.Policy.Limits[slot].Set {
+		if !p.Limits[slot].Set {
 			continue
 		}
 		if out.Spend[slot], err = s.spendUsage(sp, slot); err != nil {
+			s.endRecalled(sp, 0)
 			return false, err
 		}
 	}
-	if ex, ok := spend.Check(&sp.Policy, &out.Spend); !ok {
+	if ex, ok := spend.CheckReserve(p, &out.Spend, sp.Reserve); !ok {
+		s.endRecalled(sp, 0)
 		refused := ex // allocated only on a refusal
+		out.Result, out.SpendRefusal = sharedstore.ResultSpendRefused, &refused
+		return true, nil
+	}
+	if sp.Reserve <= 0 {
+		return false, nil
+	}
+	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
+		l := p.Limits[slot]
+		if !l.Set {
+			continue
+		}
+		used, fits := s.reserveSpend(s.counterKey(slot, sp.Policy.ID(slot)), sp.Window(slot).Key, sp.Reserve, l.Amount)
+		if fits {
+			continue
+		}
+		for back := spend.Slot(0); back < slot; back++ {
+			if p.Limits[back].Set {
+				s.addSpend(s.counterKey(back, sp.Policy.ID(back)), sp.Window(back).Key, -sp.Reserve)
+			}
+		}
+		s.endRecalled(sp, 0)
+		out.Spend[slot] = used
+		refused := spend.Exceeded{Slot: slot, Limit: l.Amount, Used: used}
 		out.Result, out.SpendRefusal = sharedstore.ResultSpendRefused, &refused
 		return true, nil
 	}
 	return false, nil
 }
 
-// postflight adds cost to every policy-bearing counter of the hold's
-// periods at once. A counter that already counts a later period (the call
-// started before a boundary another request crossed first) keeps it: the
-// call's own period is closed and its counter gone.
-func (s *Store) postflight(sp *sharedstore.Spend, cost money.Amount) {
-	if cost <= 0 || !sp.Any() {
+// reserveSpend adds cost to the counter at key for period when it fits
+// under limit, in one compare-and-swap loop; fits false (with the usage it
+// found) refuses. A counter that already counts a later period (the call
+// started before a boundary another request crossed first) is left alone
+// and fits: the call's own period is closed, its counter gone. A write the
+// store cannot make (contention past endAttempts, an unreadable value)
+// admits without the hold, as a lost settlement would.
+func (s *Store) reserveSpend(key string, period uint32, cost, limit money.Amount) (used money.Amount, fits bool) {
+	for attempt := 0; attempt < endAttempts; attempt++ {
+		v, cas, err := s.sd.Get(key)
+		used = 0
+		switch {
+		case errors.Is(err, ErrNotFound):
+			if cas, err = s.foreignCas(); err != nil {
+				return 0, true
+			}
+		case err != nil:
+			return 0, true
+		default:
+			p, amount, ok := decodeSpend(v)
+			switch {
+			case !ok || p > period:
+				return 0, true
+			case p == period:
+				used = amount
+			}
+		}
+		if !spend.Fits(used, cost, limit) {
+			return used, false
+		}
+		s.buf = binary.BigEndian.AppendUint32(s.buf[:0], period)
+		s.buf = binary.BigEndian.AppendUint64(s.buf, uint64(used+cost))
+		err = s.sd.Set(key, s.buf, cas)
+		if err == nil || !errors.Is(err, ErrCasMismatch) {
+			return used, true
+		}
+	}
+	return used, true
+}
+
+// endSpend ends a hold's spend part: cost replaces the reservation on
+// every policy-bearing counter of the hold's periods at once (cost 0 for
+// a release gives the reservation back). A counter that already counts a
+// later period (the call started before a boundary another request
+// crossed first) keeps it: the call's own period is closed and its
+// counter gone.
+func (s *Store) endSpend(sp *sharedstore.Spend, cost money.Amount) {
+	delta := max(cost, 0) - max(sp.Reserve, 0)
+	if delta == 0 || !sp.Any() {
 		return
 	}
+	recalled := sp.Recalled
+	if recalled != 0 {
+		s.endRecalled(sp, cost)
+	}
 	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
-		if sp.Policy.Limits[slot].Set {
-			s.addSpend(s.counterKey(slot, sp.Policy.ID(slot)), sp.Window(slot).Key, cost)
+		if sp.Policy.Limits[slot].Set && recalled&(1<<slot) == 0 {
+			s.addSpend(s.counterKey(slot, sp.Policy.ID(slot)), sp.Window(slot).Key, delta)
 		}
 	}
 }
 
-// addSpend is one counter's CAS loop. Contention past endAttempts drops the
-// charge, like a lost settlement; a value that is not a counter is left
-// alone.
+// unrecalledPolicy is sp's policy without the slots recall decided.
+func (s *Store) unrecalledPolicy(sp *sharedstore.Spend) *spend.Policy {
+	p := sp.Policy
+	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
+		if sp.Recalled&(1<<slot) != 0 {
+			p.Limits[slot].Set = false
+		}
+	}
+	return &p
+}
+
+// addSpend is one counter's CAS loop. cost may be negative (a reservation
+// given back or settled lower), and never takes a counter below zero nor
+// starts a new period. Contention past endAttempts drops the charge, like
+// a lost settlement; a value that is not a counter is left alone.
 func (s *Store) addSpend(key string, period uint32, cost money.Amount) {
 	for attempt := 0; attempt < endAttempts; attempt++ {
 		v, cas, err := s.sd.Get(key)
 		var next money.Amount
 		switch {
 		case errors.Is(err, ErrNotFound):
+			if cost <= 0 {
+				return
+			}
 			if cas, err = s.foreignCas(); err != nil {
 				return
 			}
@@ -139,8 +241,12 @@ func (s *Store) addSpend(key string, period uint32, cost money.Amount) {
 			switch {
 			case !ok || p > period:
 				return
+			case p == period && cost < 0:
+				next = max(amount+cost, 0)
 			case p == period:
 				next = amount + min(cost, money.Max-amount) // saturates
+			case cost <= 0:
+				return // nothing of this period to give back
 			default:
 				next = cost // the counter's period closed: this one starts
 			}

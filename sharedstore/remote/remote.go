@@ -213,7 +213,7 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 		answered = true
 		o, unsure := outcome(entries, &plan, status, body, err)
 		if unsure && id != "" {
-			s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: plan.Overage})
+			s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: plan.Overage, Spend: plan.Spend})
 		}
 		done(o)
 	})
@@ -289,9 +289,26 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	s.send(s.hSettle, wire.AppendSettleRecord(nil, h.ID, actual, entryKeys(h), rec), rec != nil)
 }
 
+// Record delivers the inference record of h, a hold this store never held
+// (admitted on the replica's own counters while the service could not
+// answer): a settlement under a fresh hold id, which ends no bucket on the
+// service and stores the record once, queued and retried like any
+// settlement.
+func (s *Store) Record(h sharedstore.Hold) {
+	rec := wire.RecordOf(h)
+	if rec == nil {
+		return
+	}
+	s.send(s.hSettle, wire.AppendSettleRecord(nil, s.cfg.NewHoldID(), 0, nil, rec), true)
+}
+
 // Release ends the hold giving everything back.
 func (s *Store) Release(h sharedstore.Hold) {
 	if h.ID == "" {
+		return
+	}
+	if h.Spend.Reserve > 0 {
+		s.send(s.hRelease, wire.AppendReleaseSpend(nil, h.ID, entryKeys(h), h.Spend.Policy.Team), false)
 		return
 	}
 	s.send(s.hRelease, wire.AppendRelease(nil, h.ID, entryKeys(h)), false)

@@ -112,3 +112,31 @@ func TestAPlanWithoutSpendNeedsNoVerdict(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, req.Spend)
 }
+
+// A hold the service never held (a fallback admission) has its record
+// delivered as a settlement under a fresh hold id that ends no bucket; a
+// hold without a spend part sends nothing. The release of a hold that
+// reserved spend names its team, where the reservation sits.
+func TestAFallbackRecordIsSettledUnderAFreshHoldIDAndAReleaseNamesTheTeam(t *testing.T) {
+	c := &spendCaller{}
+	s := spendStore(c)
+	sp := spendPlan(t).Spend
+	s.Record(sharedstore.Hold{Backend: sharedstore.BackendLocal, Spend: sp, SpendCost: 7, SpendUsage: usage.Kinds{Input: 3}})
+	require.Equal(t, []string{wire.PathSettle}, c.paths)
+	req, err := wire.DecodeSettleRequest(c.bodies[0])
+	require.NoError(t, err)
+	require.Equal(t, spendHoldID, req.Hold)
+	require.Empty(t, req.Keys)
+	require.NotNil(t, req.Spend)
+	require.Equal(t, int64(7), req.Spend.CostNanoUSD)
+
+	s.Record(sharedstore.Hold{Backend: sharedstore.BackendLocal})
+	require.Len(t, c.paths, 1, "nothing to record")
+
+	sp.Reserve = 5
+	s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: spendHoldID, Spend: sp})
+	rel, err := wire.DecodeReleaseRequest(c.bodies[1])
+	require.NoError(t, err)
+	require.True(t, rel.Spend)
+	require.Equal(t, "eng", rel.Team)
+}

@@ -101,4 +101,5 @@ for i = 1, nops do save(KEYS[i], k0[i], nl[i], margin, holdttl) end
 if record ~= '' then
   redis.call('SET', KEYS[nops + 1], record, 'PX', fmt('%d', holdttl))
 end
+if spendhold then spendhold() end
 return reply(1, 0, 0)

@@ -253,7 +253,23 @@ func (s *Server) settle(ctx context.Context, w http.ResponseWriter, body []byte)
 			return badRequest(w, "invalid spend record: "+err.Error())
 		}
 	}
+	if req.Spend != nil && s.ledger == nil {
+		// no ledger to count the call: its reservation just ends
+		s.unhold(ctx, req.Spend.Team, req.Hold)
+	}
 	return answerEnd(w, ended)
+}
+
+// unhold ends a hold's spend reservation. A failure is logged and
+// counted: the reservation lapses on its own (spendcache HoldTTL).
+func (s *Server) unhold(ctx context.Context, team, hold string) {
+	if s.store.spend == nil {
+		return
+	}
+	if _, err := s.store.spend.Unhold(ctx, team, hold); err != nil {
+		s.m.spendErrors.WithLabelValues("unhold").Inc()
+		s.log.Error("spend reservation not given back; it lapses on its own", "error", err)
+	}
 }
 
 func (s *Server) release(ctx context.Context, w http.ResponseWriter, body []byte) string {
@@ -267,6 +283,9 @@ func (s *Server) release(ctx context.Context, w http.ResponseWriter, body []byte
 	ended, err := s.store.Release(ctx, req.Hold, req.Keys)
 	if err != nil {
 		return s.redisFailed(w, "release", err)
+	}
+	if req.Spend {
+		s.unhold(ctx, req.Team, req.Hold)
 	}
 	return answerEnd(w, ended)
 }

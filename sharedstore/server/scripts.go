@@ -41,9 +41,9 @@ type script struct {
 // are checked in one script and one round trip; spendOnlyLua is the
 // preflight alone, run in the team's slot before a cluster admission.
 var (
-	plainAdmitLua = "local spendout\n" + admitLua
+	plainAdmitLua = "local spendout, spendhold\n" + admitLua
 	admitSpendLua = spendcache.PreflightLua + "\n" + admitLua
-	spendOnlyLua  = spendcache.PreflightLua + "\nreturn { 1, spendout }\n"
+	spendOnlyLua  = spendcache.PreflightLua + "\nif spendhold then spendhold() end\nreturn { 1, spendout }\n"
 )
 
 func newScript(name, body string) *script {

@@ -57,9 +57,9 @@ func scriptError(checked bool, err error) error {
 
 // preflightCluster runs the spend preflight alone in the team's slot (all
 // of a team's keys share it), loading the team on a miss.
-func (s *Buckets) preflightCluster(ctx context.Context, sp *sharedstore.Spend) (spendcache.Verdict, error) {
+func (s *Buckets) preflightCluster(ctx context.Context, sp *sharedstore.Spend, hold string) (spendcache.Verdict, error) {
 	keys := spendcache.Keys(make([]string, 0, spendcache.NumKeys), sp)
-	args := spendcache.Args(append(make([]any, 0, 2+spendcache.NumArgs), "", ""), sp, 1, nil)
+	args := s.spend.Args(append(make([]any, 0, 2+spendcache.NumArgs), "", ""), sp, 1, nil, hold)
 	for attempt := 0; ; attempt++ {
 		start := time.Now()
 		v, err := s.spendOnly.run(ctx, s.c, keys, args)
@@ -80,7 +80,7 @@ func (s *Buckets) preflightCluster(ctx context.Context, sp *sharedstore.Spend) (
 			if err != nil {
 				return spendcache.Verdict{}, spendError(true, err)
 			}
-			args = spendcache.Args(args[:2], sp, 1, f)
+			args = s.spend.Args(args[:2], sp, 1, f, hold)
 			continue
 		case err != nil:
 			return spendcache.Verdict{}, spendError(true, err)
@@ -104,6 +104,14 @@ func verdictOf(vd *spendcache.Verdict, sp *sharedstore.Spend) *wire.SpendVerdict
 		if sp.Policy.Limits[s].Set {
 			v.Usage = append(v.Usage, wire.SpendUsage{Slot: s.String(), UsedNanoUSD: int64(max(vd.Used[s], 0))})
 		}
+	}
+	for s := spend.Slot(0); s < spend.NumSlots; s++ {
+		if l := vd.Limits[s]; l.Set {
+			v.Left = append(v.Left, wire.SpendLeft{Slot: s.String(), LeftNanoUSD: int64(max(l.Amount-vd.Used[s], 0))})
+		}
+	}
+	if vd.HasBalance {
+		v.Left = append(v.Left, wire.SpendLeft{Slot: wire.SlotBalance, LeftNanoUSD: int64(max(vd.TeamBalance, 0))})
 	}
 	if ex := vd.Refused; ex != nil {
 		if vd.Balance {
@@ -180,12 +188,18 @@ func (s *Server) recordSpend(ctx context.Context, hold string, r *wire.SpendReco
 			return nil
 		}
 	}
-	if !inserted || cache == nil {
+	if cache == nil {
+		return nil
+	}
+	if !inserted {
+		// a retry: the first delivery counted it; its reservation may
+		// still stand (that delivery's answer was lost before it ended it)
+		s.unhold(ctx, r.Team, hold)
 		return nil
 	}
 	start := time.Now()
-	_, err = cache.Postflight(ctx, spendcache.Call{Team: r.Team, APIKey: r.APIKey, User: r.User,
-		Day: day, Month: month, Estimate: rec.Estimate})
+	_, err = cache.PostflightHold(ctx, spendcache.Call{Team: r.Team, APIKey: r.APIKey, User: r.User,
+		Day: day, Month: month, Estimate: rec.Estimate}, hold)
 	s.m.script("postflight", start)
 	if err != nil {
 		s.m.spendErrors.WithLabelValues("postflight").Inc()

@@ -195,7 +195,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 	if s.cluster {
 		var vd *spendcache.Verdict
 		if checkSpend {
-			v, err := s.preflightCluster(ctx, &p.Spend)
+			v, err := s.preflightCluster(ctx, &p.Spend, id)
 			if err != nil {
 				return sharedstore.Outcome{}, nil, err
 			}
@@ -205,6 +205,13 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 			vd = &v
 		}
 		o, err := s.admitCluster(ctx, ops, len(p.Requests), id, entries, p.Overage)
+		if vd != nil && (err != nil || !o.Admitted()) && p.Spend.Reserve > 0 {
+			// The preflight ran alone and held the cost in the team's
+			// slot: a bucket refused, so it is given back.
+			if _, uerr := s.spend.Unhold(ctx, p.Spend.Policy.Team, id); uerr != nil && err == nil {
+				err = uerr
+			}
+		}
 		if noLedger != nil {
 			vd = noLedger
 		}
@@ -227,7 +234,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 	if checkSpend {
 		base := len(keys) + 1
 		keys = spendcache.Keys(keys, &p.Spend)
-		sc, args = s.admitSpend, spendcache.Args(append(make([]any, 0, 2+spendcache.NumArgs), plan, record), &p.Spend, base, nil)
+		sc, args = s.admitSpend, s.spend.Args(append(make([]any, 0, 2+spendcache.NumArgs), plan, record), &p.Spend, base, nil, id)
 	}
 	start := time.Now()
 	v, err := s.run(ctx, sc, keys, args)
@@ -244,7 +251,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 			if f, err = s.spend.Load(ctx, &p.Spend); err != nil {
 				return sharedstore.Outcome{}, nil, spendError(true, err)
 			}
-			args = spendcache.Args(args[:2], &p.Spend, len(keys)-spendcache.NumKeys+1, f)
+			args = s.spend.Args(args[:2], &p.Spend, len(keys)-spendcache.NumKeys+1, f, id)
 			if v, err = s.run(ctx, sc, keys, args); err != nil {
 				return sharedstore.Outcome{}, nil, scriptError(true, err)
 			}

@@ -24,6 +24,8 @@ var (
 	postflightLua string
 	//go:embed refresh.lua
 	refreshLua string
+	//go:embed unhold.lua
+	unholdLua string
 )
 
 // Ledger is the part of the PostgreSQL ledger the cache reads.
@@ -43,18 +45,23 @@ type Options struct {
 	// PolicyTTL bounds how long a cached policy and balance live without
 	// an invalidation (default 10 minutes), so a missed invalidation heals.
 	PolicyTTL time.Duration
+	// HoldTTL is how long a spend reservation stands without its
+	// settlement or release (default 30 minutes): a gateway that died with
+	// calls in flight holds their cost no longer than this.
+	HoldTTL time.Duration
 }
 
 // Cache is the spend cache of one Redis (server or cluster) over one
 // ledger. It holds no state but the coalescing of concurrent loads.
 type Cache struct {
-	c     redis.UniversalClient
-	l     Ledger
-	o     Options
-	loads singleflight.Group
-	fill  *redis.Script
-	post  *redis.Script
-	fresh *redis.Script
+	c      redis.UniversalClient
+	l      Ledger
+	o      Options
+	loads  singleflight.Group
+	fill   *redis.Script
+	post   *redis.Script
+	fresh  *redis.Script
+	unhold *redis.Script
 	// OnLoad, when set, is called with each ledger read of a load, its
 	// duration and error (the service's metrics); it must not block. Set it
 	// before the cache is used.
@@ -75,8 +82,11 @@ func New(c redis.UniversalClient, l Ledger, o Options) *Cache {
 	if o.PolicyTTL <= 0 {
 		o.PolicyTTL = 10 * time.Minute
 	}
+	if o.HoldTTL <= 0 {
+		o.HoldTTL = 30 * time.Minute
+	}
 	return &Cache{c: c, l: l, o: o,
-		fill: redis.NewScript(fillLua), post: redis.NewScript(postflightLua), fresh: redis.NewScript(refreshLua)}
+		fill: redis.NewScript(fillLua), post: redis.NewScript(postflightLua), fresh: redis.NewScript(refreshLua), unhold: redis.NewScript(unholdLua)}
 }
 
 // open reports whether w has not ended at now: only an open period's

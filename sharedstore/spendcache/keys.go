@@ -55,6 +55,21 @@ func PolicyKey(team string) string { return tag(team) + ":spend:policy" }
 // estimates not yet charged, less every estimate added since.
 func BalanceKey(team string) string { return tag(team) + ":balance" }
 
+// HeldKey is the hash of what the team's reservations in flight hold on
+// each of its usage keys (field: the usage key, value: nano-USD); HoldsKey
+// the hash of each reservation (field: hold id, value: its amount and
+// usage keys); ExpiryKey the sorted set of hold ids by the Unix ms their
+// reservation lapses at. They sit outside the usage pattern, so an admin
+// invalidation (which deletes the counters, reloaded from the ledger)
+// keeps what is in flight.
+func HeldKey(team string) string { return tag(team) + ":spend:held" }
+
+// HoldsKey: see HeldKey.
+func HoldsKey(team string) string { return tag(team) + ":spend:holds" }
+
+// ExpiryKey: see HeldKey.
+func ExpiryKey(team string) string { return tag(team) + ":spend:holds:expiry" }
+
 // UsageKey is one counter: quota:{<team>}:spend:usage:<scope>:<id>:<period>:<key>,
 // except that a team's own counter has no id (quota:{<team>}:spend:usage:team:month:YYYYMM).
 // key is YYYYMMDD for a day and YYYYMM for a month.

@@ -33,8 +33,19 @@ const maxEstimate = money.Amount(1e17)
 // recreated. Call it once per record: only for a record the ledger newly
 // inserted.
 func (c *Cache) Postflight(ctx context.Context, call Call) (changed int, err error) {
+	return c.PostflightHold(ctx, call, "")
+}
+
+// PostflightHold is Postflight that also ends the spend reservation of
+// hold (when not "") in the same script, so the call moves from held to
+// counted at once: never counted twice (which could refuse a call that
+// fits) nor by neither. A call without an estimate only ends the hold.
+func (c *Cache) PostflightHold(ctx context.Context, call Call, hold string) (changed int, err error) {
 	if call.Estimate <= 0 {
-		return 0, nil
+		if hold != "" {
+			_, err = c.Unhold(ctx, call.Team, hold)
+		}
+		return 0, err
 	}
 	if call.Estimate > maxEstimate {
 		return 0, errs.New("spendcache: estimate out of range")
@@ -58,9 +69,27 @@ func (c *Cache) Postflight(ctx context.Context, call Call) (changed int, err err
 		}
 	}
 	keys = append(keys, BalanceKey(team))
-	n, err := c.post.Run(ctx, c.c, keys, strconv.FormatInt(int64(call.Estimate), 10)).Int()
+	args := []any{strconv.FormatInt(int64(call.Estimate), 10)}
+	if hold != "" {
+		keys = append(keys, HeldKey(team), HoldsKey(team), ExpiryKey(team))
+		args = append(args, hold)
+	}
+	n, err := c.post.Run(ctx, c.c, keys, args...).Int()
 	if err != nil {
 		return 0, errs.Wrap("spend postflight of team "+strconv.Quote(team), err)
 	}
 	return n, nil
+}
+
+// Unhold ends the spend reservation of hold in team (see unhold.lua): at
+// its settlement, once the record is stored (its estimate then counts in
+// the usage keys), or at its release. ended false: there was none (ended
+// before, lapsed, or never held).
+func (c *Cache) Unhold(ctx context.Context, team, hold string) (ended bool, err error) {
+	team = TeamOf(team)
+	n, err := c.unhold.Run(ctx, c.c, []string{HeldKey(team), HoldsKey(team), ExpiryKey(team)}, hold).Int()
+	if err != nil {
+		return false, errs.Wrap("spend unhold of team "+strconv.Quote(team), err)
+	}
+	return n == 1, nil
 }

@@ -3,12 +3,18 @@
 -- keys are left absent: the next load reads them from the ledger, where
 -- the record already is. Every key is checked before any write, because
 -- Lua does not roll back a failed script.
--- KEYS: the usage keys of the call's open periods, then (last) the balance
---   key. ARGV[1]: the estimate, nano-USD.
+-- KEYS: the usage keys of the call's open periods, then the balance key,
+--   then, when ARGV[2] names the call's hold, the team's held hash, holds
+--   hash and expiry set (see preflight.lua). ARGV[1]: the estimate, nano-USD.
+-- ARGV[2] (optional): the hold id whose spend reservation ends here, in the
+--   same script as its estimate is counted, so the call is never counted
+--   twice nor by neither.
 -- Reply: the number of keys changed.
 local cost = ARGV[1]
+local nkeys = #KEYS
+if ARGV[2] then nkeys = nkeys - 3 end
 local present = {}
-for i = 1, #KEYS do
+for i = 1, nkeys do
   local v = redis.call('GET', KEYS[i])
   if v then
     if not (v == '0' or string.find(v, '^%-?[1-9]%d*$')) or #v > 18 then
@@ -18,10 +24,26 @@ for i = 1, #KEYS do
   end
 end
 for _, i in ipairs(present) do
-  if i == #KEYS then
+  if i == nkeys then
     redis.call('DECRBY', KEYS[i], cost)
   else
     redis.call('INCRBY', KEYS[i], cost)
+  end
+end
+if ARGV[2] then
+  local H, R, Z = KEYS[nkeys + 1], KEYS[nkeys + 2], KEYS[nkeys + 3]
+  local rec = redis.call('HGET', R, ARGV[2])
+  redis.call('ZREM', Z, ARGV[2])
+  if rec then
+    local amount
+    for f in string.gmatch(rec, '[^\n]+') do
+      if not amount then
+        amount = f
+      elseif redis.call('HINCRBY', H, f, '-' .. amount) <= 0 then
+        redis.call('HDEL', H, f)
+      end
+    end
+    redis.call('HDEL', R, ARGV[2])
   end
 end
 return #present

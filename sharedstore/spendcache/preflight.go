@@ -11,11 +11,13 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 )
 
-// NumKeys is how many KEYS the preflight appends to a script's keys.
-const NumKeys = 2 + int(spend.NumSlots)
+// NumKeys is how many KEYS the preflight appends to a script's keys: the
+// policy, the balance, a usage key per slot, and the team's held, holds
+// and expiry keys of its reservations.
+const NumKeys = 5 + int(spend.NumSlots)
 
 // NumArgs is how many ARGV the preflight uses after the admission's two.
-const NumArgs = 24
+const NumArgs = 27
 
 // Keys appends the preflight's keys of a call (see preflight.lua) to dst.
 func Keys(dst []string, sp *limit.Spend) []string {
@@ -29,7 +31,7 @@ func Keys(dst []string, sp *limit.Spend) []string {
 			dst = append(dst, pol)
 		}
 	}
-	return dst
+	return append(dst, HeldKey(team), HoldsKey(team), ExpiryKey(team))
 }
 
 // slotID is the id a call's slot is counted under ("" none): the team's
@@ -43,8 +45,14 @@ func slotID(sp *limit.Spend, s spend.Slot) string {
 
 // Args appends the preflight's ARGV[3..] for a call whose keys start at
 // KEYS[base] (1-based). snap, when not nil, is the ledger's view to use for
-// keys that are absent.
-func Args(dst []any, sp *limit.Spend, base int, snap *Figures) []any {
+// keys that are absent. hold is the admission's hold id, under which the
+// call's sp.Reserve is held ("" holds nothing).
+func (c *Cache) Args(dst []any, sp *limit.Spend, base int, snap *Figures, hold string) []any {
+	dst = argsOf(dst, sp, base, snap)
+	return append(dst, strconv.FormatInt(int64(max(sp.Reserve, 0)), 10), hold, strconv.FormatInt(c.o.HoldTTL.Milliseconds(), 10))
+}
+
+func argsOf(dst []any, sp *limit.Spend, base int, snap *Figures) []any {
 	dst = append(dst, strconv.Itoa(base))
 	if snap != nil {
 		dst = append(dst, "1")

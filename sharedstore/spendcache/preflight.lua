@@ -16,7 +16,17 @@
 --   {-3, out} refused. Otherwise spendout is the admission reply's 7th
 --   element: {refused slot (1..5, 6 balance, 0 none), has balance, balance,
 --   limit per slot, usage per slot} (false for none).
-local spendout
+-- Reservations: ARGV[27] is the call's maximum cost ('0' reserves nothing:
+--   the check-only rule), ARGV[28] its hold id, ARGV[29] how long (ms) a
+--   reservation stands without its settlement or release. KEYS[b+7] is the
+--   team's held hash (usage key -> nano-USD held on it), KEYS[b+8] its
+--   holds hash (hold id -> amount and usage keys, '\n'-separated) and
+--   KEYS[b+9] its expiry set (hold id scored by the ms it expires at).
+--   A slot's usage is what is spent plus what is held; a call is refused
+--   when nothing is left or its cost does not fit what is. spendhold, set
+--   here, holds the cost once the admission commits (admit.lua calls it).
+--   Expired reservations are given back first.
+local spendout, spendhold
 if ARGV[3] and ARGV[3] ~= '' then
   local function isint(s)
     return s == '0' or string.find(s, '^%-?[1-9]%d*$') ~= nil and #s <= 19
@@ -40,6 +50,45 @@ if ARGV[3] and ARGV[3] ~= '' then
     return v
   end
   local b, fb = tonumber(ARGV[3]), ARGV[4] == '1'
+  local reserve, holdid, holdms = ARGV[27] or '0', ARGV[28] or '', tonumber(ARGV[29] or '0')
+  local H, R, Z = KEYS[b + 7], KEYS[b + 8], KEYS[b + 9]
+  local t = redis.call('TIME')
+  local nowms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  -- add: the sum of two decimal texts (|x| < 1e18) as text, exact above
+  -- 2^53 (split at 1e9; a negative operand, only a corrupt counter, is
+  -- added as a double)
+  local function add(x, y)
+    if string.byte(x) == 45 or string.byte(y) == 45 or (#x < 16 and #y < 16) then
+      return string.format('%d', tonumber(x) + tonumber(y))
+    end
+    local function split(v)
+      if #v <= 9 then return 0, tonumber(v) end
+      return tonumber(string.sub(v, 1, -10)), tonumber(string.sub(v, -9))
+    end
+    local xh, xl = split(x)
+    local yh, yl = split(y)
+    local h, l = xh + yh, xl + yl
+    if l >= 1e9 then h, l = h + 1, l - 1e9 end
+    if h == 0 then return string.format('%d', l) end
+    return string.format('%d%09d', h, l)
+  end
+  if holdid ~= '' then
+    for _, id in ipairs(redis.call('ZRANGEBYSCORE', Z, '-inf', nowms, 'LIMIT', 0, 16)) do
+      local rec = redis.call('HGET', R, id)
+      if rec then
+        local amount
+        for f in string.gmatch(rec, '[^\n]+') do
+          if not amount then
+            amount = f
+          elseif redis.call('HINCRBY', H, f, '-' .. amount) <= 0 then
+            redis.call('HDEL', H, f)
+          end
+        end
+        redis.call('HDEL', R, id)
+      end
+      redis.call('ZREM', Z, id)
+    end
+  end
   local p = redis.call('HMGET', KEYS[b], '_', 'b',
     ARGV[10] ~= '' and ARGV[10] or '_', ARGV[11] ~= '' and ARGV[11] or '_', ARGV[12] ~= '' and ARGV[12] or '_',
     ARGV[13] ~= '' and ARGV[13] or '_', ARGV[14] ~= '' and ARGV[14] or '_')
@@ -86,13 +135,27 @@ if ARGV[3] and ARGV[3] ~= '' then
     end
   end
   if miss then return { -2 } end
+  local heldf = {}
+  for i = 1, 5 do
+    if lim[i] then heldf[#heldf + 1] = KEYS[b + 1 + i] end
+  end
+  if #heldf > 0 then
+    local h = redis.call('HMGET', H, unpack(heldf))
+    local j = 0
+    for i = 1, 5 do
+      if lim[i] then
+        j = j + 1
+        if h[j] then used[i] = add(used[i], num(H, h[j])) end
+      end
+    end
+  end
   local ref = 0
   if hasbal and cmp(bal, '0') <= 0 then
     ref = 6
   else
     -- months before days; within a period the key, the user, the team
     for _, i in ipairs({ 3, 5, 1, 2, 4 }) do
-      if lim[i] and cmp(used[i], lim[i]) >= 0 then
+      if lim[i] and (cmp(used[i], lim[i]) >= 0 or reserve ~= '0' and cmp(add(used[i], reserve), lim[i]) > 0) then
         ref = i
         break
       end
@@ -101,4 +164,12 @@ if ARGV[3] and ARGV[3] ~= '' then
   spendout = { ref, hasbal and 1 or 0, bal, lim[1], lim[2], lim[3], lim[4], lim[5],
     used[1], used[2], used[3], used[4], used[5] }
   if ref > 0 then return { -3, spendout } end
+  if reserve ~= '0' and holdid ~= '' and #heldf > 0 then
+    spendhold = function()
+      for _, f in ipairs(heldf) do redis.call('HINCRBY', H, f, reserve) end
+      redis.call('HSET', R, holdid, reserve .. '\n' .. table.concat(heldf, '\n'))
+      redis.call('ZADD', Z, nowms + holdms, holdid)
+      for _, k in ipairs({ H, R, Z }) do redis.call('PEXPIRE', k, holdms + 60000) end
+    end
+  end
 end
