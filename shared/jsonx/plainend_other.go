@@ -2,17 +2,5 @@
 
 package jsonx
 
-// plainEnd is PlainEnd's search, d[i] in d (plainend_wasm.s in the VM).
-func plainEnd(d []byte, i int) int {
-	for i+8 <= len(d) {
-		if m := stringStops(load64(d, i)); m != 0 {
-			i += firstFlag(m) // exact, or 0 where the bytes below find it
-			break
-		}
-		i += 8
-	}
-	for i < len(d) && d[i] != '"' && d[i] != '\\' && d[i] >= 0x20 {
-		i++
-	}
-	return i
-}
+// plainEnd is plainEndGo off wasm (plainend_wasm.s in the VM).
+func plainEnd(d []byte, i int) int { return plainEndGo(d, i) }
