@@ -1,0 +1,172 @@
+package estimate
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+)
+
+// Each charge has one reference in Go, which native builds run. Its twins
+// are held to it here, in the native build and, by `make test-wasm`, in the
+// wasm build, where the twins written in wasm replace the Go ones:
+//   - wordsFast, words' fast loop (words_wasm.s in the VM), to wordsFastGo;
+//   - the shape readers plainMessage and plainPart, to the member-by-member
+//     walk of a message (messageAt) and of a part (part).
+
+// requireWordsFastAsItsReference holds wordsFast to wordsFastGo from every
+// letter of s, with u already charged.
+func requireWordsFastAsItsReference(t *testing.T, s []byte, u int64) {
+	t.Helper()
+	for i := range s {
+		if byteClass[s[i]] > clsUpper {
+			continue
+		}
+		wi, wu, wd := wordsFastGo(s, i, u)
+		if gi, gu, gd := wordsFast(s, i, u); gi != wi || gu != wu || gd != wd {
+			t.Fatalf("wordsFast(%q, %d, %d) = %d, %d, %v; its reference %d, %d, %v", s, i, u, gi, gu, gd, wi, wu, wd)
+		}
+	}
+}
+
+func TestWordsFastStopsAndChargesAsItsReference(t *testing.T) {
+	for _, r := range buildCorpus(10) {
+		requireWordsFastAsItsReference(t, r.body, 0)
+		for _, s := range r.texts {
+			requireWordsFastAsItsReference(t, []byte(s), 7)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 5000 {
+		requireWordsFastAsItsReference(t, randomText(rng, 40), rng.Int64N(1<<20))
+	}
+}
+
+func FuzzWordsFastStopsAndChargesAsItsReference(f *testing.F) {
+	for _, s := range append(fuzzSeeds, "The quick brown fox jumps over the lazy dog, then sleeps. A long internationalization",
+		"HTTPServer getURL x86_64 ... -> == qwxzvkjpq strengths rhythm abcdefghijklmnopqrstuvwxyz ab cd ef gh") {
+		f.Add([]byte(s), int64(0))
+	}
+	f.Fuzz(func(t *testing.T, s []byte, u int64) {
+		requireWordsFastAsItsReference(t, s, u&(1<<40-1))
+	})
+}
+
+const (
+	messagePad = `,{"role":"user","content":"padding for the loads"}]`
+	partPad    = `,{"type":"text","text":"padding for the loads"}]`
+)
+
+// requireShapesReadAsTheWalkReads holds plainMessage and plainPart to the
+// walk on item, the first of an array with one item more: a shape that
+// takes it consumes and charges what the walk does, one that refuses it
+// consumes and charges nothing. It reports which shapes took the item (bit
+// 0 plainMessage, bit 1 plainPart).
+func requireShapesReadAsTheWalkReads(t *testing.T, item string) (took int) {
+	t.Helper()
+	for k, sh := range []struct {
+		pad   string
+		shape func(*walker, *jsonx.StrictCursor) bool
+		walk  func(*walker, *jsonx.StrictCursor)
+	}{
+		{messagePad, (*walker).plainMessage, func(w *walker, c *jsonx.StrictCursor) {
+			if c.EnterObject() {
+				w.messageAt(c)
+			}
+		}},
+		{partPad, (*walker).plainPart, func(w *walker, c *jsonx.StrictCursor) { w.part(w.value(c)) }},
+	} {
+		body := "[" + item + sh.pad
+		c := jsonx.Strict([]byte(body))
+		if !c.Enter(jsonx.Array) || !c.Next() {
+			continue
+		}
+		w, c2, at := walker{body: []byte(body)}, c, c.Offset()
+		if !sh.shape(&w, &c) {
+			if c.Offset() != at || w.total != 0 || w.o200k != 0 || w.images != 0 {
+				t.Fatalf("%s: a shape that refuses the item consumed or charged it", body)
+			}
+			continue
+		}
+		w2 := walker{body: []byte(body)}
+		sh.walk(&w2, &c2)
+		if c.Offset() != c2.Offset() || w.total != w2.total || w.o200k != w2.o200k || w.images != w2.images {
+			t.Fatalf("%s: the shape consumed to %d and charged %d/%d/%d; the walk %d and %d/%d/%d", body,
+				c.Offset(), w.total, w.o200k, w.images, c2.Offset(), w2.total, w2.o200k, w2.images)
+		}
+		ok := c.Next()
+		c.Skip()
+		if !ok || c.Next() || !c.Valid() {
+			t.Fatalf("%s: the array does not read on after the shape", body)
+		}
+		took |= 1 << k
+	}
+	return took
+}
+
+// randomItem is a message or a part as randomBody builds them, written as
+// clients write them (compact, in either member order) or spelled another
+// way.
+func randomItem(rng *rand.Rand) string {
+	text := string(randomText(rng, 12))
+	var v any
+	switch rng.IntN(4) {
+	case 0:
+		v = map[string]any{"role": []string{"user", "system", "assistant", "tool", "developer", "User"}[rng.IntN(6)], "content": text}
+	case 1:
+		v = map[string]any{"type": []string{"text", "input_text"}[rng.IntN(2)], "text": text}
+	case 2:
+		v = map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": text}}}
+	default:
+		v = map[string]any{"type": "text", "text": text, "cache_control": map[string]any{"type": "ephemeral"}}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	s := string(b)
+	if rng.IntN(2) == 0 {
+		// encoding/json writes members sorted; clients also write them the
+		// other way round.
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(b, &m)
+		s = "{"
+		keys := []string{}
+		for k := range m {
+			keys = append([]string{k}, keys...)
+		}
+		for i, k := range keys {
+			if i > 0 {
+				s += ","
+			}
+			s += `"` + k + `":` + string(m[k])
+		}
+		s += "}"
+	}
+	return s
+}
+
+func TestTheShapeReadersReadAsTheWalkReads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var took [4]int
+	for range 3000 {
+		took[requireShapesReadAsTheWalkReads(t, randomItem(rng))]++
+	}
+	// Without this a shape that refused every item would pass.
+	if took[1] < 100 || took[2] < 100 {
+		t.Fatalf("of 3000 items plainMessage took %d, plainPart %d", took[1], took[2])
+	}
+}
+
+func FuzzTheShapeReadersReadAsTheWalkReads(f *testing.F) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 20 {
+		f.Add(randomItem(rng))
+	}
+	for _, s := range []string{`{"role":"user","content":"hi"}`, `{"content":"a\u003cb","role":"assistant"}`,
+		`{"text":"hi","type":"text"}`, `{"type":"text","text":"\ud55c"}`, `{"role":"user","content":"hi"`, `"s"`, `1`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, item string) { requireShapesReadAsTheWalkReads(t, item) })
+}
