@@ -11,9 +11,26 @@ import (
 // Each charge has one reference in Go, which native builds run. Its twins
 // are held to it here, in the native build and, by `make test-wasm`, in the
 // wasm build, where the twins written in wasm replace the Go ones:
+//   - asciiRun, scan's pieces after a letter (ascii_wasm.s in the VM), to
+//     asciiRunGo;
 //   - wordsFast, words' fast loop (words_wasm.s in the VM), to wordsFastGo;
 //   - the shape readers plainMessage and plainPart, to the member-by-member
 //     walk of a message (messageAt) and of a part (part).
+
+// requireASCIIRunAsItsReference holds asciiRun to asciiRunGo from every
+// letter of s, with u already charged.
+func requireASCIIRunAsItsReference(t *testing.T, s []byte, u int64) {
+	t.Helper()
+	for i := range s {
+		if byteClass[s[i]] > clsUpper {
+			continue
+		}
+		wi, wu := asciiRunGo(s, i, u, &asciiTab)
+		if gi, gu := asciiRun(s, i, u, &asciiTab); gi != wi || gu != wu {
+			t.Fatalf("asciiRun(%q, %d, %d) = %d, %d; its reference %d, %d", s, i, u, gi, gu, wi, wu)
+		}
+	}
+}
 
 // requireWordsFastAsItsReference holds wordsFast to wordsFastGo from every
 // letter of s, with u already charged.
@@ -30,26 +47,35 @@ func requireWordsFastAsItsReference(t *testing.T, s []byte, u int64) {
 	}
 }
 
-func TestWordsFastStopsAndChargesAsItsReference(t *testing.T) {
+// requireScanTwinsAsTheirReferences holds both of scan's wasm twins to
+// their references on s.
+func requireScanTwinsAsTheirReferences(t *testing.T, s []byte, u int64) {
+	t.Helper()
+	requireASCIIRunAsItsReference(t, s, u)
+	requireWordsFastAsItsReference(t, s, u)
+}
+
+func TestScansWasmLoopsStopAndChargeAsTheirReferences(t *testing.T) {
 	for _, r := range buildCorpus(10) {
-		requireWordsFastAsItsReference(t, r.body, 0)
+		requireScanTwinsAsTheirReferences(t, r.body, 0)
 		for _, s := range r.texts {
-			requireWordsFastAsItsReference(t, []byte(s), 7)
+			requireScanTwinsAsTheirReferences(t, []byte(s), 7)
 		}
 	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for range 5000 {
-		requireWordsFastAsItsReference(t, randomText(rng, 40), rng.Int64N(1<<20))
+		requireScanTwinsAsTheirReferences(t, randomText(rng, 40), rng.Int64N(1<<20))
 	}
 }
 
-func FuzzWordsFastStopsAndChargesAsItsReference(f *testing.F) {
+func FuzzScansWasmLoopsStopAndChargeAsTheirReferences(f *testing.F) {
 	for _, s := range append(fuzzSeeds, "The quick brown fox jumps over the lazy dog, then sleeps. A long internationalization",
-		"HTTPServer getURL x86_64 ... -> == qwxzvkjpq strengths rhythm abcdefghijklmnopqrstuvwxyz ab cd ef gh") {
+		"HTTPServer getURL x86_64 ... -> == qwxzvkjpq strengths rhythm abcdefghijklmnopqrstuvwxyz ab cd ef gh",
+		"a  b\n\t\tc 123 x 12; y(); z := a[1] ++ -- ~^| 中文 é", "if (a) {\n    return b;\n}\n") {
 		f.Add([]byte(s), int64(0))
 	}
 	f.Fuzz(func(t *testing.T, s []byte, u int64) {
-		requireWordsFastAsItsReference(t, s, u&(1<<40-1))
+		requireScanTwinsAsTheirReferences(t, s, u&(1<<40-1))
 	})
 }
 
