@@ -1,6 +1,7 @@
 package estimate
 
 import (
+	"bytes"
 	"encoding/json"
 	"math/rand/v2"
 	"testing"
@@ -84,49 +85,90 @@ const (
 	partPad    = `,{"type":"text","text":"padding for the loads"}]`
 )
 
-// requireShapesReadAsTheWalkReads holds plainMessage and plainPart to the
-// walk on item, the first of an array with one item more: a shape that
-// takes it consumes and charges what the walk does, one that refuses it
-// consumes and charges nothing. It reports which shapes took the item (bit
-// 0 plainMessage, bit 1 plainPart).
+// The walk's readers of an item, fast paths first, and the Value walk they
+// are held to: messagesAt's for a message (plainMessage, then messageAt,
+// whose string contents, known roles and text parts have fast paths of
+// their own) against message, and partsAt's for a part (plainPart) against
+// part.
+var (
+	messageReaders = itemReaders{
+		fast: func(w *walker, c *jsonx.StrictCursor) (took bool) {
+			switch {
+			case w.plainMessage(c):
+				return true
+			case c.EnterObject():
+				w.messageAt(c)
+			default:
+				w.message(c.Value())
+			}
+			return false
+		},
+		value: func(w *walker, v jsonx.Value) { w.message(v) },
+	}
+	partReaders = itemReaders{
+		fast: func(w *walker, c *jsonx.StrictCursor) bool {
+			if w.plainPart(c) {
+				return true
+			}
+			w.part(w.value(c))
+			return false
+		},
+		value: func(w *walker, v jsonx.Value) { w.part(v) },
+	}
+)
+
+type itemReaders struct {
+	fast  func(*walker, *jsonx.StrictCursor) (shapeTook bool)
+	value func(*walker, jsonx.Value)
+}
+
+// requireReadAsTheValueWalk holds r's fast readers to its Value walk on the
+// first item of the array body: the same charge and the same bytes
+// consumed, and the array read on after it. An item that is not valid JSON
+// is not compared (Parse refuses the body, whatever either charged). It
+// reports whether a shape reader took the item.
+func requireReadAsTheValueWalk(t *testing.T, body string, r itemReaders) (shapeTook bool) {
+	t.Helper()
+	first := func() (jsonx.StrictCursor, bool) {
+		c := jsonx.Strict([]byte(body))
+		return c, c.Enter(jsonx.Array) && c.Next()
+	}
+	c, ok := first()
+	c2, _ := first()
+	if !ok {
+		return false
+	}
+	v := c2.Value()
+	if v.Kind == jsonx.Invalid || !jsonx.Valid(v.Raw) {
+		return false
+	}
+	w, w2 := walker{body: []byte(body)}, walker{body: []byte(body)}
+	shapeTook = r.fast(&w, &c)
+	r.value(&w2, v)
+	if c.Offset() != c2.Offset() || w.total != w2.total || w.o200k != w2.o200k || w.images != w2.images {
+		t.Fatalf("%s: the walk consumed to %d and charged %d/%d/%d; the Value walk %d and %d/%d/%d", body,
+			c.Offset(), w.total, w.o200k, w.images, c2.Offset(), w2.total, w2.o200k, w2.images)
+	}
+	for c.Next() {
+		c.Skip()
+	}
+	if !c.Valid() {
+		t.Fatalf("%s: the array does not read on after the item", body)
+	}
+	return shapeTook
+}
+
+// requireShapesReadAsTheWalkReads holds the readers of messages and of
+// parts to the Value walk on item, the first of an array with one item
+// more. It reports which shapes took the item (bit 0 plainMessage, bit 1
+// plainPart).
 func requireShapesReadAsTheWalkReads(t *testing.T, item string) (took int) {
 	t.Helper()
-	for k, sh := range []struct {
-		pad   string
-		shape func(*walker, *jsonx.StrictCursor) bool
-		walk  func(*walker, *jsonx.StrictCursor)
-	}{
-		{messagePad, (*walker).plainMessage, func(w *walker, c *jsonx.StrictCursor) {
-			if c.EnterObject() {
-				w.messageAt(c)
-			}
-		}},
-		{partPad, (*walker).plainPart, func(w *walker, c *jsonx.StrictCursor) { w.part(w.value(c)) }},
-	} {
-		body := "[" + item + sh.pad
-		c := jsonx.Strict([]byte(body))
-		if !c.Enter(jsonx.Array) || !c.Next() {
-			continue
-		}
-		w, c2, at := walker{body: []byte(body)}, c, c.Offset()
-		if !sh.shape(&w, &c) {
-			if c.Offset() != at || w.total != 0 || w.o200k != 0 || w.images != 0 {
-				t.Fatalf("%s: a shape that refuses the item consumed or charged it", body)
-			}
-			continue
-		}
-		w2 := walker{body: []byte(body)}
-		sh.walk(&w2, &c2)
-		if c.Offset() != c2.Offset() || w.total != w2.total || w.o200k != w2.o200k || w.images != w2.images {
-			t.Fatalf("%s: the shape consumed to %d and charged %d/%d/%d; the walk %d and %d/%d/%d", body,
-				c.Offset(), w.total, w.o200k, w.images, c2.Offset(), w2.total, w2.o200k, w2.images)
-		}
-		ok := c.Next()
-		c.Skip()
-		if !ok || c.Next() || !c.Valid() {
-			t.Fatalf("%s: the array does not read on after the shape", body)
-		}
-		took |= 1 << k
+	if requireReadAsTheValueWalk(t, "["+item+messagePad, messageReaders) {
+		took |= 1
+	}
+	if requireReadAsTheValueWalk(t, "["+item+partPad, partReaders) {
+		took |= 2
 	}
 	return took
 }
@@ -195,4 +237,34 @@ func FuzzTheShapeReadersReadAsTheWalkReads(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, item string) { requireShapesReadAsTheWalkReads(t, item) })
+}
+
+// diffAtoms are the pieces random texts are built from: every byte class,
+// the boundaries between them (case changes, digits inside words, runs of
+// repeats, common punctuation pairs, whitespace mixes), every UTF-8 length,
+// the typographic range that costs less, and broken sequences.
+var diffAtoms = []string{
+	"a", "e", "y", "q", "x", "Z", "A", "E", "k", "the", "quick", "Elephants", "HTTPServer", "getURL", "qwxzvkjpq",
+	"QWXZVKJPQ", "strengths", "rhythm", "abcdefghijkl", "ID", "Ab", "aB", "0", "7", "12", "123", "1234", "99999",
+	"a1", "v2", "9a5f", "x86_64", " ", "  ", "\t", "\n", "\r\n", "\v", "\f", "    ", "\n\n", " \t", "(", ")", "{",
+	"}", "[", "]", ";", ",", ":", "\"", "'", "=", "==", "!", "-", "--", "->", "/", "*", "_", ".", "...", "~", "^",
+	"|", "`", "$", "#", "@", "%", "&", "+", "<", ">", "?", "\\", "\x00", "\x1f", "\x7f", "é", "ß", "Ж", "א", "ع",
+	"中", "文", "한", "カ", "—", "–", "“", "”", "…", "•", "‐", "‧", "‰", "\u2028", "😀", "🚀", "𝔘",
+	"\x80", "\xbf", "\xc0", "\xc1", "\xc2", "\xdf", "\xe0", "\xe2\x80", "\xed\xa0\x80", "\xef", "\xf0\x9f", "\xf4",
+	"\xf5", "\xff", "\xf0\x9f\x98", "\xe4\xb8",
+}
+
+// randomText joins up to max atoms; some texts repeat one atom to make the
+// long runs the per-run charges treat specially.
+func randomText(rng *rand.Rand, max int) []byte {
+	var b []byte
+	n := rng.IntN(max + 1)
+	for range n {
+		a := diffAtoms[rng.IntN(len(diffAtoms))]
+		if rng.IntN(8) == 0 {
+			a = string(bytes.Repeat([]byte(a), 1+rng.IntN(40)))
+		}
+		b = append(b, a...)
+	}
+	return b
 }
