@@ -80,3 +80,101 @@ func FuzzTheWasmLoopsOfStringsStopAndDecodeAsTheirReferences(f *testing.F) {
 	f.Add([]byte(`"abcdefgh\u00e9\ud83d\ude00\n\"x\" \ud800 a\/b"`))
 	f.Fuzz(requireTwinsAgree)
 }
+
+// The Cursor reads bytes Parse accepted without checking them again; on
+// such bytes it is a twin of the StrictCursor, which checks as it reads.
+// walkLog walks the value at a cursor of either kind, descending into every
+// container, and logs what each reader call gave, so that the two walks can
+// be compared call for call.
+type reader interface {
+	Kind() Kind
+	Enter(Kind) bool
+	Next() bool
+	Key() []byte
+	Name() string
+	Value() Value
+	Skip()
+	EnterItems() (bool, bool)
+	NextItem(bool) bool
+	Offset() int
+}
+
+func walkLog(c reader, log []string, depth, mode int) []string {
+	k := c.Kind()
+	log = append(log, "kind "+string(rune('0'+k)))
+	switch {
+	case (k == Object || k == Array) && depth%2 == 0:
+		if !c.Enter(k) {
+			return append(log, "no enter")
+		}
+		for i := 0; c.Next(); i++ {
+			if k == Object {
+				if (i+mode)%2 == 0 {
+					log = append(log, "key "+string(c.Key()))
+				} else {
+					log = append(log, "name "+c.Name())
+				}
+			}
+			if (i+mode)%3 == 2 {
+				log = append(log, "value "+string(c.Value().Raw))
+			} else {
+				log = walkLog(c, log, depth+1, mode)
+			}
+		}
+	case k == Object || k == Array:
+		obj, ok := c.EnterItems()
+		log = append(log, "items "+string(rune('0'+btoi(obj)))+string(rune('0'+btoi(ok))))
+		for ok && c.NextItem(obj) {
+			log = walkLog(c, log, depth+1, mode)
+		}
+	case mode%2 == 0:
+		c.Skip()
+	default:
+		log = append(log, "value "+string(c.Value().Raw))
+	}
+	return append(log, "at "+string(rune('0'+c.Offset()%64)))
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// requireCursorReadsAsTheStrictCursor holds the Cursor to the StrictCursor
+// on a document Parse accepts, in each of three orders of calls.
+func requireCursorReadsAsTheStrictCursor(t *testing.T, d []byte) {
+	t.Helper()
+	v := Parse(d)
+	if !v.Exists() {
+		return
+	}
+	for mode := range 3 {
+		c, s := v.Cursor(), Strict(v.Raw)
+		want := walkLog(&s, nil, 0, mode)
+		got := walkLog(&c, nil, 0, mode)
+		if len(got) != len(want) {
+			t.Fatalf("%q, order %d: the Cursor logged %q, the StrictCursor %q", d, mode, got, want)
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%q, order %d, call %d: the Cursor gave %q, the StrictCursor %q", d, mode, i, got[i], want[i])
+			}
+		}
+		if !s.Valid() {
+			t.Fatalf("%q: the StrictCursor found the accepted document invalid", d)
+		}
+	}
+}
+
+func TestTheCursorReadsAsTheStrictCursor(t *testing.T) {
+	for _, d := range differentialDocs() {
+		requireCursorReadsAsTheStrictCursor(t, []byte(d))
+	}
+}
+
+func FuzzTheCursorReadsAsTheStrictCursor(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(requireCursorReadsAsTheStrictCursor)
+}
