@@ -7,7 +7,7 @@ func scanStringGo(d []byte, i int) (end int, escaped, ok bool) {
 	i++
 	for {
 		// The plain bytes, eight a turn, up to the next stop.
-		if i = plainEndGo(d, i); i >= len(d) {
+		if i = plainEnd(d, i); i >= len(d) {
 			return i, escaped, false
 		}
 		c := d[i]

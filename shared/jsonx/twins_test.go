@@ -5,9 +5,9 @@ import (
 	"testing"
 )
 
-// Three loops have a twin in hand-written wasm (plainEnd, scanString,
-// unescapeRun); their Go references (plainEndGo, scanStringGo,
-// unescapeRunGo) are what native builds run. These tests hold each twin to
+// Two loops have a twin in hand-written wasm (scanString, unescapeRun);
+// their Go references (scanStringGo, unescapeRunGo) are what native builds
+// run. These tests hold each twin to
 // its reference on every start index of strings built to reach each stop,
 // and `make test-wasm` runs them where the twins are the wasm ones.
 
@@ -35,16 +35,13 @@ func twinText(rng *rand.Rand) []byte {
 	return b
 }
 
-// requireTwinsAgree holds plainEnd, scanString and unescapeRun to their
+// requireTwinsAgree holds scanString and unescapeRun to their
 // references on d from every index, unescapeRun into buffers of every room
 // around what it needs.
 func requireTwinsAgree(t *testing.T, d []byte) {
 	t.Helper()
 	want, got := make([]byte, 2*len(d)+32), make([]byte, 2*len(d)+32) // room for every n+room below
 	for i := 0; i <= len(d); i++ {
-		if w, g := plainEndGo(d, i), plainEnd(d, i); w != g {
-			t.Fatalf("plainEnd(%q, %d) = %d, its reference %d", d, i, g, w)
-		}
 		if i < len(d) && d[i] == '"' {
 			e, esc, ok := scanStringGo(d, i)
 			if ge, gesc, gok := scanString(d, i); ge != e || gesc != esc || gok != ok {
