@@ -83,9 +83,9 @@ func textCounts(s []byte) counts { return scan(s, 0, 0) }
 // is a chain of comparisons, so letters are tested first and handed to
 // words (one call per run of words, see words.go), a lone space or
 // punctuation character is charged here without a call, and only the rarer
-// shapes go to the per-run functions in runs.go and runes.go. In the VM a
-// letter goes to asciiRun first, hand-written wasm that charges the word
-// and the ASCII text after it (see ascii_wasm.go).
+// shapes go to the per-run functions in runs.go and runes.go. A letter goes
+// to asciiRun first, which charges the word and the ASCII text after it
+// (asciiRunGo natively, hand-written wasm in the VM: see ascii_wasm.go).
 //
 // The pass starts at s[i] with u already charged, for a caller that charged
 // the text before i itself (walker.rawText): i must be where the pass from 0

@@ -35,8 +35,9 @@ func Strict(data []byte) StrictCursor { return StrictCursor{d: data} }
 
 // Cursor starts a strict cursor before v, for a walk that descends into v
 // instead of finding the end of every value first as ForEach and Members do.
-// (A lenient cursor that trusted v's bytes was its twin and cost the module
-// as much: DECISIONS, "One reference per charge".)
+// (A lenient cursor that trusted v's bytes, without checking them again, was
+// removed: the strict one costs the module no more. DECISIONS, "One
+// reference per charge".)
 func (v Value) Cursor() StrictCursor { return Strict(v.Raw) }
 
 // Valid reports that the walk consumed one whole valid value (every
