@@ -15,8 +15,11 @@ import (
 //   - asciiRun, scan's pieces after a letter (ascii_wasm.s in the VM), to
 //     asciiRunGo;
 //   - wordsFast, words' fast loop (words_wasm.s in the VM), to wordsFastGo;
-//   - the shape readers plainMessage and plainPart, to the member-by-member
-//     walk of a message (messageAt) and of a part (part).
+//   - the shape readers plainMessage and plainPart, and messageAt's own fast
+//     paths, to the Value walk of a message (message) and of a part (part).
+//
+// Natively asciiRun and wordsFast are their references, so those two
+// comparisons bite only under `make test-wasm`; the shapes' bite in both.
 
 // requireASCIIRunAsItsReference holds asciiRun to asciiRunGo from every
 // letter of s, with u already charged.

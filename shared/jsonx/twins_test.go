@@ -8,8 +8,9 @@ import (
 // Two loops have a twin in hand-written wasm (scanString, unescapeRun);
 // their Go references (scanStringGo, unescapeRunGo) are what native builds
 // run. These tests hold each twin to
-// its reference on every start index of strings built to reach each stop,
-// and `make test-wasm` runs them where the twins are the wasm ones.
+// its reference on every start index of strings built to reach each stop.
+// Natively each twin is its reference, so the comparison bites under
+// `make test-wasm`, which runs them where the twins are the wasm ones.
 
 // twinAtoms reach every stop of the three loops: plain runs around eight
 // bytes long, every escape and its broken forms, surrogates, quotes,
