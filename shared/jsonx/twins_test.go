@@ -7,12 +7,12 @@ import (
 
 // Two loops have a twin in hand-written wasm (scanString, unescapeRun);
 // their Go references (scanStringGo, unescapeRunGo) are what native builds
-// run. These tests hold each twin to
-// its reference on every start index of strings built to reach each stop.
-// Natively each twin is its reference, so the comparison bites under
-// `make test-wasm`, which runs them where the twins are the wasm ones.
+// run. These tests hold each twin to its reference on every start index of
+// strings built to reach each stop. Natively each twin is its reference, so
+// the comparison bites under `make test-wasm`, which runs them where the
+// twins are the wasm ones.
 
-// twinAtoms reach every stop of the three loops: plain runs around eight
+// twinAtoms reach every stop of the two loops: plain runs around eight
 // bytes long, every escape and its broken forms, surrogates, quotes,
 // control bytes and bytes from 0x80 up.
 var twinAtoms = []string{`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\u00e9`, `\ud83d\ude00`, `\ud800`, `\udfff`,
