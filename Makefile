@@ -60,8 +60,9 @@ test:
 	@build/testsummary report --tally $(TALLY) --fuzz $(words $(FUZZ_TARGETS)) --started $$(cat build/test-started)
 
 # The hand-written wasm of the packages listed (their *_wasm.s) runs only in a VM: their
-# tests, with the differential ones (the estimator against its pre-rewrite code, jsonx against
-# encoding/json), run under wasip1 in wazero's CLI, built from the module's own wazero.
+# tests, with the differential ones (each wasm twin against its Go reference, jsonx against
+# encoding/json) and the fuzz targets' seeds, run under wasip1 in wazero's CLI, built from the
+# module's own wazero.
 WASMASM := $(sort $(patsubst %/,./%,$(dir $(wildcard shared/*/*_wasm.s))))
 test-wasm:
 	@test -n "$(WASMASM)" || { echo "no *_wasm.s found under shared/"; exit 1; }

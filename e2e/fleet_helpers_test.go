@@ -24,7 +24,6 @@ import (
 	"github.com/tokenbudget/tokenbudget/envoy/gateway"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/sharedstore/rawsock"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 )
@@ -63,7 +62,7 @@ type replica struct {
 
 func startReplica(t testing.TB, redisAddr string) *replica {
 	t.Helper()
-	rdb := rawsock.NewClient(&redis.Options{Addr: redisAddr})
+	rdb := redis.NewClient(&redis.Options{Addr: redisAddr})
 	t.Cleanup(func() { _ = rdb.Close() })
 	store := server.NewBuckets(rdb, server.Options{})
 	reg := prometheus.NewRegistry()

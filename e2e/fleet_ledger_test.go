@@ -21,7 +21,6 @@ import (
 	"github.com/tokenbudget/tokenbudget/sharedstore/admin"
 	spendledger "github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
-	"github.com/tokenbudget/tokenbudget/sharedstore/rawsock"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
@@ -66,7 +65,7 @@ func startLedgerFleet(t *testing.T, pluginConfig string, opts ...gwOpt) ledgerFl
 	_, err = led.PutPrices(ctx, time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC), map[string]pricing.Entry{"gpt-4o": {Base: pricing.Rates{
 		Input: in, CachedInput: in, CacheWrite: in, CacheWrite1h: in, Output: out}}}, nil)
 	require.NoError(t, err)
-	rdb := rawsock.NewClient(&redis.Options{Addr: addr})
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = rdb.Close() })
 	cache := spendcache.New(rdb, led, spendcache.Options{})
 	f := ledgerFleet{rdb: rdb, pool: pool, led: led, cache: cache, worker: spendworker.New(led, cache, spendworker.Options{})}

@@ -27,7 +27,6 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 	spendledger "github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
-	"github.com/tokenbudget/tokenbudget/sharedstore/rawsock"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
@@ -81,7 +80,7 @@ func TestFleetAPostgreSQLOutageUnderSteadyTrafficLosesNoRecord(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 	led := spendledger.New(pool)
-	rdb := rawsock.NewClient(&redis.Options{Addr: addr})
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = rdb.Close() })
 	cache := spendcache.New(rdb, led, spendcache.Options{})
 	var wg sync.WaitGroup

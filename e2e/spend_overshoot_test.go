@@ -38,10 +38,10 @@ func overshootFleetConfig() string {
 	return cfg[:len(cfg)-1] + `,"pricing":{"gpt-4o":{"input":"2.50","output":"10"}},"api_keys":[` + overshootKey + `]}`
 }
 
-// burst sends callers parallel streams through gws (round robin) and
+// spendBurst sends callers parallel streams through gws (round robin) and
 // returns what the mock served and what the gateways charged, in nano-USD,
 // with the largest single answer's cost.
-func burst(t *testing.T, served *servedLog, gws []*gateway.Gateway, callers int) (servedNano, chargedNano, largest int64) {
+func spendBurst(t *testing.T, served *servedLog, gws []*gateway.Gateway, callers int) (servedNano, chargedNano, largest int64) {
 	t.Helper()
 	from := served.quiet(t)
 	before := int64(0)
@@ -127,7 +127,7 @@ func TestE2EParallelCallersAreServedAtMostTheirSpendLimitPlusOneRequest(t *testi
 				gws := st.start(t, func(c *gateway.Config) {
 					c.UpstreamHandler = mockllm.New(mockllm.Options{OnServed: served.add})
 				})
-				s, c, largest := burst(t, served, gws, callers)
+				s, c, largest := spendBurst(t, served, gws, callers)
 				t.Logf("%s, %d callers: served %s, charged %s at a $1.00 limit (overshoot %s; one request %s)",
 					st.name, callers, usdText(s), usdText(c), usdText(max(s-limitNano, 0)), usdText(largest))
 				require.Positive(t, s, "the key is served up to its limit")

@@ -2,8 +2,7 @@
 
 package estimate
 
-// haveASCIIRun is false off wasm: native code runs scan's Go loop alone.
-const haveASCIIRun = false
-
-// asciiRun is implemented for wasm only (see ascii_wasm.go).
-func asciiRun(s []byte, i int, u int64, _ *asciiTables) (next int, charged int64) { return i, u }
+// asciiRun is asciiRunGo off wasm (ascii_wasm.s in the VM).
+func asciiRun(s []byte, i int, u int64, t *asciiTables) (next int, charged int64) {
+	return asciiRunGo(s, i, u, t)
+}

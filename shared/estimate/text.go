@@ -83,9 +83,9 @@ func textCounts(s []byte) counts { return scan(s, 0, 0) }
 // is a chain of comparisons, so letters are tested first and handed to
 // words (one call per run of words, see words.go), a lone space or
 // punctuation character is charged here without a call, and only the rarer
-// shapes go to the per-run functions in runs.go and runes.go. In the VM a
-// letter goes to asciiRun first, hand-written wasm that charges the word
-// and the ASCII text after it (see ascii_wasm.go).
+// shapes go to the per-run functions in runs.go and runes.go. A letter goes
+// to asciiRun first, which charges the word and the ASCII text after it
+// (asciiRunGo natively, hand-written wasm in the VM: see ascii_wasm.go).
 //
 // The pass starts at s[i] with u already charged, for a caller that charged
 // the text before i itself (walker.rawText): i must be where the pass from 0
@@ -103,14 +103,12 @@ func scan(s []byte, i int, u int64) counts {
 		c := s[i]
 		cls := byteClass[c]
 		if cls <= clsUpper {
-			// In the VM, asciiRun charges the word and the ASCII text
-			// after it, up to a piece it leaves to this loop; a word it
-			// leaves goes to words.
-			if haveASCIIRun {
-				if j, v := asciiRun(s, i, u, &asciiTab); j != i {
-					i, u = j, v
-					continue
-				}
+			// asciiRun charges the word and the ASCII text after it, up
+			// to a piece it leaves to this loop; a word it leaves goes
+			// to words.
+			if j, v := asciiRun(s, i, u, &asciiTab); j != i {
+				i, u = j, v
+				continue
 			}
 			i, u = words(s, i, u)
 			continue
@@ -139,17 +137,7 @@ func scan(s []byte, i int, u int64) counts {
 				i++
 				continue
 			}
-			// A run of two or more, newlines or not: a token, one more per
-			// change of character, and a share per byte beyond
-			// spaceFreeLen (indentation is held whole up to there).
-			j := i + 2
-			changes := int64(is(s[i+1], c) ^ 1)
-			for j < n && byteClass[s[j]] == clsSpace {
-				changes += int64(is(s[j], s[j-1]) ^ 1)
-				j++
-			}
-			u += unit + changes*unit + int64(max(j-i-spaceFreeLen, 0))*spacePerChar
-			i = j
+			i, u = spaceRun(s, i, u)
 		case clsPunct:
 			if i+1 == n || byteClass[s[i+1]] != clsPunct {
 				// A lone punctuation character is one token.
@@ -161,30 +149,57 @@ func scan(s []byte, i int, u int64) counts {
 				// Two, the common shape in code ("()", ":=", "++"): one
 				// token, less for a repeat or a common pair, as punctCost
 				// charges them, without its call and loop.
-				b := s[i+1]
-				rep := int64(is(c, b))
-				pair := int64(pairBits[c] >> punctIndex[b] & 1)
-				u += unit + rep*repeatExtra + (1-rep)*(1-pair)*unit
+				u += punctPairCost(c, s[i+1])
 				i += 2
 				continue
 			}
 			i, u = punctRun(s, i, u)
 		case clsDigit:
-			j := i
-			for j < n && byteClass[s[j]] == clsDigit {
-				j++
-			}
-			u += int64((j-i+2)/3) * unit
-			if i > 0 && byteClass[s[i-1]] == clsSpace {
-				u += unit
-			}
-			i = j
+			i, u = digitRun(s, i, u)
 		default:
 			i, u = runeAt(s, i, u, &d)
 		}
 	}
 	// Byte-level BPE never needs more tokens than bytes.
 	return counts{min((u+unit-1)/unit, int64(n)), min((u-d+unit-1)/unit, int64(n))}
+}
+
+// spaceRun charges the run of two or more whitespace bytes at s[i],
+// newlines or not: a token, one more per change of character, and a share
+// per byte beyond spaceFreeLen (indentation is held whole up to there). It
+// returns where the run ends and u plus its cost.
+func spaceRun(s []byte, i int, u int64) (int, int64) {
+	j := i + 2
+	changes := int64(is(s[i+1], s[i]) ^ 1)
+	for j < len(s) && byteClass[s[j]] == clsSpace {
+		changes += int64(is(s[j], s[j-1]) ^ 1)
+		j++
+	}
+	return j, u + unit + changes*unit + int64(max(j-i-spaceFreeLen, 0))*spacePerChar
+}
+
+// digitRun charges the run of digits at s[i], a token per group of three
+// begun and one for a whitespace byte before them (neither tokenizer joins
+// it to a number), and returns where the run ends and u plus its cost.
+func digitRun(s []byte, i int, u int64) (int, int64) {
+	j := i
+	for j < len(s) && byteClass[s[j]] == clsDigit {
+		j++
+	}
+	u += int64((j-i+2)/3) * unit
+	if i > 0 && byteClass[s[i-1]] == clsSpace {
+		u += unit
+	}
+	return j, u
+}
+
+// punctPairCost is what punctCost charges the two punctuation characters
+// c and b, the common shape in code ("()", ":=", "++"), without its loop:
+// one token, less for a repeat or a common pair.
+func punctPairCost(c, b byte) int64 {
+	rep := int64(is(c, b))
+	pair := int64(pairBits[c] >> punctIndex[b] & 1)
+	return unit + rep*repeatExtra + (1-rep)*(1-pair)*unit
 }
 
 // punctRun charges the run of two or more punctuation characters at s[i]

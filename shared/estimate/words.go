@@ -21,86 +21,11 @@ import (
 func words(s []byte, i int, u int64) (int, int64) {
 	n := len(s)
 	for {
-		// While the text has room for the loads, a turn takes the word
-		// at i and what follows it, ending at the next word, and after
-		// the common space before a letter the next short word as well
-		// (a turn costs the VM about as much again as a short word). In
-		// the VM the turns are wordsFast's, the same loop in wasm.
-		if haveWordsFast {
-			var done bool
-			if i, u, done = wordsFast(s, i, u); done {
-				return i, u
-			}
-		}
-		for !haveWordsFast && i+25 <= n {
-			var j int
-			var y uint64 // the bytes at j, after the word
-			// An optional capital then lower-case letters.
-			l := 1 + bits.TrailingZeros64(notLower(load64(s, i+1)))>>3
-			if l >= consonantRunLen {
-				// A long word, so that only such words pay for counting
-				// vowels: up to 16 letters here. (Written before the short
-				// word's branch: in that order the VM ran 2 % fewer
-				// instructions on prose and code.)
-				if l > 8 {
-					l = 9 + bits.TrailingZeros64(notLower(load64(s, i+9)))>>3
-				}
-				j = i + l
-				y = load64(s, j)
-				if l > 16 || byteClass[byte(y)] <= clsDigit {
-					break
-				}
-				// pieceCost(s[i:j], 0, false), its vowels counted eight at a
-				// time, in line: a call here would make u live across it,
-				// and Go's wasm backend then stores u to the stack on every
-				// turn of the loop.
-				v := bits.OnesCount64(vowelBytes(load64(s, i))) +
-					bits.OnesCount64(vowelBytes(load64(s, i+8))&(1<<uint(8*(l-8))-1))
-				if v*6 < l {
-					u += unit + int64(l-1)*blobExtra
-				} else {
-					u += unit + int64(l-wordFreeLen)*wordExtra
-				}
-			} else {
-				j = i + l
-				y = load64(s, j)
-				if uint8(byte(y)-'A') < 26 || uint8(byte(y)-'0') < 10 {
-					break // capitals or digits follow: a word of several pieces
-				}
-				u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
-			}
-			// What follows the word, as scan charges it: a space before
-			// a letter is free, a lone punctuation character is a token,
-			// and a space after it is free again before a letter. The
-			// other tests are each a 0 or 1 from a sign bit.
-			// (The space's letter is a comparison, not isLetter: a 0 or 1
-			// tested against 0 costs the VM a second test.)
-			b1 := byte(y >> 8)
-			if byte(y) == ' ' && uint8(b1|0x20-'a') < 26 {
-				i = j + 1
-				// The next word on the same turn when it is short and
-				// followed by a space and a letter too, prose's common
-				// case, charged as the short word above; otherwise the
-				// next turn starts at it. (A loop of such words, or a
-				// third word, cost the VM more than they saved.)
-				if i+25 > n {
-					continue
-				}
-				l = 1 + bits.TrailingZeros64(notLower(load64(s, i+1)))>>3
-				y = load64(s, i+l)
-				if l < consonantRunLen && byte(y) == ' ' && uint8(byte(y>>8)|0x20-'a') < 26 {
-					u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
-					i += l + 1
-				}
-				continue
-			}
-			p0 := int(wordPunct[byte(y)])
-			next := isLetter(b1)&p0 | p0&is(b1, ' ')&isLetter(byte(y>>16))<<1
-			if next == 0 {
-				return j, u
-			}
-			u += int64(p0) * unit
-			i = j + next
+		// While the text has room for the loads, the turns of the fast
+		// loop (wordsFast) take the common words.
+		var done bool
+		if i, u, done = wordsFast(s, i, u); done {
+			return i, u
 		}
 		// An optional capital then lower-case letters: if the word ends
 		// there it is one piece, never a blob.
@@ -146,6 +71,89 @@ func words(s []byte, i int, u int64) (int, int64) {
 		}
 		return j, u
 	}
+}
+
+// wordsFastGo is words' fast loop, the reference of wordsFast: while the
+// text has room for the loads (25 bytes from i), a turn takes the word at
+// the letter s[i] and what follows it, ending at the next word, and after
+// the common space before a letter the next short word as well (a turn
+// costs the VM about as much again as a short word). It returns where it
+// stopped and u plus what it charged, and done when the run of words ends
+// there (words returns); otherwise words' own loop goes on at next (a word
+// of several pieces, a long word, the last bytes).
+func wordsFastGo(s []byte, i int, u int64) (int, int64, bool) {
+	n := len(s)
+	for i+25 <= n {
+		var j int
+		var y uint64 // the bytes at j, after the word
+		// An optional capital then lower-case letters.
+		l := 1 + bits.TrailingZeros64(notLower(load64(s, i+1)))>>3
+		if l >= consonantRunLen {
+			// A long word, so that only such words pay for counting
+			// vowels: up to 16 letters here. (Written before the short
+			// word's branch: in that order the VM ran 2 % fewer
+			// instructions on prose and code.)
+			if l > 8 {
+				l = 9 + bits.TrailingZeros64(notLower(load64(s, i+9)))>>3
+			}
+			j = i + l
+			y = load64(s, j)
+			if l > 16 || byteClass[byte(y)] <= clsDigit {
+				return i, u, false
+			}
+			// pieceCost(s[i:j], 0, false), its vowels counted eight at a
+			// time, in line: a call here would make u live across it,
+			// and Go's wasm backend then stores u to the stack on every
+			// turn of the loop.
+			v := bits.OnesCount64(vowelBytes(load64(s, i))) +
+				bits.OnesCount64(vowelBytes(load64(s, i+8))&(1<<uint(8*(l-8))-1))
+			if v*6 < l {
+				u += unit + int64(l-1)*blobExtra
+			} else {
+				u += unit + int64(l-wordFreeLen)*wordExtra
+			}
+		} else {
+			j = i + l
+			y = load64(s, j)
+			if uint8(byte(y)-'A') < 26 || uint8(byte(y)-'0') < 10 {
+				return i, u, false // capitals or digits follow: a word of several pieces
+			}
+			u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
+		}
+		// What follows the word, as scan charges it: a space before
+		// a letter is free, a lone punctuation character is a token,
+		// and a space after it is free again before a letter. The
+		// other tests are each a 0 or 1 from a sign bit.
+		// (The space's letter is a comparison, not isLetter: a 0 or 1
+		// tested against 0 costs the VM a second test.)
+		b1 := byte(y >> 8)
+		if byte(y) == ' ' && uint8(b1|0x20-'a') < 26 {
+			i = j + 1
+			// The next word on the same turn when it is short and
+			// followed by a space and a letter too, prose's common
+			// case, charged as the short word above; otherwise the
+			// next turn starts at it. (A loop of such words, or a
+			// third word, cost the VM more than they saved.)
+			if i+25 > n {
+				continue
+			}
+			l = 1 + bits.TrailingZeros64(notLower(load64(s, i+1)))>>3
+			y = load64(s, i+l)
+			if l < consonantRunLen && byte(y) == ' ' && uint8(byte(y>>8)|0x20-'a') < 26 {
+				u += unit + int64(max(l-wordFreeLen, 0))*wordExtra
+				i += l + 1
+			}
+			continue
+		}
+		p0 := int(wordPunct[byte(y)])
+		next := isLetter(b1)&p0 | p0&is(b1, ' ')&isLetter(byte(y>>16))<<1
+		if next == 0 {
+			return j, u, true
+		}
+		u += int64(p0) * unit
+		i = j + next
+	}
+	return i, u, false
 }
 
 // wordPunct is 1 for a punctuation byte that words' fast loop charges after

@@ -2,8 +2,7 @@
 
 package estimate
 
-// haveWordsFast is false off wasm: words runs its fast loop in Go.
-const haveWordsFast = false
-
-// wordsFast is implemented for wasm only (see words_wasm.go).
-func wordsFast(s []byte, i int, u int64) (next int, charged int64, done bool) { return i, u, false }
+// wordsFast is wordsFastGo off wasm (words_wasm.s in the VM).
+func wordsFast(s []byte, i int, u int64) (next int, charged int64, done bool) {
+	return wordsFastGo(s, i, u)
+}

@@ -2,15 +2,9 @@
 
 package estimate
 
-// haveWordsFast says words runs its fast loop's turns as wordsFast.
-const haveWordsFast = true
-
-// wordsFast runs the turns of words' fast loop from the letter at s[i], u
-// already charged, while the text has room for its loads, with the same
-// charges: it returns where it stopped and u plus what it charged, and done
-// when the run of words ends there (words returns), otherwise words' own
-// loop goes on at next (a word of several pieces, a long word, the last
-// bytes).
+// wordsFast is wordsFastGo, words' fast loop, with the same signature,
+// stops and charges; the differential test and fuzz target of words_test.go
+// hold it to wordsFastGo under `make test-wasm`.
 //
 // It is written in WebAssembly (words_wasm.s) for the reason asciiRun is
 // (see ascii_wasm.go): this loop is where the estimator spends its time on

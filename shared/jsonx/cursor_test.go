@@ -9,7 +9,7 @@ import (
 
 // cursorDump renders the value at c by descending with Enter, the way the
 // consumers walk, so it can be compared with forEachDump.
-func cursorDump(c *Cursor, b *strings.Builder, steps *int) {
+func cursorDump(c *StrictCursor, b *strings.Builder, steps *int) {
 	k := c.Kind()
 	if k != Object && k != Array {
 		v := c.Value()

@@ -17,8 +17,8 @@
 // Values built by hand over unvalidated bytes never make the package panic, but
 // what they return is then unspecified. Nothing recurses: nesting is tracked
 // with counters and a bit stack, and documents nested deeper than MaxDepth are
-// rejected instead of risking the stack. In wasm builds string validation,
-// the search for a string's first escape and the decoding of escapes are
-// hand-written wasm (scanstring_wasm.go, plainend_wasm.go,
-// unescape_wasm.go), the same scans as the Go code native builds run.
+// rejected instead of risking the stack. In wasm builds string validation
+// and the decoding of escapes are hand-written wasm (scanstring_wasm.go,
+// unescape_wasm.go), twins of the Go code native builds run
+// (scanStringGo, unescapeRunGo) that twins_test.go holds to it.
 package jsonx

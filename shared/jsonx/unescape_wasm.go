@@ -2,7 +2,8 @@
 
 package jsonx
 
-// unescapeRun decodes string content from c[i] into d[n]: while eight
+// unescapeRun is unescapeRunGo in hand-written wasm, held to it by
+// twins_test.go. It decodes string content from c[i] into d[n]: while eight
 // bytes fit in both, it copies them, keeps them up to the first quote,
 // backslash or control byte (stringStops) and decodes an escape there;
 // past that, it copies the last bytes one a turn. It decodes a one-letter

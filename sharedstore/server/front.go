@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore/rawsock"
 )
 
 // Front serves the filter's calls (POST /v1/admit, /v1/settle,
@@ -178,11 +177,8 @@ func (c *handedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 func (f *Front) serve(c net.Conn) {
 	defer f.forget(c)
-	// The calls are read and written with raw system calls (package
-	// rawsock); net/http, handed a connection, writes through c itself.
-	rw := rawsock.Wrap(c)
-	br := bufio.NewReaderSize(rw, maxHead)
-	bw := bufio.NewWriterSize(rw, 2048)
+	br := bufio.NewReaderSize(c, maxHead)
+	bw := bufio.NewWriterSize(c, 2048)
 	w := &answer{h: http.Header{}}
 	var body []byte
 	for {

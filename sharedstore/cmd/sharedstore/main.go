@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/tokenbudget/tokenbudget/sharedstore/rawsock"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 )
 
@@ -163,8 +162,7 @@ func readToken(file string) (string, error) {
 
 // newClient parses --redis. A redis-cluster URL lists seed nodes; a
 // redis URL is one server (with go-redis' own URL options: password, db).
-// Either dials as go-redis does, and its connections are read and written
-// by package rawsock.
+// Either dials as go-redis does.
 func newClient(raw string, pool int) (redis.UniversalClient, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -177,12 +175,12 @@ func newClient(raw string, pool int) (redis.UniversalClient, error) {
 			return nil, fmt.Errorf("parse --redis: %w", err)
 		}
 		o.PoolSize = pool
-		return rawsock.NewClient(o), nil
+		return redis.NewClient(o), nil
 	case "redis-cluster":
 		if u.Host == "" {
 			return nil, errors.New("parse --redis: redis-cluster URL lists no nodes")
 		}
-		o := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ","), PoolSize: pool, NewClient: rawsock.NewClient}
+		o := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ","), PoolSize: pool}
 		if u.User != nil {
 			o.Username = u.User.Username()
 			o.Password, _ = u.User.Password()

@@ -10,11 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-
-	"github.com/tokenbudget/tokenbudget/sharedstore/rawsock"
 )
 
-func TestTheServiceDialsRedisOverRawSockets(t *testing.T) {
+func TestTheServiceDialsRedisAsGoRedisDoes(t *testing.T) {
 	ctx := context.Background()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -39,16 +37,16 @@ func TestTheServiceDialsRedisOverRawSockets(t *testing.T) {
 	c, err := newClient("redis://"+addr+"/0", 4)
 	require.NoError(t, err)
 	defer c.Close()
-	require.IsType(t, &rawsock.Conn{}, dialed(c.(*redis.Client).Options().Dialer), "a single server")
+	require.IsType(t, &net.TCPConn{}, dialed(c.(*redis.Client).Options().Dialer), "a single server")
 
 	cc, err := newClient("redis-cluster://"+addr, 4)
 	require.NoError(t, err)
 	defer cc.Close()
 	node := cc.(*redis.ClusterClient).Options().NewClient(&redis.Options{Addr: addr})
 	defer node.Close()
-	require.IsType(t, &rawsock.Conn{}, dialed(node.Options().Dialer), "a cluster's node")
+	require.IsType(t, &net.TCPConn{}, dialed(node.Options().Dialer), "a cluster's node")
 
-	// rediss keeps go-redis' TLS dialing; a TLS connection is not wrapped.
+	// rediss keeps go-redis' TLS dialing.
 	srv := httptest.NewTLSServer(nil)
 	defer srv.Close()
 	addr = strings.TrimPrefix(srv.URL, "https://")
