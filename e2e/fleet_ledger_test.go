@@ -239,8 +239,8 @@ func TestFleetATeamLimitPutThroughTheAdminAPIAppliesWithoutFleetSpendInTheConfig
 	require.Equal(t, 200, res.StatusCode)
 
 	gws := []*gateway.Gateway{f.a, f.b}
-	for i := 0; i < 2; i++ { // 1000 output tokens at $500 a million: $0.50 each
-		r := post(t, gws[i], "/v1/chat/completions", "sk-t9", chat(2000), "x-mock-output-tokens", "1000")
+	for i := 0; i < 2; i++ { // 1000 output tokens at $500 a million: $0.50 each, and as much reserved
+		r := post(t, gws[i], "/v1/chat/completions", "sk-t9", chat(1000), "x-mock-output-tokens", "1000")
 		require.Equal(t, 200, r.status, string(r.body))
 		require.True(t, waitFor(5*time.Second, func() bool {
 			return f.cachedOf(t, "t9", spend.Team, "t9", calendar.Month) >= money.Amount(i+1)*500_000_000

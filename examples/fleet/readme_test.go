@@ -274,13 +274,13 @@ func TestTheReadmesSpendWalkThroughRefusesAndAFreshStartAdmitsAgain(t *testing.T
 	for _, m := range regexp.MustCompile(`(?m)^([0-9]+) ([0-9]{3})$`).FindAllStringSubmatch(string(out), -1) {
 		statuses = append(statuses, m[2])
 	}
-	require.Equal(t, []string{"200", "200", "200", "429"}, statuses, "what the walk-through's comment says:\n%s", out)
+	require.Equal(t, []string{"200", "200", "429", "429"}, statuses, "what the walk-through's comment says:\n%s", out)
 	require.Contains(t, string(out), `"path":"/v1/admin/teams/{team}/spend-limits/{scope}/{id}/{period}"`, "GET /v1/admin/ lists the routes")
 	f.stop(t)
 
 	call := func(gw string) (int, string) {
 		req, err := http.NewRequest(http.MethodPost, "http://"+gw+"/v1/chat/completions", strings.NewReader(
-			`{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}],"max_tokens":100}`))
+			`{"model":"gpt-4o","messages":[{"role":"user","content":"hello"}],"max_tokens":2000}`))
 		require.NoError(t, err)
 		req.Header.Set("authorization", "Bearer sk-local-demo")
 		res, err := http.DefaultClient.Do(req)
@@ -291,7 +291,8 @@ func TestTheReadmesSpendWalkThroughRefusesAndAFreshStartAdmitsAgain(t *testing.T
 		return res.StatusCode, string(b)
 	}
 
-	// The same Redis (its append-only file) and the same ledger: still refused.
+	// The same Redis (its append-only file) and the same ledger: still refused, since a
+	// walk-through call's $0.02 does not fit the $0.01 left.
 	f = startFleet(t, env...)
 	st, body := call(gw1)
 	require.Equal(t, http.StatusTooManyRequests, st, "a restart keeps the month's spend: %s", body)
