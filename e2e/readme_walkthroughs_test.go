@@ -35,7 +35,7 @@ func readmeSection(t *testing.T, heading string) string {
 }
 
 // The README's spend walk-through, replayed as written: make run on its CONFIG, the loop of
-// curls (200 three times with the remaining spend it names, then the 429), then the wait it
+// curls (200 with the remaining spend it names before each admitted request, then the 429), then the wait it
 // says before reading the metrics, after which the spend counter is there.
 func TestTheReadmesSpendWalkThroughWaitsForTheTickBeforeReadingMetrics(t *testing.T) {
 	sec := readmeSection(t, "## USD spend limits")
@@ -57,11 +57,13 @@ func TestTheReadmesSpendWalkThroughWaitsForTheTickBeforeReadingMetrics(t *testin
 	}
 	body := regexp.MustCompile(`-d '([^']*)'`).FindStringSubmatch(cmd)
 	require.NotNil(t, body)
-	remaining := regexp.MustCompile(`x-spend-day-remaining-usd ([0-9.]+), ([0-9.]+), ([0-9.]+)`).FindStringSubmatch(b)
-	require.NotNil(t, remaining, "the walk-through names the remaining spend before each request")
+	listed := regexp.MustCompile(`x-spend-day-remaining-usd ([0-9.]+(?:, [0-9.]+)*)`).FindStringSubmatch(b)
+	require.NotNil(t, listed, "the walk-through names the remaining spend before each request")
+	remaining := append([]string{""}, strings.Split(listed[1], ", ")...) // remaining[i] before request i
 
 	g := startGateway(t, repoFile(t, cfg[1]))
 	n := len(strings.Fields(loop[1]))
+	require.Len(t, remaining, n, "a remaining figure for each admitted request, then the refusal")
 	for i := 1; i <= n; i++ {
 		req, err := http.NewRequest(http.MethodPost, "http://"+g.Addr()+u[1], strings.NewReader(body[1]))
 		require.NoError(t, err)
