@@ -1,6 +1,11 @@
 package core
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -44,4 +49,38 @@ func TestTwoVMsInOneProcessKeepTheirOwnCallouts(t *testing.T) {
 	require.Equal(t, []string{"a", "b"}, got, "VM b's call with the same token was still waiting")
 	ra.OnHTTPCallResponse(1, 0, 0, 0)
 	require.Equal(t, []string{"a", "b"}, got, "an answer is delivered once")
+}
+
+// TestTheCoreKeepsNoStateInThePackage holds what makes two VMs in one
+// process independent: every package-level variable of the core (outside
+// its tests) is the blank identifier of a compile-time check, so all state
+// lives on a VM, a Root or a Stream.
+func TestTheCoreKeepsNoStateInThePackage(t *testing.T) {
+	t.Parallel()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	var named []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
+			}
+			for _, s := range g.Specs {
+				for _, id := range s.(*ast.ValueSpec).Names {
+					if id.Name != "_" {
+						named = append(named, fset.Position(id.Pos()).String()+": "+id.Name)
+					}
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, files)
+	require.Empty(t, named, "package-level variables of filter/core")
 }
