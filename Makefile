@@ -24,7 +24,7 @@ BENCHCOUNT ?= 6
 FUZZ_TARGETS = $(shell grep -r --include='*_test.go' --exclude-dir=peers -o '^func Fuzz[A-Za-z0-9_]*' \
 	shared sharedstore filter envoy examples e2e | sed -E 's|^(.*)/[^/]*_test\.go:func (Fuzz.*)|./\1:\2|' | sort -u)
 
-.PHONY: all build test test-profiles test-wasm run fleet bench bench-instructions bench-fleet-spend bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci images clean
+.PHONY: all build test test-short test-profiles test-wasm run fleet bench bench-instructions bench-fleet-spend bench-peers bench-peers-instr fuzz fuzz-smoke vet validate oci images clean
 
 all: build
 
@@ -58,6 +58,11 @@ test:
 	$(MAKE) --no-print-directory test-wasm GOTEST='$(TESTRUN)'
 	$(MAKE) --no-print-directory fuzz-smoke FUZZTIME=$(SMOKETIME)
 	@build/testsummary report --tally $(TALLY) --fuzz $(words $(FUZZ_TARGETS)) --started $$(cat build/test-started)
+
+# The quick tier: the unit tests of shared/, the exchange's rule table among them, natively and
+# without building the module; for the edit-test loop, not a substitute for `make test`.
+test-short:
+	$(GO) test -short -count=1 ./shared/...
 
 # The hand-written wasm of the packages listed (their *_wasm.s) runs only in a VM: their
 # tests, with the differential ones (each wasm twin against its Go reference, jsonx against

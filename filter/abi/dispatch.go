@@ -13,6 +13,12 @@ import (
 // as the SDK's own binding delivers them, plus the three Envoy callbacks
 // those leave out (HTTPCallResponder, StreamDoner, Deleter).
 
+// The binding's state is the package's: a module instance is one VM, and
+// its exported callbacks are package functions with nowhere else to find
+// it. So the VM context, its host and the context registry are package
+// variables here, one set per module instance (natively, per test that
+// calls UseHost), while the filter's own state lives on its VM context
+// (core.VM), never in a package.
 var (
 	host    Host
 	vm      types.VMContext

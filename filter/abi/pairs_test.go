@@ -7,6 +7,7 @@ import (
 )
 
 func TestPairsRoundTripKeepsOrderAndEmptyValues(t *testing.T) {
+	t.Parallel()
 	cases := map[string][][2]string{
 		"none":        {},
 		"one":         {{":method", "POST"}},
@@ -27,6 +28,7 @@ func TestPairsRoundTripKeepsOrderAndEmptyValues(t *testing.T) {
 }
 
 func TestAppendPairsMatchesTheSpecLayout(t *testing.T) {
+	t.Parallel()
 	enc := AppendPairs([]byte("pre"), [][2]string{{"ab", "c"}})
 	require.Equal(t, []byte("pre"+
 		"\x01\x00\x00\x00"+
@@ -35,6 +37,7 @@ func TestAppendPairsMatchesTheSpecLayout(t *testing.T) {
 }
 
 func TestDecodePairsRejectsMalformedInput(t *testing.T) {
+	t.Parallel()
 	good := AppendPairs(nil, [][2]string{{"key", "value"}})
 	cases := map[string][]byte{
 		"short count":        {1, 0},
@@ -52,6 +55,7 @@ func TestDecodePairsRejectsMalformedInput(t *testing.T) {
 }
 
 func TestDecodePairsOfNothingIsAnEmptyMap(t *testing.T) {
+	t.Parallel()
 	got, ok := decodePairs(nil)
 	require.True(t, ok)
 	require.Empty(t, got)

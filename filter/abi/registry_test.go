@@ -20,6 +20,7 @@ func requireFound(t *testing.T, r *registry[string], want map[uint32]string) {
 // A context is found by its id whether it holds its slot or another live
 // context holds it first.
 func TestARegistryFindsEveryContextWhateverItsSlotHolds(t *testing.T) {
+	t.Parallel()
 	r := newRegistry[string]()
 	// Ids one table apart share a slot: the first holds it, the others
 	// overflow.
@@ -51,6 +52,7 @@ func TestARegistryFindsEveryContextWhateverItsSlotHolds(t *testing.T) {
 
 // Registering an id again replaces its context, wherever it is kept.
 func TestRegisteringAnIdAgainReplacesItsContext(t *testing.T) {
+	t.Parallel()
 	r := newRegistry[string]()
 	a, b := uint32(1), uint32(1+registrySlots)
 	r.put(a, "a")

@@ -56,10 +56,11 @@ func (s *sharedData) Set(key string, value []byte, cas uint32) error {
 
 // caller binds the remote store to proxy_http_call. The call belongs to
 // the root of whatever context is running (a stream's root, or the root
-// whose tick retries it); its answer is found in the VM-wide table by token
-// whichever root receives it.
+// whose tick retries it); its answer is found in the VM's table by token
+// whichever root of the VM receives it.
 type caller struct {
 	host    abi.Host
+	vm      *VM
 	cluster string
 }
 
@@ -68,7 +69,7 @@ func (c *caller) Call(headers [][2]string, body []byte, timeoutMs uint32, cb fun
 	if st != abi.StatusOK {
 		return errs.New("http call to cluster " + c.cluster + ": status " + strconv.Itoa(int(st)))
 	}
-	vm.calls[token] = cb
+	c.vm.calls[token] = cb
 	return nil
 }
 

@@ -18,6 +18,7 @@ type fleetStore struct{ sharedstore.Store }
 func (fleetStore) Admit(sharedstore.Plan, func(sharedstore.Outcome)) {}
 
 func TestADeletedStreamIsReusedWithNothingOfItsRequestLeft(t *testing.T) {
+	t.Parallel()
 	h := newGuestHost()
 	r := NewRoot(1, h)
 	require.True(t, r.OnConfigure([]byte(benchTwoDimensions)))
@@ -45,6 +46,7 @@ func TestADeletedStreamIsReusedWithNothingOfItsRequestLeft(t *testing.T) {
 }
 
 func TestAStreamAFleetStoreMayStillAnswerIsNeverReused(t *testing.T) {
+	t.Parallel()
 	r := NewRoot(1, newGuestHost())
 	require.True(t, r.OnConfigure([]byte(benchTwoDimensions)))
 	s := r.NewHttpContext(2).(*Stream)
@@ -55,6 +57,7 @@ func TestAStreamAFleetStoreMayStillAnswerIsNeverReused(t *testing.T) {
 }
 
 func TestTheBoundAdmissionCallbackReachesTheReusedStream(t *testing.T) {
+	t.Parallel()
 	h := newGuestHost()
 	r := NewRoot(1, h)
 	require.True(t, r.OnConfigure([]byte(benchTwoDimensions)))

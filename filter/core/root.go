@@ -41,6 +41,9 @@ const remoteRetryNs = remote.DefaultRetryForNs
 type Root struct {
 	id   uint32
 	host abi.Host
+	// vm is what this root shares with the other roots of its VM: the
+	// callouts in flight and the fleet stores (see VM).
+	vm *VM
 	// now is host.NowNanos, bound once for the exchanges' clock.
 	now func() int64
 
@@ -100,20 +103,6 @@ func (r *Root) recycle(s *Stream) {
 	r.free = append(r.free, s)
 }
 
-// vm is what every root context of one VM shares. A reload retires a root
-// while its streams may still settle through its fleet store, and Envoy
-// drops a callout answer whose root context is gone; so retries and callout
-// callbacks belong to the VM, and whichever root is alive drives them.
-var vm = struct {
-	// calls maps a callout token (unique per VM) to the code awaiting it.
-	calls map[uint32]func(status int, body []byte, err error)
-	// remotes are the fleet stores of this VM's configs, kept while their
-	// root may still hand them holds or they have calls left to deliver.
-	remotes []vmRemote
-	// queue bounds the calls waiting in remotes, together.
-	queue *remote.Queue
-}{calls: map[uint32]func(int, []byte, error){}, queue: &remote.Queue{}}
-
 // vmRemote is a fleet store and the root whose config made it: until that
 // root is deleted, its streams may still settle through the store.
 type vmRemote struct {
@@ -124,13 +113,18 @@ type vmRemote struct {
 	dropsSeen [2]uint64
 }
 
-// NewRoot makes the root of one plugin context (VM.NewPluginContext).
-func NewRoot(id uint32, h abi.Host) *Root {
+// NewRoot makes the root of one plugin context alone in a VM of its own,
+// as a test drives it; VM.NewPluginContext makes the roots of one VM.
+func NewRoot(id uint32, h abi.Host) *Root { return newVM(h).newRoot(id) }
+
+func (v *VM) newRoot(id uint32) *Root {
+	h := v.host
 	sr, _ := h.(abi.ScratchReader)
 	ad, _ := h.(abi.HeaderAdder)
 	return &Root{
 		id:      id,
 		host:    h,
+		vm:      v,
 		now:     h.NowNanos,
 		metrics: newMetricSet(h),
 		mapFill: mapFill{h: h},
@@ -172,12 +166,12 @@ func (r *Root) OnConfigure(raw []byte) bool {
 	var store sharedstore.Store = localStore
 	r.remote = nil
 	if rt.Storage == config.StorageRedis {
-		r.remote = remote.New(&caller{host: r.host, cluster: rt.Redis.Cluster}, remote.Config{
+		r.remote = remote.New(&caller{host: r.host, vm: r.vm, cluster: rt.Redis.Cluster}, remote.Config{
 			Token:      rt.Redis.Token,
 			Authority:  rt.Redis.Authority,
 			TimeoutMs:  uint32(rt.Redis.TimeoutMS),
 			RetryForNs: remoteRetryNs,
-			Queue:      vm.queue,
+			Queue:      &r.vm.queue,
 		}, r.host.NowNanos)
 		// While the store is down a replica admits on its own buckets, sized
 		// to its share of the fleet budget when a division source says so.
@@ -190,7 +184,7 @@ func (r *Root) OnConfigure(raw []byte) bool {
 		// reaches the ledger once the service answers.
 		store = fallback.New(watched{Store: r.remote, health: &r.health}, localStore, rt.Redis.FallbackToMemory, r.countUnavailable, localPlan,
 			fallback.Remember(localStore), fallback.Records(r.remote))
-		vm.remotes = append(vm.remotes, vmRemote{store: r.remote, owner: r})
+		r.vm.remotes = append(r.vm.remotes, vmRemote{store: r.remote, owner: r})
 	}
 	// Every root ticks: its metric increments reach the host on the tick,
 	// and an earlier config's streams may still hand their settlements to
@@ -225,28 +219,29 @@ func (r *Root) OnTick() {
 		r.local.Flush()
 	}
 	r.levels.write(r.local)
-	kept := vm.remotes[:0]
-	for _, rem := range vm.remotes {
+	v := r.vm
+	kept := v.remotes[:0]
+	for _, rem := range v.remotes {
 		rem.store.Tick()
 		r.metrics.countDrops(&rem)
 		if !rem.owner.deleted || rem.store.Pending() > 0 {
 			kept = append(kept, rem)
 		}
 	}
-	for i := len(kept); i < len(vm.remotes); i++ {
-		vm.remotes[i] = vmRemote{}
+	for i := len(kept); i < len(v.remotes); i++ {
+		v.remotes[i] = vmRemote{}
 	}
-	vm.remotes = kept
+	v.remotes = kept
 }
 
 // OnHTTPCallResponse hands a callout's answer to whoever made the call. A
 // failed call (reset, timeout) arrives as (0, 0, 0).
 func (r *Root) OnHTTPCallResponse(token uint32, numHeaders, bodySize, numTrailers int) {
-	cb, ok := vm.calls[token]
+	cb, ok := r.vm.calls[token]
 	if !ok {
 		return
 	}
-	delete(vm.calls, token)
+	delete(r.vm.calls, token)
 	if numHeaders == 0 && bodySize == 0 && numTrailers == 0 {
 		_, msg := r.host.GetStatus()
 		cb(0, nil, errCallFailed(msg))

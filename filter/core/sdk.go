@@ -13,28 +13,42 @@ import (
 // proxytest emulator (natively) drive the same code.
 
 // VM is the filter's VM context: it makes a Root for every plugin context
-// and owns what those roots share, the callout table and the fleet stores
-// (see vm in root.go).
+// and owns what those roots share. A reload retires a root while its
+// streams may still settle through its fleet store, and Envoy drops a
+// callout answer whose root context is gone; so retries and callout
+// callbacks belong to the VM, and whichever root is alive drives them.
+//
+// All of a VM's state is here, none in the package: two VMs in one
+// process (two emulated workers natively) are independent. The module
+// holds one VM, registered with the ABI binding (filter/main.go).
 type VM struct {
 	host abi.Host
 	// last is the newest root; callout answers a host delivers to a
 	// function (abi.CalloutDelivery) go through it, as any live root reads
-	// them from the VM-wide table.
+	// them from the VM's table.
 	last *Root
+	// calls maps a callout token (unique per VM) to the code awaiting it.
+	calls map[uint32]func(status int, body []byte, err error)
+	// remotes are the fleet stores of this VM's configs, kept while their
+	// root may still hand them holds or they have calls left to deliver.
+	remotes []vmRemote
+	// queue bounds the calls waiting in remotes, together.
+	queue remote.Queue
 }
 
-// NewVM makes the VM context of one VM with its host. There is one per VM,
-// so making one starts the VM-wide state afresh: natively, each emulated
-// VM gets a clean callout table.
+// NewVM makes the VM context of one VM with its host. A host that delivers
+// callout answers to a function (abi.CalloutDelivery) delivers them to
+// this VM.
 func NewVM(h abi.Host) *VM {
-	vm.calls = map[uint32]func(int, []byte, error){}
-	vm.remotes = nil
-	vm.queue = &remote.Queue{}
-	v := &VM{host: h}
+	v := newVM(h)
 	if d, ok := h.(abi.CalloutDelivery); ok {
 		d.DeliverCallouts(v.onHTTPCallResponse)
 	}
 	return v
+}
+
+func newVM(h abi.Host) *VM {
+	return &VM{host: h, calls: map[uint32]func(int, []byte, error){}}
 }
 
 // OnVMStart accepts any VM configuration: the filter reads only its plugin
@@ -44,7 +58,7 @@ func (v *VM) OnVMStart(vmConfigurationSize int) types.OnVMStartStatus {
 }
 
 func (v *VM) NewPluginContext(contextID uint32) types.PluginContext {
-	v.last = NewRoot(contextID, v.host)
+	v.last = v.newRoot(contextID)
 	return v.last
 }
 

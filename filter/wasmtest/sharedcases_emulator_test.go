@@ -31,53 +31,58 @@ func TestTheSharedCasesHoldInTheSDKEmulator(t *testing.T) {
 	Run(t, func(t *testing.T, c Case) Host { return newEmulated(t, c) })
 }
 
-// secondRootID is the context id of the second root: proxytest makes only
-// its PluginContextID, and numbers streams upward from it.
-const secondRootID = 1 << 30
-
-// twoRoots stands in the emulator's one plugin-context slot with two roots
-// of the filter's VM context: each stream goes to the root the exchange
-// names, and both share the emulator's shared data, as two plugin contexts
-// of one VM id share Envoy's (docs/sdk-emulator.md).
-type twoRoots struct {
-	vm    *core.VM
+// twoWorkers stands in the emulator's one plugin-context slot with two
+// worker VMs of the filter, each a core.VM with its own binding
+// (sdkhost.Host) and one root: each stream goes to the worker the exchange
+// names, and both share the emulator's shared data, as Envoy's workers
+// share theirs (docs/sdk-emulator.md). Each worker numbers its contexts
+// itself, so both roots have the emulator's plugin-context id, and both
+// make their callouts from it.
+type twoWorkers struct {
+	vms   [2]types.VMContext
 	roots [2]types.PluginContext
 	next  int
 }
 
-func (p *twoRoots) OnVMStart(size int) types.OnVMStartStatus { return p.vm.OnVMStart(size) }
+func (p *twoWorkers) OnVMStart(size int) types.OnVMStartStatus {
+	a, b := p.vms[0].OnVMStart(size), p.vms[1].OnVMStart(size)
+	if a != types.OnVMStartStatusOK {
+		return a
+	}
+	return b
+}
 
-func (p *twoRoots) NewPluginContext(id uint32) types.PluginContext {
-	p.roots = [2]types.PluginContext{p.vm.NewPluginContext(id), p.vm.NewPluginContext(secondRootID)}
+func (p *twoWorkers) NewPluginContext(id uint32) types.PluginContext {
+	p.roots = [2]types.PluginContext{p.vms[0].NewPluginContext(id), p.vms[1].NewPluginContext(id)}
 	return p
 }
 
-func (p *twoRoots) OnPluginStart(size int) types.OnPluginStartStatus {
+func (p *twoWorkers) OnPluginStart(size int) types.OnPluginStartStatus {
 	a, b := p.roots[0].OnPluginStart(size), p.roots[1].OnPluginStart(size)
 	return a && b
 }
 
-func (p *twoRoots) OnPluginDone() bool {
+func (p *twoWorkers) OnPluginDone() bool {
 	a, b := p.roots[0].OnPluginDone(), p.roots[1].OnPluginDone()
 	return a && b
 }
 
-func (p *twoRoots) OnQueueReady(uint32) {}
-func (p *twoRoots) OnTick()             { p.roots[0].OnTick(); p.roots[1].OnTick() }
+func (p *twoWorkers) OnQueueReady(uint32) {}
+func (p *twoWorkers) OnTick()             { p.roots[0].OnTick(); p.roots[1].OnTick() }
 
-func (p *twoRoots) NewTcpContext(uint32) types.TcpContext { return nil }
+func (p *twoWorkers) NewTcpContext(uint32) types.TcpContext { return nil }
 
-func (p *twoRoots) NewHttpContext(id uint32) types.HttpContext {
+func (p *twoWorkers) NewHttpContext(id uint32) types.HttpContext {
 	return p.roots[p.next].NewHttpContext(id)
 }
 
 // emulated is the SDK's emulator as a Host.
 type emulated struct {
-	t     *testing.T
-	emu   proxytest.HostEmulator
-	roots *twoRoots
-	clock *clock
-	store string // the fleet store's URL, "" when calls fail
+	t       *testing.T
+	emu     proxytest.HostEmulator
+	workers *twoWorkers
+	clock   *clock
+	store   string // the fleet store's URL, "" when calls fail
 	// answered counts the callouts answered per calling context: the
 	// emulator lists every callout a context ever made.
 	answered map[uint32]int
@@ -96,9 +101,12 @@ func newEmulated(t *testing.T, c Case) *emulated {
 		t.Cleanup(srv.Close)
 		e.store = srv.URL
 	}
-	h := sdkhost.New(e.clock.Now)
-	e.roots = &twoRoots{vm: core.NewVM(h)}
-	opt := proxytest.NewEmulatorOption().WithVMContext(h.Contexts(e.roots)).WithPluginConfiguration([]byte(c.Config))
+	e.workers = &twoWorkers{}
+	for i := range e.workers.vms {
+		h := sdkhost.New(e.clock.Now)
+		e.workers.vms[i] = h.Contexts(core.NewVM(h))
+	}
+	opt := proxytest.NewEmulatorOption().WithVMContext(e.workers).WithPluginConfiguration([]byte(c.Config))
 	emu, reset := proxytest.NewHostEmulator(opt)
 	t.Cleanup(reset)
 	e.emu = emu
@@ -137,7 +145,7 @@ func (e *emulated) Do(x Exchange) Reply {
 	if ct == "" {
 		ct = "application/json"
 	}
-	e.roots.next = x.Plugin
+	e.workers.next = x.Plugin
 	require.NoError(t, emu.SetProperty([]string{"source", "address"}, []byte(source)))
 	require.NoError(t, emu.SetProperty([]string{core.FilterStateName}, []byte(noDecision)))
 

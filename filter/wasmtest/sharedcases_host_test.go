@@ -20,8 +20,8 @@ import (
 )
 
 // Host runs the filter with one plugin configuration: two plugin contexts
-// (Envoy's worker VMs, or two roots of one VM) sharing one shared-data map,
-// an injected clock, and the fleet store the case asks for.
+// (Envoy's worker VMs, or two core.VMs under the emulator) sharing one
+// shared-data map, an injected clock, and the fleet store the case asks for.
 type Host interface {
 	// Do plays one exchange to its end (the stream's log and done) and
 	// returns what the client and the upstream saw.

@@ -75,6 +75,7 @@ func TestAFallbackPlanKeepsTheOverageRule(t *testing.T) {
 }
 
 func TestWithoutADivisionTheFallbackPlanIsThePlan(t *testing.T) {
+	t.Parallel()
 	for name, raw := range map[string]string{
 		"memory storage": everything,
 		"redis without a hint": strings.Replace(everything, `"rate_limiting": {`,

@@ -55,6 +55,7 @@ func dims(ops []limit.Op) []string {
 }
 
 func TestPlanCoversEveryDimensionInOrder(t *testing.T) {
+	t.Parallel()
 	rt := load(t, everything)
 	plan, skipped := budget.Plan(rt, fullIdentity(rt), 700)
 	require.Empty(t, skipped)
@@ -72,6 +73,7 @@ func TestPlanCoversEveryDimensionInOrder(t *testing.T) {
 }
 
 func TestPlanLimitsFollowTheConfiguredRates(t *testing.T) {
+	t.Parallel()
 	rt := load(t, everything)
 	plan, _ := budget.Plan(rt, fullIdentity(rt), 1)
 	require.Equal(t, []limit.Limit{
@@ -89,6 +91,7 @@ func TestPlanLimitsFollowTheConfiguredRates(t *testing.T) {
 }
 
 func TestBucketKeysCarryKindDimensionVersionAndHashedIdentity(t *testing.T) {
+	t.Parallel()
 	rt := load(t, everything)
 	id := fullIdentity(rt)
 	plan, _ := budget.Plan(rt, id, 1)
@@ -107,6 +110,7 @@ func TestBucketKeysCarryKindDimensionVersionAndHashedIdentity(t *testing.T) {
 }
 
 func TestAChangedBudgetStartsFreshBucketsAndKeepsTheOthers(t *testing.T) {
+	t.Parallel()
 	rt := load(t, everything)
 	changed := load(t, strings.Replace(everything, `"tokens_per_minute": 6000`, `"tokens_per_minute": 7000`, 1))
 	a, _ := budget.Plan(rt, fullIdentity(rt), 1)
@@ -117,6 +121,7 @@ func TestAChangedBudgetStartsFreshBucketsAndKeepsTheOthers(t *testing.T) {
 }
 
 func TestADimensionWithoutIdentityIsSkippedAndNamed(t *testing.T) {
+	t.Parallel()
 	rt := load(t, everything)
 	plan, skipped := budget.Plan(rt, budget.Identity{}, 10)
 	require.Equal(t, []string{"global"}, dims(plan.Tokens))
@@ -147,6 +152,7 @@ func TestAnUnlimitedPeriodIsAbsentAndAZeroAllowanceRefuses(t *testing.T) {
 }
 
 func TestAModelWithoutAnEntryHasNoModelBudget(t *testing.T) {
+	t.Parallel()
 	rt := load(t, everything)
 	id := fullIdentity(rt)
 	id.Model = "other"
@@ -156,6 +162,7 @@ func TestAModelWithoutAnEntryHasNoModelBudget(t *testing.T) {
 }
 
 func TestNoBudgetConfiguredPlansNothing(t *testing.T) {
+	t.Parallel()
 	rt := load(t, `{"rate_limiting": {"limits": {}}}`)
 	plan, skipped := budget.Plan(rt, budget.Identity{Client: "c"}, 10)
 	require.Empty(t, plan.Requests)
@@ -168,6 +175,7 @@ func TestNoBudgetConfiguredPlansNothing(t *testing.T) {
 // TestAReservationChargesInputAndOutputAgainstOneWindowPerPeriod pins issue
 // #2898's decision: no input/output split, one window per period.
 func TestAReservationChargesInputAndOutputAgainstOneWindowPerPeriod(t *testing.T) {
+	t.Parallel()
 	const input, output = 1200, 800
 	rt := load(t, everything)
 	plan, _ := budget.Plan(rt, fullIdentity(rt), input+output)
@@ -190,6 +198,7 @@ func TestAReservationChargesInputAndOutputAgainstOneWindowPerPeriod(t *testing.T
 // TestTheHoldIsTheEstimatePlusTheOutputCeiling pins the zero reservation
 // margin: the hold is exactly the amount planned, on every dimension.
 func TestTheHoldIsTheEstimatePlusTheOutputCeiling(t *testing.T) {
+	t.Parallel()
 	const estimate, ceiling = 345, 4096
 	rt := load(t, everything)
 	plan, _ := budget.Plan(rt, fullIdentity(rt), estimate+ceiling)
@@ -248,6 +257,7 @@ func BenchmarkPlanSixDimensions(b *testing.B) {
 }
 
 func TestThePlanCarriesOnUncoveredOverage(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		setting string
@@ -273,6 +283,7 @@ func TestThePlanCarriesOnUncoveredOverage(t *testing.T) {
 // Buffers that remember key prefixes write the keys a fresh Plan writes,
 // across a reload that changes some budgets and not others, and back.
 func TestReusedBuffersWriteTheKeysOfTheConfigInForce(t *testing.T) {
+	t.Parallel()
 	rt := load(t, everything)
 	changed := load(t, strings.Replace(everything, `"tokens_per_minute": 6000`, `"tokens_per_minute": 7000`, 1))
 	var b budget.Buffers
@@ -291,6 +302,7 @@ func TestReusedBuffersWriteTheKeysOfTheConfigInForce(t *testing.T) {
 // overwrites, as a header listing or a body read into a reused buffer is:
 // a memo that kept views would find the new text equal to its own.
 func TestReusedBuffersReplayAPlanOnlyForTheSameCallerAndConfig(t *testing.T) {
+	t.Parallel()
 	rt := load(t, everything)
 	changed := load(t, strings.Replace(everything, `"tokens_per_minute": 6000`, `"tokens_per_minute": 7000`, 1))
 	h := identity.HashKey(rawKey)
@@ -355,6 +367,7 @@ func TestReusedBuffersReplayAPlanOnlyForTheSameCallerAndConfig(t *testing.T) {
 // one record (limit.Op.Record), keyed by both versions and the identity; a
 // dimension with one of them, and a concurrency op, has none.
 func TestADimensionWithRequestCountsAndTokensSharesOneRecord(t *testing.T) {
+	t.Parallel()
 	rt := load(t, everything)
 	id := fullIdentity(rt)
 	plan, _ := budget.Plan(rt, id, 1)

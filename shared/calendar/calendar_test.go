@@ -46,6 +46,7 @@ func utc(s string) time.Time {
 }
 
 func TestPeriodsAreUTCCalendarDaysAndMonths(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		at                 string
 		day, month, dayEnd string
@@ -80,6 +81,7 @@ func TestPeriodsAreUTCCalendarDaysAndMonths(t *testing.T) {
 // midnight at the end of September and settles in October keeps its day and
 // month, whatever the clock says at settlement.
 func TestACallStraddlingMidnightAndMonthEndKeepsItsStartPeriods(t *testing.T) {
+	t.Parallel()
 	clock := utc("2026-09-30T23:59:59.999999999Z").UnixNano()
 	startDay, startMonth, ok := Both(clock)
 	require.True(t, ok)
@@ -94,6 +96,7 @@ func TestACallStraddlingMidnightAndMonthEndKeepsItsStartPeriods(t *testing.T) {
 }
 
 func TestInstantsBefore1970AreRejected(t *testing.T) {
+	t.Parallel()
 	for _, ns := range []int64{-1, -1e9, math.MinInt64} {
 		_, ok := At(Day, ns)
 		require.False(t, ok)
@@ -110,6 +113,7 @@ func TestInstantsBefore1970AreRejected(t *testing.T) {
 // Every month from 1970 to the end of int64 nanoseconds (2262), at its
 // first and last nanosecond and at a random instant of one random day.
 func TestEveryMonthFrom1970To2262MatchesTheTimePackage(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	last := time.Unix(0, math.MaxInt64)
 	for at := time.Unix(0, 0).UTC(); at.Before(last); at = at.AddDate(0, 1, 0) {
@@ -125,12 +129,14 @@ func TestEveryMonthFrom1970To2262MatchesTheTimePackage(t *testing.T) {
 }
 
 func TestPeriodNames(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, "day", Day.String())
 	require.Equal(t, "month", Month.String())
 	require.Equal(t, "none", Period(0).String())
 }
 
 func TestParseKeyReadsDaysAndMonthsThatExist(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		key  string
 		want Window

@@ -8,6 +8,7 @@ import (
 )
 
 func TestCheckReportsEveryParseAndValidationProblemInOneRun(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		raw     string
@@ -69,6 +70,7 @@ func TestCheckReportsEveryParseAndValidationProblemInOneRun(t *testing.T) {
 }
 
 func TestCheckAcceptsAValidConfigAndRefusesNonObjects(t *testing.T) {
+	t.Parallel()
 	c, err := Check([]byte(`{"rate_limiting":{"limits":{"global":{"tokens_per_minute":10}}}}`))
 	require.NoError(t, err)
 	require.NotNil(t, c)

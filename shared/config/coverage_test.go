@@ -41,6 +41,7 @@ func TestAConfigThatLimitsNothingIsWarnedAbout(t *testing.T) {
 }
 
 func TestUnknownKeysWithTheirOwnBudgetAreWarnedToSpendWithoutALimitWhenOnlyListedKeysHaveOne(t *testing.T) {
+	t.Parallel()
 	const warning = "an unknown key spends without a USD limit"
 	prices := `"pricing":{"default":{"input":"1","output":"1"}}`
 	tests := []struct {

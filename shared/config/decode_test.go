@@ -49,6 +49,7 @@ func requireSameAsReference(t *testing.T, raw []byte) (ok bool) {
 }
 
 func TestDecoderMatchesEncodingJSONOnTheExamples(t *testing.T) {
+	t.Parallel()
 	for name, raw := range exampleConfigs(t) {
 		t.Run(name, func(t *testing.T) {
 			require.True(t, requireSameAsReference(t, raw))
@@ -60,6 +61,7 @@ func TestDecoderMatchesEncodingJSONOnTheExamples(t *testing.T) {
 // escapes, whitespace, members dropped or nulled) still decodes exactly as
 // encoding/json decoded it.
 func TestDecoderMatchesEncodingJSONOnRespelledExamples(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 12))
 	for name, raw := range exampleConfigs(t) {
 		dec := json.NewDecoder(bytes.NewReader(raw))
@@ -366,6 +368,7 @@ func TestEveryConfigTypeHasADecodePlan(t *testing.T) {
 }
 
 func TestRepeatedMemberNamesAreErrorsWithTheirPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, raw, want string }{
 		{"top-level field", `{"identity":{},"identity":{}}`, `duplicate field "identity"`},
 		{"limit written twice", `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":100,"tokens_per_minute":0}}}}`,
@@ -387,12 +390,14 @@ func TestRepeatedMemberNamesAreErrorsWithTheirPath(t *testing.T) {
 }
 
 func TestRepeatedUnknownFieldIsReportedOnce(t *testing.T) {
+	t.Parallel()
 	_, err := Parse([]byte(`{"identity":{"x":1,"x":2}}`))
 	require.Error(t, err)
 	require.Equal(t, 1, strings.Count(err.Error(), `unknown field "x"`), err.Error())
 }
 
 func TestEmptyListsAndMapsStayPresentAndNullElementsStillCreateEntries(t *testing.T) {
+	t.Parallel()
 	c, err := Parse([]byte(`{"identity":{"api_key_headers":[]},"models":{"m":null},"api_keys":[null],"rate_limiting":{"tier_overrides":{}}}`))
 	require.NoError(t, err)
 	require.NotNil(t, c.Identity.APIKeyHeaders)
@@ -404,6 +409,7 @@ func TestEmptyListsAndMapsStayPresentAndNullElementsStillCreateEntries(t *testin
 }
 
 func TestProblemsComeOutInMemberNameOrderWhateverTheDocumentOrder(t *testing.T) {
+	t.Parallel()
 	raw := []byte(`{"token_budget":{"zz":1,"max_body_bytes":"x"},"identity":{"b":1,"a":2},"api_keys":{},"rate_limiting":{"storage":1}}`)
 	requireSameAsReference(t, raw)
 	_, err := Parse(raw)
@@ -421,6 +427,7 @@ func TestProblemsComeOutInMemberNameOrderWhateverTheDocumentOrder(t *testing.T) 
 // check had passed on the decoded text; the decoder hands the same raw
 // token but reports the refusal with its path.
 func TestEscapedNumberStringIsRefusedWithItsPath(t *testing.T) {
+	t.Parallel()
 	_, err := Parse([]byte(`{"rate_limiting":{"max_buckets":"\u0035"}}`))
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "rate_limiting.max_buckets: must be a whole number")
@@ -429,6 +436,7 @@ func TestEscapedNumberStringIsRefusedWithItsPath(t *testing.T) {
 }
 
 func TestInvalidJSONIsRefused(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{`{`, `{"a":1,}`, `{"a" 1}`, `{} x`, `{"rate_limiting":{"storage":"\x01"}}`, `{"a":tru}`, strings.Repeat("[", 600) + strings.Repeat("]", 600)} {
 		_, err := Parse([]byte(raw))
 		require.Error(t, err, raw)
@@ -461,6 +469,7 @@ func FuzzParseMatchesEncodingJSON(f *testing.F) {
 // encoding/json reads an invalid UTF-8 byte as U+FFFD; the config refuses
 // it, so a model or key name cannot mean one thing here and another there.
 func TestAConfigThatIsNotUTF8IsRefused(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{"{\"pricing\":{\"\x98\":{}}}", "{\"api_keys\":[{\"key\":\"sk-\xff\"}]}"} {
 		_, err := Parse([]byte(raw))
 		require.ErrorContains(t, err, "not valid UTF-8", "%q", raw)

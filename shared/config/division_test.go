@@ -51,6 +51,7 @@ func TestDivisionFloorsEveryTokenDimensionOnBothPeriods(t *testing.T) {
 }
 
 func TestDividedDownToZeroIsAZeroAllowanceNotUnlimited(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":2}},"budget_division":{"replicas":3}}}`)
 	require.Equal(t, Allowance{Unlimited: false, Capacity: 0}, rt.Global.Tokens.Minute)
 	require.True(t, rt.HasTokenBudget())
@@ -108,6 +109,7 @@ func TestSharePrecedenceIsPerPeriodAndIndependent(t *testing.T) {
 }
 
 func TestZeroShareRefusesWhileAbsentShareFallsBackToTheHint(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":900,"tokens_per_day":9000}},"budget_division":{"replicas":3}},
 		"deployment_token_budget":{"share_tokens_per_minute":0}}`)
 	require.Equal(t, limited(0), rt.APIKeyDefault.Tokens.Minute, "zero share is a zero allowance")
@@ -125,6 +127,7 @@ func TestNoDivisorSourceKeepsTheConfiguredBudget(t *testing.T) {
 }
 
 func TestReplicasHintIsInertUnderRedisButAShareStillApplies(t *testing.T) {
+	t.Parallel()
 	base := `"storage":"redis","redis":{"cluster":"store"},"limits":{"global":{"tokens_per_minute":900,"tokens_per_day":9000}},"budget_division":{"replicas":3}`
 	rt, _ := mustLoad(t, `{"rate_limiting":{`+base+`}}`)
 	require.Equal(t, limited(900), rt.Global.Tokens.Minute)
@@ -135,6 +138,7 @@ func TestReplicasHintIsInertUnderRedisButAShareStillApplies(t *testing.T) {
 }
 
 func TestUnderRedisTheHintDividesOnlyTheFallbackBuckets(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"rate_limiting":{"storage":"redis","redis":{"cluster":"store"},
 		"limits":{"global":{"tokens_per_minute":900,"tokens_per_day":9000,"requests_per_minute":60},
 		          "per_api_key":{"tokens_per_minute":600,"tokens_per_day":6000},
@@ -168,6 +172,7 @@ func TestUnderRedisTheHintDividesOnlyTheFallbackBuckets(t *testing.T) {
 }
 
 func TestNoFallbackRulesWhenNothingWouldDivideThem(t *testing.T) {
+	t.Parallel()
 	for name, raw := range map[string]string{
 		"memory storage divides the only buckets": `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":900}},"budget_division":{"replicas":3}}}`,
 		"no hint":             `{"rate_limiting":{"storage":"redis","redis":{"cluster":"s"},"limits":{"global":{"tokens_per_minute":900}}}}`,
@@ -181,12 +186,14 @@ func TestNoFallbackRulesWhenNothingWouldDivideThem(t *testing.T) {
 }
 
 func TestRequestLimitsAreNeverDivided(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"rate_limiting":{"limits":{"global":{"requests_per_second":10,"burst_capacity":20,"requests_per_minute":600,"requests_per_day":9000,"concurrent_requests":8}},
 		"budget_division":{"replicas":4}},"deployment_token_budget":{"share_tokens_per_minute":1}}`)
 	require.Equal(t, RequestLimits{PerSecond: 10, Burst: 20, PerMinute: 600, PerDay: 9000, Concurrent: 8}, rt.Global.Requests)
 }
 
 func TestPerKeyAndTierMinuteOverridesKeepTheWrittenValue(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"rate_limiting":{"limits":{"per_api_key":{"tokens_per_minute":9000,"tokens_per_day":90000}},
 		"budget_division":{"replicas":3},
 		"tier_overrides":{"pro":{"per_api_key":{"tokens_per_minute":6000,"tokens_per_day":60000}}}},

@@ -31,6 +31,7 @@ func TestADurationIsADurationStringOrANumberOfSeconds(t *testing.T) {
 }
 
 func TestWindowDurationLoadsAndWarnsItHasNoEffect(t *testing.T) {
+	t.Parallel()
 	rt, w := mustLoad(t, `{"rate_limiting":{"limits":{
 		"global":{"requests_per_second":10,"burst_capacity":20,"window_duration":"60s"},
 		"per_model":{"gpt-4o":{"tokens_per_minute":1000,"window_duration":60}}},

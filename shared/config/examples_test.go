@@ -20,6 +20,7 @@ func loadExample(t *testing.T, name string) (*Runtime, []string) {
 }
 
 func TestTiersExampleGivesEachTierItsOwnKeyBudget(t *testing.T) {
+	t.Parallel()
 	rt, w := loadExample(t, "tiers.json")
 	require.Empty(t, w)
 	got := map[string]int64{}
@@ -39,6 +40,7 @@ func TestTiersExampleGivesEachTierItsOwnKeyBudget(t *testing.T) {
 // The shipped examples are tried through the local gateway, whose clients
 // are on loopback: an example that exempted loopback would never limit.
 func TestNoExampleConfigExemptsLoopbackClients(t *testing.T) {
+	t.Parallel()
 	entries, err := os.ReadDir(filepath.Join("..", "..", "examples", "configs"))
 	require.NoError(t, err)
 	require.NotEmpty(t, entries)
@@ -74,6 +76,7 @@ func TestPerModelExampleDividesModelBudgetsAndKeepsRequestLimits(t *testing.T) {
 }
 
 func TestSpendExampleGivesTheDemoKeyADailyAndMonthlyLimit(t *testing.T) {
+	t.Parallel()
 	rt, w := loadExample(t, "spend.json")
 	require.Len(t, w, 1, "only the per-Envoy counters warning: %v", w)
 	require.Contains(t, w[0], "spend is counted per Envoy")

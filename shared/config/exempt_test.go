@@ -19,6 +19,7 @@ func mustAddr(t *testing.T, s string) ipaddr.Addr {
 }
 
 func TestExemptCoversWhitelistAndBypassKeysInBothSpellings(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"rate_limiting":{"whitelist":["10.0.0.0/8"],"bypass_keys":["sk-raw","sha256:`+identity.HashKey("sk-hashed")+`"]}}`)
 	tests := []struct {
 		name string

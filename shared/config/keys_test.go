@@ -60,6 +60,7 @@ func TestKeyPrecedenceIsOwnFieldsThenTierThenDefault(t *testing.T) {
 }
 
 func TestKeyInfoComesFromAPIKeysAndUnknownKeysGetTheDefault(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, tieredConfig)
 	k := rt.Key(sha("plain"))
 	require.Equal(t, KeyInfo{Hash: sha("plain"), ID: "p", User: "u", Team: "t", Known: true}, k)
@@ -71,6 +72,7 @@ func TestKeyInfoComesFromAPIKeysAndUnknownKeysGetTheDefault(t *testing.T) {
 }
 
 func TestBurstIsRaisedToOneSecondOfTheRate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		rps       string
 		burst     string
@@ -96,6 +98,7 @@ func TestBurstIsRaisedToOneSecondOfTheRate(t *testing.T) {
 }
 
 func TestRawKeysAreNotKeptInTheRuntime(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"api_keys":[{"key":"sk-very-secret-1","rate_limit":1}],"rate_limiting":{"bypass_keys":["sk-very-secret-2"]}}`)
 	dump := fmt.Sprintf("%#v %#v %#v", *rt, rt.keys, rt.keyRules)
 	require.False(t, strings.Contains(dump, "sk-very-secret"), "raw key leaked into the runtime")
@@ -104,6 +107,7 @@ func TestRawKeysAreNotKeptInTheRuntime(t *testing.T) {
 }
 
 func TestHashedConfigKeysMatchTheirRawHeaderValue(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"api_keys":[{"key":"SHA256:`+strings.ToUpper(sha("sk-x"))+`","id":"x"}]}`)
 	require.Equal(t, "x", rt.Key(sha("sk-x")).ID)
 }

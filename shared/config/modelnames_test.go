@@ -27,6 +27,7 @@ func TestEntriesThatShadowAnotherAreListed(t *testing.T) {
 }
 
 func TestEntriesEqualButForLetterCaseAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ rule, cfg, problem string }{
 		{"two prices", `{"pricing":{"gpt-4o":{"input":1,"output":1},"GPT-4o":{"input":2,"output":2}}}`,
 			`pricing.gpt-4o: names the same model as pricing.GPT-4o (model names are matched without regard to letter case)`},
@@ -42,6 +43,7 @@ func TestEntriesEqualButForLetterCaseAreRefused(t *testing.T) {
 }
 
 func TestTheCompiledPriceListResolvesSpellings(t *testing.T) {
+	t.Parallel()
 	rt, _, err := Load([]byte(`{"pricing":{"gpt-4o":{"input":"2.50","output":10},"default":{"input":"0.10","output":"0.40"}}}`))
 	require.NoError(t, err)
 	for model, entry := range map[string]string{"gpt-4o": "gpt-4o", "gpt-4o-2024-08-06": "gpt-4o", "openai/gpt-4o": "gpt-4o", "o3": pricing.DefaultName} {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestIntegerFieldsAcceptIntegralSpellings(t *testing.T) {
+	t.Parallel()
 	for _, spelling := range []string{`32000`, `32000.0`, `3.2e4`, `"32000"`, `"32000.0"`, `"32000.000"`} {
 		t.Run(spelling, func(t *testing.T) {
 			rt, _ := mustLoad(t, `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":`+spelling+`}}}}`)
@@ -16,6 +17,7 @@ func TestIntegerFieldsAcceptIntegralSpellings(t *testing.T) {
 }
 
 func TestIntegerFieldsRejectFractionsAndNonNumbers(t *testing.T) {
+	t.Parallel()
 	for _, spelling := range []string{`1.5`, `"1.5"`, `"3.2e4"`, `"abc"`, `""`, `" 1"`, `true`, `[1]`, `{}`, `1e400`, `"99999999999999999999"`} {
 		t.Run(spelling, func(t *testing.T) {
 			msg := loadErr(t, `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":`+spelling+`}}}}`)
@@ -49,6 +51,7 @@ func TestIntegerFieldsAreReadExactlyOnTheirDigits(t *testing.T) {
 }
 
 func TestNegativeIntegersParseButFailValidationWithPath(t *testing.T) {
+	t.Parallel()
 	for _, spelling := range []string{`-1`, `-1.0`, `"-5"`} {
 		t.Run(spelling, func(t *testing.T) {
 			c, err := Parse([]byte(`{"rate_limiting":{"limits":{"per_team":{"tokens_per_day":` + spelling + `}}}}`))
@@ -61,6 +64,7 @@ func TestNegativeIntegersParseButFailValidationWithPath(t *testing.T) {
 }
 
 func TestRateFieldsAcceptFractionsAsNumberOrString(t *testing.T) {
+	t.Parallel()
 	for _, spelling := range []string{`2.5`, `"2.5"`, `25e-1`} {
 		t.Run(spelling, func(t *testing.T) {
 			rt, _ := mustLoad(t, `{"rate_limiting":{"limits":{"global":{"requests_per_second":`+spelling+`}}}}`)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestUnknownFieldsAreErrorsAtEveryDepthWithTheirPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, raw, want string
 	}{
@@ -35,6 +36,7 @@ func TestUnknownFieldsAreErrorsAtEveryDepthWithTheirPath(t *testing.T) {
 }
 
 func TestParseReportsEveryShapeProblemAtOnce(t *testing.T) {
+	t.Parallel()
 	_, err := Parse([]byte(`{"rate_limiting":{"storage":5,"limits":{"global":{"burst_capacity":1.5,"x":1}}},"api_keys":{"key":"k"}}`))
 	require.Error(t, err)
 	msg := err.Error()
@@ -49,6 +51,7 @@ func TestParseReportsEveryShapeProblemAtOnce(t *testing.T) {
 }
 
 func TestParseRejectsNonObjectsAndTrailingData(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{`[]`, `"x"`, `5`, `null`, `{} {}`, `{"a":`, `{"rate_limiting":{}}x`} {
 		t.Run(raw, func(t *testing.T) {
 			_, err := Parse([]byte(raw))
@@ -86,12 +89,14 @@ func TestEmptyConfigLoadsWithDefaultsAndNoLimits(t *testing.T) {
 }
 
 func TestNullMeansAbsent(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"rate_limiting":{"max_buckets":null,"limits":{"global":null}},"api_keys":null}`)
 	require.Equal(t, DefaultMaxBuckets, rt.MaxBuckets)
 	require.False(t, rt.Global.Tokens.Any())
 }
 
 func TestExplicitSettingsOverrideDefaultsAndHeadersAreLowerCased(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{
 		"rate_limiting":{"storage":"redis","max_buckets":"500","redis":{"cluster":"store","token":"t","timeout_ms":20,"fallback_to_memory":false}},
 		"identity":{"api_key_headers":["X-Key"],"trusted_user_header":"X-User","trusted_team_header":"X-Team","model_header":"X-Model"},

@@ -8,6 +8,7 @@ import (
 )
 
 func TestQuotedMapKeysAreSpelledLikeEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "gpt-4.1", `a"b\c`, "<&>", "tab\there\n\r\b\f", "\x00\x1f\x7f", "ключ", "\u2028\u2029", "bad\xffutf8\xc3", "emoji 😀"} {
 		want, err := json.Marshal(s)
 		require.NoError(t, err)

@@ -44,6 +44,7 @@ const spendConfig = `{
 }`
 
 func TestSpendPolicyResolvesEveryScopeForARequest(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, spendConfig)
 	require.True(t, rt.HasSpendLimits())
 	key := func(raw string) KeyInfo { return rt.Key(sha(raw)) }
@@ -85,6 +86,7 @@ func TestSpendPolicyResolvesEveryScopeForARequest(t *testing.T) {
 }
 
 func TestNoSpendLimitsMeansNoPolicyAnywhere(t *testing.T) {
+	t.Parallel()
 	rt, w := mustLoad(t, `{"api_keys":[{"key":"k","team":"t"}],"pricing":{"m":{"input":1,"output":1}}}`)
 	require.False(t, rt.HasSpendLimits())
 	p := rt.SpendPolicy(rt.Key(sha("k")), "u", "t")
@@ -95,6 +97,7 @@ func TestNoSpendLimitsMeansNoPolicyAnywhere(t *testing.T) {
 }
 
 func TestPricingFillsEveryAbsentRateFromItsFallback(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"pricing":{
 	  "claude": {"input": "3", "cached_input": 0.30, "cache_write": "3.75", "cache_write_1h": 6, "output": 15,
 	             "above_input_tokens": "200000", "tier": {"input": 6, "output": "22.5", "cache_write": 7.5}},
@@ -133,6 +136,7 @@ func TestPricingFillsEveryAbsentRateFromItsFallback(t *testing.T) {
 // The whole path the filter takes at settlement: the backend's usage block,
 // split by kind, priced at the configured entry, to the nano-dollar.
 func TestAnAnthropicUsageBlockIsPricedAtTheConfiguredRates(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"pricing":{"claude-sonnet-4-5":{"input":3,"cached_input":0.3,"cache_write":3.75,"cache_write_1h":6,"output":15}}}`)
 	u, ok := usage.FromJSON(usage.AnthropicMessages, []byte(`{"usage":{"input_tokens":2095,"cache_creation_input_tokens":2051,"cache_read_input_tokens":10000,"cache_creation":{"ephemeral_5m_input_tokens":51,"ephemeral_1h_input_tokens":2000},"output_tokens":503}}`))
 	require.True(t, ok)
@@ -143,6 +147,7 @@ func TestAnAnthropicUsageBlockIsPricedAtTheConfiguredRates(t *testing.T) {
 }
 
 func TestSpendAndPricingErrorsNameTheirPath(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, raw, want string
 	}{
@@ -175,6 +180,7 @@ func TestSpendAndPricingErrorsNameTheirPath(t *testing.T) {
 }
 
 func TestSpendWarningsSayWhatTheConfigCannotDo(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, raw string
 		want      []string
@@ -252,12 +258,14 @@ func TestSpendPolicyAndPriceLookupsDoNotAllocate(t *testing.T) {
 }
 
 func TestSpendEntriesWithoutALimitConfigureNothing(t *testing.T) {
+	t.Parallel()
 	rt, w := mustLoad(t, `{"spend_limits":{"teams":{"t":{}},"users":{"u":{"day_usd":null}}}}`)
 	require.False(t, rt.HasSpendLimits())
 	require.NotContains(t, strings.Join(w, "\n"), "spend", "nothing to warn about")
 }
 
 func TestFleetSpendNeedsTheFleetStoreAndAPriceList(t *testing.T) {
+	t.Parallel()
 	redis := `"storage":"redis","redis":{"cluster":"sharedstore","fleet_spend":true}`
 	rt, _ := mustLoad(t, `{"rate_limiting":{`+redis+`},"pricing":{"default":{"input":"1","output":"1"}}}`)
 	require.True(t, rt.FleetSpend())
@@ -270,6 +278,7 @@ func TestFleetSpendNeedsTheFleetStoreAndAPriceList(t *testing.T) {
 }
 
 func TestFleetSpendIsTheDefaultWithRedisAndAPriceListAndFalseOptsOut(t *testing.T) {
+	t.Parallel()
 	priced := `,"pricing":{"default":{"input":"1","output":"1"}}}`
 	for _, c := range []struct {
 		name, redis, rest string

@@ -10,6 +10,7 @@ import (
 // The decoder reads json tags without reflect's unquoting; on every field of
 // every type the config is made of it must read what Tag.Get reads.
 func TestJSONTagReadsWhatTagGetReadsOnEveryConfigField(t *testing.T) {
+	t.Parallel()
 	seen := map[reflect.Type]bool{}
 	var walk func(reflect.Type)
 	walk = func(typ reflect.Type) {

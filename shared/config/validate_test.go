@@ -8,6 +8,7 @@ import (
 )
 
 func TestValidateRejectsValuesThatCannotWork(t *testing.T) {
+	t.Parallel()
 	h := strings.Repeat("ab", 32)
 	tests := []struct {
 		name, raw, want string
@@ -54,6 +55,7 @@ func TestValidateRejectsValuesThatCannotWork(t *testing.T) {
 }
 
 func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
+	t.Parallel()
 	c, err := Parse([]byte(`{"rate_limiting":{"storage":"x","max_buckets":0,"whitelist":["bad"]},"token_budget":{"max_body_bytes":-1}}`))
 	require.NoError(t, err)
 	err = c.Validate()
@@ -62,6 +64,7 @@ func TestValidateReportsEveryProblemAtOnce(t *testing.T) {
 }
 
 func TestModelLimitBelowOutputDefaultIsAcceptedWhenClamping(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"models":{"m":{"max_tokens_per_request":1000,"on_max_tokens":"clamp"}}}`)
 	m, ok := rt.Model("m")
 	require.True(t, ok)
@@ -72,6 +75,7 @@ func TestModelLimitBelowOutputDefaultIsAcceptedWhenClamping(t *testing.T) {
 }
 
 func TestWhitelistAcceptsBareAddressesAndMappedPrefixes(t *testing.T) {
+	t.Parallel()
 	rt, _ := mustLoad(t, `{"rate_limiting":{"whitelist":["192.0.2.7","::ffff:10.0.0.0/104","2001:db8::/32"]}}`)
 	for _, tc := range []struct {
 		addr string
@@ -85,6 +89,7 @@ func TestWhitelistAcceptsBareAddressesAndMappedPrefixes(t *testing.T) {
 }
 
 func TestTrustedIdentityMetadataMustBeAPathAFilterInFrontWrites(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		path string
 		ok   bool
@@ -108,6 +113,7 @@ func TestTrustedIdentityMetadataMustBeAPathAFilterInFrontWrites(t *testing.T) {
 }
 
 func TestTheSharedstoreTokenComesFromTheConfigOrTheVMEnvironmentNotBoth(t *testing.T) {
+	t.Parallel()
 	redis := func(extra string) string {
 		return `{"rate_limiting":{"storage":"redis","limits":{"global":{"tokens_per_minute":100}},"redis":{"cluster":"sharedstore"` + extra + `}}}`
 	}
@@ -134,6 +140,7 @@ func TestTheSharedstoreTokenComesFromTheConfigOrTheVMEnvironmentNotBoth(t *testi
 }
 
 func TestTheTokenEnvIsReadFromTheVMEnvironmentOrTheConfigIsRefused(t *testing.T) {
+	t.Parallel()
 	rt, _, err := Load([]byte(`{"rate_limiting":{"storage":"redis","limits":{"global":{"tokens_per_minute":100}},` +
 		`"redis":{"cluster":"sharedstore","token_env":"SHAREDSTORE_TOKEN"}}}`))
 	require.NoError(t, err)

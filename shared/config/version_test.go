@@ -8,6 +8,7 @@ import (
 )
 
 func TestVersionsAreStableShortHex(t *testing.T) {
+	t.Parallel()
 	a, _ := mustLoad(t, tieredConfig)
 	b, _ := mustLoad(t, tieredConfig)
 	re := regexp.MustCompile(`^[0-9a-f]{16}$`)
@@ -21,6 +22,7 @@ func TestVersionsAreStableShortHex(t *testing.T) {
 }
 
 func TestVersionChangesExactlyWhenADimensionsParametersChange(t *testing.T) {
+	t.Parallel()
 	base := `{"rate_limiting":{"limits":{"global":{"tokens_per_minute":1000,"requests_per_second":2},"per_team":{"tokens_per_day":5000}}}}`
 	tests := []struct {
 		name                     string

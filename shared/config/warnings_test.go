@@ -28,6 +28,7 @@ func requireWarning(t *testing.T, warnings []string, parts ...string) {
 }
 
 func TestPerBackendTokenFieldsWarnTheyHaveNoEffect(t *testing.T) {
+	t.Parallel()
 	w := warningsOf(t, `{"rate_limiting":{"limits":{"per_backend":{"tokens_per_minute":5,"tokens_per_day":7,"concurrent_requests":3}},"budget_division":{"replicas":1}}}`)
 	requireWarning(t, w, "rate_limiting.limits.per_backend.tokens_per_minute", "no effect")
 	requireWarning(t, w, "rate_limiting.limits.per_backend.tokens_per_day", "no effect")
@@ -64,6 +65,7 @@ func TestInMemoryTokenBudgetWithoutDivisionNamesBothAlternatives(t *testing.T) {
 }
 
 func TestDivisionHintWithRedisSaysItSizesTheFallbackBuckets(t *testing.T) {
+	t.Parallel()
 	w := warningsOf(t, `{"rate_limiting":{"storage":"redis","redis":{"cluster":"c"},"budget_division":{"replicas":3}}}`)
 	requireWarning(t, w, "rate_limiting.budget_division", "redis", "sizes the replica-local buckets", "fallback_to_memory")
 	w = warningsOf(t, `{"rate_limiting":{"storage":"redis","redis":{"cluster":"c","fallback_to_memory":false},"budget_division":{"replicas":3}}}`)
@@ -71,6 +73,7 @@ func TestDivisionHintWithRedisSaysItSizesTheFallbackBuckets(t *testing.T) {
 }
 
 func TestSmallerWarningsPointAtLikelyMistakes(t *testing.T) {
+	t.Parallel()
 	requireWarning(t, warningsOf(t, `{"api_keys":[{"key":"k","tier":"prp"}],"rate_limiting":{"tier_overrides":{"pro":{}}}}`),
 		`api_keys[0].tier`, `"prp"`)
 	requireWarning(t, warningsOf(t, `{"deployment_token_budget":{"share_tokens_per_minute":5}}`),

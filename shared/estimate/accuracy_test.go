@@ -46,6 +46,7 @@ func quantile(sorted []float64, q float64) float64 {
 // gets) against cl100k_base and o200k_base, and, when its model uses
 // o200k_base, the estimate Parse gives it against o200k_base alone.
 func TestEstimateNeverUndercountsRealTokenizersAndStaysCloseOnProseAndCode(t *testing.T) {
+	t.Parallel()
 	encs, err := loadEncodings()
 	require.NoError(t, err)
 	corpus := buildCorpus(40)
@@ -112,6 +113,7 @@ func TestEstimateNeverUndercountsRealTokenizersAndStaysCloseOnProseAndCode(t *te
 // the vocabularies hold no pair of the two: the estimate of a text made of
 // spaced characters, alone or repeated, never falls below either count.
 func TestSpacedCJKAndHangulCharactersAreNeverUnderCounted(t *testing.T) {
+	t.Parallel()
 	encs, err := loadEncodings()
 	require.NoError(t, err)
 	for _, rg := range [][2]rune{{0x3040, 0x30FF}, {0x3400, 0x4DBF}, {0x4E00, 0x9FFF}, {0xAC00, 0xD7A3}, {0xFF00, 0xFFEF}} {

@@ -11,6 +11,7 @@ import (
 // Pydantic-based upstreams coerce floats and numeric strings and then
 // generate up to the coerced value, so every spelling must reserve alike.
 func TestOutputCeilingReadsEveryNumericSpellingAlike(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{`32000`, `32000.0`, `3.2e4`, `"32000"`, `" 32000 "`, `"\t32000\n"`, `"32_000"`, `"32000.0"`, `"+32000"`} {
 		n, ok := OutputCeiling(jsonx.Parse([]byte(raw)))
 		require.True(t, ok, raw)
@@ -19,6 +20,7 @@ func TestOutputCeilingReadsEveryNumericSpellingAlike(t *testing.T) {
 }
 
 func TestOutputCeilingRoundsFractionsUpAndClampsAbsurdValues(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		raw  string
 		want int64
@@ -44,6 +46,7 @@ func TestOutputCeilingRoundsFractionsUpAndClampsAbsurdValues(t *testing.T) {
 }
 
 func TestOutputCeilingIgnoresNegativeNonNumericAndNonFiniteValues(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{`-1`, `-1e400`, `"-5"`, `"abc"`, `"NaN"`, `"Inf"`, `"infinity"`, `"0x10"`, `""`, `"  "`, `"3 2"`, `"_32"`, `"32_"`, `null`, `true`, `{}`, `[1]`} {
 		n, ok := OutputCeiling(jsonx.Parse([]byte(raw)))
 		require.False(t, ok, raw)
@@ -57,6 +60,7 @@ func TestOutputCeilingIgnoresNegativeNonNumericAndNonFiniteValues(t *testing.T) 
 // reader of every spelling does, at each edge: zero, a minus, MaxOutput and
 // around it, eighteen digits and more.
 func TestPlainDigitsReadAsTheyDoInAnySpelling(t *testing.T) {
+	t.Parallel()
 	edges := []string{"0", "-0", "-1", "1", "00", "0012", "-0012", "4096", "9999999", "10000000", "10000001",
 		"999999999999999999", "-999999999999999999", "1000000000000000000", "", "-", "1.5", "1e3"}
 	for n := range int64(64) {

@@ -77,6 +77,7 @@ func TestARepeatedDecisiveMemberIsADuplicateFieldErrorNamingIt(t *testing.T) {
 }
 
 func TestTheFirstRepeatedMemberIsTheOneNamed(t *testing.T) {
+	t.Parallel()
 	_, err := Parse([]byte(`{"stream":true,"model":"a","model":"b","stream":false}`), 1)
 	require.Equal(t, DuplicateFieldError{Field: "model"}, err)
 }
@@ -85,6 +86,7 @@ func TestTheFirstRepeatedMemberIsTheOneNamed(t *testing.T) {
 // message, a tool schema or stream_options decides nothing about metering
 // (and a JSON schema may legitimately say "model" at any depth).
 func TestRepeatedNamesBelowTheTopLevelOrOfOtherMembersAreNoDuplicate(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{
 		`{"messages":[{"role":"user","model":"a","model":"b","content":"hi"}]}`,
 		`{"messages":[{"role":"user","content":"hi","max_tokens":1,"max_tokens":2}]}`,
@@ -104,6 +106,7 @@ func TestRepeatedNamesBelowTheTopLevelOrOfOtherMembersAreNoDuplicate(t *testing.
 }
 
 func TestAnEscapedMemberNameReadsAsItsDecodedName(t *testing.T) {
+	t.Parallel()
 	r, err := Parse([]byte(`{"m\u006fdel":"gpt-4o","max\u005ftokens":70,"str\u0065am":true}`), 4096)
 	require.NoError(t, err)
 	require.Equal(t, "gpt-4o", r.Model)
@@ -116,6 +119,7 @@ func TestAnEscapedMemberNameReadsAsItsDecodedName(t *testing.T) {
 // below zero is no ceiling, so it reserves the default, and the other
 // fields still count.
 func TestAZeroOrNegativeCeilingReservesLikeAnAbsentOne(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		body   string
 		stated bool
@@ -145,6 +149,7 @@ func TestAZeroOrNegativeCeilingReservesLikeAnAbsentOne(t *testing.T) {
 }
 
 func TestStatedCeilingIsAPositiveOutputCeiling(t *testing.T) {
+	t.Parallel()
 	for raw, want := range map[string]int64{`1`: 1, `"32_000"`: 32000, `0.5`: 1, `1e400`: MaxOutput} {
 		n, ok := StatedCeiling(jsonx.Parse([]byte(raw)))
 		require.True(t, ok, raw)
@@ -161,6 +166,7 @@ func TestStatedCeilingIsAPositiveOutputCeiling(t *testing.T) {
 // its buffers kept from the bodies before (longer escaped strings, other
 // member names) never reaches the next estimate.
 func TestAReusedParserReadsEachBodyAsAFreshParse(t *testing.T) {
+	t.Parallel()
 	bodies := []string{
 		`{"model":"gpt-4o","messages":[{"role":"user","content":"line one\nline \"two\"\n` + strings.Repeat(`\tx`, 300) + `"}],"max_tokens":20}`,
 		`{"model":"gpt-4o","messages":[{"role":"user","content":"short \u00e9"}]}`,

@@ -16,6 +16,7 @@ func TestParseRejectsBodiesThatAreNotOneJSONObject(t *testing.T) {
 }
 
 func TestParseTakesTheLargestStatedCeilingOfAllThreeFields(t *testing.T) {
+	t.Parallel()
 	r, err := Parse([]byte(`{"max_tokens":100,"max_completion_tokens":"300","max_output_tokens":200.0}`), 4096)
 	require.NoError(t, err)
 	require.True(t, r.OutputStated)
@@ -27,6 +28,7 @@ func TestParseTakesTheLargestStatedCeilingOfAllThreeFields(t *testing.T) {
 }
 
 func TestParseReservesTheDefaultCeilingWhenNoneIsStated(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		body string
 		def  int64
@@ -46,6 +48,7 @@ func TestParseReservesTheDefaultCeilingWhenNoneIsStated(t *testing.T) {
 }
 
 func TestParseReadsModelAndStreamFlagsOnlyFromTheirJSONTypes(t *testing.T) {
+	t.Parallel()
 	r, err := Parse([]byte(`{"model":"gpt-4o","stream":true,"stream_options":{"include_usage":true}}`), 1)
 	require.NoError(t, err)
 	require.Equal(t, Request{Input: requestBase, Output: 1, Model: "gpt-4o", Stream: true, StreamIncludeUsage: true}, r)
@@ -56,6 +59,7 @@ func TestParseReadsModelAndStreamFlagsOnlyFromTheirJSONTypes(t *testing.T) {
 }
 
 func TestParseModelOutlivesTheBody(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"model":"claude-sonnet"}`)
 	r, err := Parse(body, 1)
 	require.NoError(t, err)
@@ -66,6 +70,7 @@ func TestParseModelOutlivesTheBody(t *testing.T) {
 // Every field a backend renders into the prompt must add at least its
 // text's estimate; a field the walk skipped would be free input.
 func TestParseChargesEveryPromptField(t *testing.T) {
+	t.Parallel()
 	const x = " The quick brown fox jumps over the lazy dog while counting 12345 sheep."
 	for _, tc := range []struct {
 		name, with, without string
@@ -104,6 +109,7 @@ func TestParseChargesEveryPromptField(t *testing.T) {
 }
 
 func TestParseChargesAFloorPerMessage(t *testing.T) {
+	t.Parallel()
 	one, err := Parse([]byte(`{"messages":[{"role":"user","content":""}]}`), 1)
 	require.NoError(t, err)
 	three, err := Parse([]byte(`{"messages":[{"role":"user","content":""},{"role":"user","content":""},{"role":"user","content":""}]}`), 1)
@@ -113,12 +119,14 @@ func TestParseChargesAFloorPerMessage(t *testing.T) {
 }
 
 func TestParseChargesTokenIDPromptsOneTokenEach(t *testing.T) {
+	t.Parallel()
 	r, err := Parse([]byte(`{"prompt":[[1,2,3],[4,5]]}`), 1)
 	require.NoError(t, err)
 	require.Equal(t, int64(requestBase+5), r.Input)
 }
 
 func TestParseChargesImagesAFixedCostByDetail(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		part string
 		want int64
@@ -136,12 +144,14 @@ func TestParseChargesImagesAFixedCostByDetail(t *testing.T) {
 }
 
 func TestParseChargesNothingForFieldsThatAreNotPromptInput(t *testing.T) {
+	t.Parallel()
 	r, err := Parse([]byte(`{"model":"m","temperature":0.2,"top_p":1,"user":"u-123","metadata":{"k":"a long value that is not sent to the model"},"stream":false,"max_tokens":5}`), 1)
 	require.NoError(t, err)
 	require.Equal(t, int64(requestBase), r.Input)
 }
 
 func TestWalkerSaturatesAtMaxInputWithoutOverflow(t *testing.T) {
+	t.Parallel()
 	var w walker
 	w.add(MaxInput - 1)
 	w.add(5)
@@ -152,6 +162,7 @@ func TestWalkerSaturatesAtMaxInputWithoutOverflow(t *testing.T) {
 }
 
 func TestTheOutputCeilingIsPerChoiceSoNAndBestOfMultiplyTheHold(t *testing.T) {
+	t.Parallel()
 	for body, want := range map[string]int64{
 		`{"messages":[],"max_tokens":100}`:                     100,
 		`{"messages":[],"max_tokens":100,"n":3}`:               300,
@@ -171,6 +182,7 @@ func TestTheOutputCeilingIsPerChoiceSoNAndBestOfMultiplyTheHold(t *testing.T) {
 }
 
 func TestParseCountsImagePartsOfEveryAPI(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		body string

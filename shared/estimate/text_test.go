@@ -8,6 +8,7 @@ import (
 )
 
 func TestTextNeverExceedsOneTokenPerByte(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{"", "\n", " ", "a", "1", " 1", "~", "\t \t \t \t", "\xff\xfe", "😀", "中", "é", "\t 1", "QWXZVKJPQ", "qwxzvkjpq"} {
 		n := TextString(s)
 		require.GreaterOrEqual(t, n, int64(0), "%q", s)
@@ -19,6 +20,7 @@ func TestTextNeverExceedsOneTokenPerByte(t *testing.T) {
 // Both tokenizers split digits in groups of at most three and never join a
 // space to a number.
 func TestTextChargesDigitsPerGroupOfThreeAndTheSpaceBeforeThem(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		s    string
 		want int64
@@ -30,15 +32,18 @@ func TestTextChargesDigitsPerGroupOfThreeAndTheSpaceBeforeThem(t *testing.T) {
 }
 
 func TestTextChargesOrdinaryWordsOneTokenEach(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, int64(9), TextString("The quick brown fox jumps over the lazy dog"))
 }
 
 func TestTextChargesRandomLettersMoreThanWords(t *testing.T) {
+	t.Parallel()
 	require.Greater(t, TextString("qwxzvkjpq"), TextString("elephants"))
 	require.Greater(t, TextString("9a5f80b7c3d2e1f0"), TextString("quarterly budget"))
 }
 
 func TestTextChargesRarePunctuationPerCharacterAndRepeatsLess(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, int64(8), TextString("~^|`~^|`"))
 	require.Less(t, TextString("--------------------------------"), int64(8))
 }
@@ -64,6 +69,7 @@ func TestTextChargesTwoPunctuationCharactersAsPunctCostDoes(t *testing.T) {
 // such a run is a token plus one per change of character whatever it holds,
 // and only a lone newline differs from a lone space.
 func TestTextChargesWhitespaceRunsPerChangeOfCharacter(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		s    string
 		want int64

@@ -69,6 +69,7 @@ func tablesOf(t testing.TB, encodings []string) (packed, spaced []byte) {
 // in cl100k_base; o200k_base's own tables serve the models that use it.
 // This test recomputes the tables from the vocabularies.
 func TestTheThreeByteTableIsWhatBothTokenizersCharge(t *testing.T) {
+	t.Parallel()
 	packed, spaced := tablesOf(t, bothEncodings)
 	o200k, o200kSpaced := tablesOf(t, o200kOnly)
 	if os.Getenv(envUpdateTables) != "" {

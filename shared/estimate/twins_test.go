@@ -60,6 +60,7 @@ func requireScanTwinsAsTheirReferences(t *testing.T, s []byte, u int64) {
 }
 
 func TestScansWasmLoopsStopAndChargeAsTheirReferences(t *testing.T) {
+	t.Parallel()
 	for _, r := range buildCorpus(10) {
 		requireScanTwinsAsTheirReferences(t, r.body, 0)
 		for _, s := range r.texts {

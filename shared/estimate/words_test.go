@@ -14,6 +14,7 @@ import (
 // lower-case letters, followed by random bytes, and random words of letters
 // and the bytes next to 'a' and 'z'.
 func TestNotLowerFindsTheFirstByteThatIsNotALowerCaseLetter(t *testing.T) {
+	t.Parallel()
 	first := func(b []byte) int {
 		for i, c := range b {
 			if c < 'a' || c > 'z' {

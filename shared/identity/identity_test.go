@@ -10,6 +10,7 @@ import (
 )
 
 func TestHashKeyIsLowerHexSHA256(t *testing.T) {
+	t.Parallel()
 	for _, raw := range []string{"", "sk-test", "ключ", strings.Repeat("x", 1000)} {
 		sum := sha256.Sum256([]byte(raw))
 		want := hex.EncodeToString(sum[:])
@@ -48,6 +49,7 @@ func TestNormalizeHashesRawKeysAndAcceptsHashForm(t *testing.T) {
 }
 
 func TestAPIKeyReadsBearerAndPlainHeadersInOrder(t *testing.T) {
+	t.Parallel()
 	order := []string{"authorization", "x-api-key"}
 	tests := []struct {
 		name    string
@@ -86,6 +88,7 @@ func FuzzAPIKeyNeverPanics(f *testing.F) {
 }
 
 func TestMoreThanOneKeyValueInTheConfiguredHeadersConflicts(t *testing.T) {
+	t.Parallel()
 	headers := []string{"authorization", "x-api-key"}
 	for _, tc := range []struct {
 		name     string
@@ -134,6 +137,7 @@ func keyInWithTrimSpace(name, v string) (string, bool) {
 // surrounds it: ASCII and Unicode spaces (U+0085, U+00A0, U+3000), control
 // bytes, DEL, the Kelvin sign in the header's name.
 func TestAKeyIsReadAsTrimSpaceAndEqualFoldReadIt(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"authorization", "Authorization", "\u212aey", "x-api-key", ""} {
 		for _, v := range []string{"sk-1", " sk-1 ", "\tBearer sk-1\n", "Bearer sk-1", "bearer\tsk-1", "Bearer  sk-1 ",
 			"\u00a0sk-1\u0085", "sk-1\u3000", "\x7fsk-1\x7f", "\x00sk-1", "!", "~", " ", "", "Bearer", "Bearer ", "é"} {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestACachedKeyHashIsTheKeysHash(t *testing.T) {
+	t.Parallel()
 	c := NewKeyCache(4)
 	for _, raw := range []string{"sk-a", "sk-b", "sk-a", "", "sk-a ", "sk-b"} {
 		require.Equal(t, HashKey(raw), c.Hash(raw), "%q", raw)
@@ -16,6 +17,7 @@ func TestACachedKeyHashIsTheKeysHash(t *testing.T) {
 }
 
 func TestTheKeyCacheNeverHoldsMoreThanItsBound(t *testing.T) {
+	t.Parallel()
 	c := NewKeyCache(8)
 	for i := range 100 {
 		raw := "sk-" + strconv.Itoa(i)
@@ -28,6 +30,7 @@ func TestTheKeyCacheNeverHoldsMoreThanItsBound(t *testing.T) {
 // Keys of one length and last byte share a recent slot: each still gets
 // its own hash, from the slot or from the map behind it, whichever holds it.
 func TestKeysSharingARecentSlotKeepTheirOwnHashes(t *testing.T) {
+	t.Parallel()
 	c := NewKeyCache(4)
 	a, b := "sk-a1", "sk-b1"
 	require.Equal(t, recentKey(a), recentKey(b), "the test needs keys that share a slot")

@@ -10,6 +10,7 @@ import (
 // The first-byte test only ever says what EqualFold would, and it says it
 // for the names that differ at once.
 func TestFirstBytesThatDifferAreNamesEqualFoldFindsUnequal(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		a, b   string
 		differ bool

@@ -56,6 +56,7 @@ func TestSum256MatchesCryptoSHA256OnMebibytes(t *testing.T) {
 }
 
 func TestHexLowerMatchesEncodingHex(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(5, 6))
 	for range 100 {
 		var sum [sha256Size]byte

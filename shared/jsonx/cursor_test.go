@@ -103,6 +103,7 @@ func TestCursorWalkSeesWhatForEachSees(t *testing.T) {
 }
 
 func TestCursorEndsOnBytesThatDidNotValidate(t *testing.T) {
+	t.Parallel()
 	for _, d := range []string{`[:`, `{,,,`, `{:`, `[::::]`, `{"a" 1 "b":}`, `[[[`, `{"\`, `"`, `{"a":"\"}`, `]]]`, `}`, ``} {
 		t.Run(d, func(t *testing.T) { checkCursor(t, []byte(d)) })
 	}
@@ -165,6 +166,7 @@ func FuzzCursorOnUnvalidatedBytesStaysInBoundsAndAdvances(f *testing.F) {
 // Name reads a member's name as Members gives it: decoded, so an escaped
 // spelling of a name matches the plain one.
 func TestCursorNameIsTheDecodedMemberName(t *testing.T) {
+	t.Parallel()
 	for doc, want := range map[string][]string{
 		`{"usage":1,"choices":[]}`:     {"usage", "choices"},
 		`{"us\u0061ge":1}`:             {"usage"},
@@ -186,6 +188,7 @@ func TestCursorNameIsTheDecodedMemberName(t *testing.T) {
 // EnterItems and NextItem walk an array and an object by one loop, leaving
 // the cursor at each item's value.
 func TestCursorItemsWalkArraysAndObjectsAlike(t *testing.T) {
+	t.Parallel()
 	for doc, want := range map[string][]string{
 		`[1,"a",{"b":2}]`:    {`1`, `"a"`, `{"b":2}`},
 		`{"k":1,"l":[true]}`: {`1`, `[true]`},

@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseIntegerIsExactAndReportsFractionAndOverflow(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want Integer
@@ -81,6 +82,7 @@ func FuzzParseIntegerAgreesWithBigRat(f *testing.F) {
 }
 
 func TestPlainIntegerTakesOnlyAMinusAndUpTo18Digits(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]int64{"0": 0, "-0": 0, "7": 7, "-42": -42, "999999999999999999": 999999999999999999, "007": 7} {
 		n, ok := PlainInteger([]byte(s))
 		require.True(t, ok, s)

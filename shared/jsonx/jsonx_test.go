@@ -41,6 +41,7 @@ func TestLookupsOnWrongKindsAreAbsent(t *testing.T) {
 }
 
 func TestParseRejectsNestingBeyondMaxDepth(t *testing.T) {
+	t.Parallel()
 	ok := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
 	tooDeep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
 	objDeep := strings.Repeat(`{"a":`, MaxDepth+1) + "1" + strings.Repeat("}", MaxDepth+1)
@@ -61,6 +62,7 @@ func TestParseTrimsWhitespaceAndViewsTheDocument(t *testing.T) {
 }
 
 func TestIntIsExactOnDecimalDigits(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want int64
@@ -85,6 +87,7 @@ func TestIntIsExactOnDecimalDigits(t *testing.T) {
 }
 
 func TestFloatAcceptsOnlyJSONNumberSpelling(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want float64
@@ -102,6 +105,7 @@ func TestFloatAcceptsOnlyJSONNumberSpelling(t *testing.T) {
 }
 
 func TestBoolAcceptsOnlyJSONBooleans(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string][2]bool{`true`: {true, true}, `false`: {false, true}, `"true"`: {}, `1`: {}, `null`: {}} {
 		b, ok := Parse([]byte(in)).Bool()
 		require.Equal(t, want, [2]bool{b, ok}, in)
@@ -124,6 +128,7 @@ func TestStrDecodesLikeEncodingJSON(t *testing.T) {
 }
 
 func TestStrBytesAliasesRawWhenNothingToDecode(t *testing.T) {
+	t.Parallel()
 	v := Parse([]byte(`"hello wörld"`))
 	b := v.StrBytes()
 	require.Same(t, &v.Raw[1], &b[0])
@@ -131,6 +136,7 @@ func TestStrBytesAliasesRawWhenNothingToDecode(t *testing.T) {
 }
 
 func TestUnquoteRejectsAnythingButOneStringLiteral(t *testing.T) {
+	t.Parallel()
 	for in, ok := range map[string]bool{`"a\nb"`: true, `""`: true, `"a`: false, `"a"b`: false, `a`: false, ``: false, `"\q"`: false, "\"\x01\"": false} {
 		_, got := Unquote([]byte(in))
 		require.Equal(t, ok, got, in)
@@ -140,6 +146,7 @@ func TestUnquoteRejectsAnythingButOneStringLiteral(t *testing.T) {
 }
 
 func TestForEachGivesRawKeysAndStopsOnFalse(t *testing.T) {
+	t.Parallel()
 	v := Parse([]byte(`{"a\n":1, "b":[2], "c":3}`))
 	var keys []string
 	v.ForEach(func(key []byte, val Value) bool {
@@ -188,10 +195,12 @@ func TestAppendStringAlwaysWritesValidJSON(t *testing.T) {
 }
 
 func TestAppendIntWritesDecimal(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, "-42", string(AppendInt(nil, -42)))
 }
 
 func TestSetMemberKeepsEveryOtherByte(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ doc, key, raw, want string }{
 		{`{"a": 1 , "b":2}`, "a", `[3]`, `{"a": [3] , "b":2}`},
 		{` {"a":1}` + "\n", "c", `true`, ` {"a":1,"c":true}` + "\n"},
@@ -214,6 +223,7 @@ func TestSetMemberKeepsEveryOtherByte(t *testing.T) {
 }
 
 func TestSetPathCreatesIntermediatesButNeverClobbers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		doc  string
 		path []string
@@ -236,6 +246,7 @@ func TestSetPathCreatesIntermediatesButNeverClobbers(t *testing.T) {
 }
 
 func TestSetPathRefusesResultsDeeperThanMaxDepth(t *testing.T) {
+	t.Parallel()
 	deep := strings.Repeat("[", MaxDepth-1) + strings.Repeat("]", MaxDepth-1)
 	_, ok := SetMember([]byte(`{}`), "a", []byte(deep))
 	require.True(t, ok, "exactly MaxDepth")
@@ -281,6 +292,7 @@ func TestKeysWithInvalidUTF8MatchTheMemberSetMemberWrote(t *testing.T) {
 
 // AppendInt writes what strconv writes, at every length and both signs.
 func TestAppendIntWritesWhatStrconvWrites(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int64{0, 1, 9, 10, 99, 100, 101, 12345678, 99999999, 100000000, 100000001, 1e12, 1800000000,
 		1<<32 - 1, 1 << 32, 9999999999999999, 1e18, math.MaxInt64, math.MinInt64, -1, -10, -1e8, -123456789012} {
 		require.Equal(t, strconv.FormatInt(n, 10), string(AppendInt([]byte("x"), n))[1:], "%d", n)
@@ -301,6 +313,7 @@ func FuzzAppendIntWritesWhatStrconvWrites(f *testing.F) {
 // bracket closed wrongly far out (where only the second check's stack holds
 // the level's kind) is still caught.
 func TestValuesNestedAroundTheShallowStackAreCheckedAsEncodingJSONDoes(t *testing.T) {
+	t.Parallel()
 	shapes := map[string]func(depth int) (open, close string){
 		"arrays": func(n int) (string, string) { return strings.Repeat("[", n), strings.Repeat("]", n) },
 		"objects": func(n int) (string, string) {

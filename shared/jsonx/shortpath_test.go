@@ -12,6 +12,7 @@ import (
 // long way. Each document here sits on an edge of those short paths, and
 // must be judged as encoding/json judges it.
 func TestTheShortPathsJudgeAsEncodingJSONDoes(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		`{"a":1}`, `{"ab":"cd","ef":"gh","ij":"kl"}`, `{"a" :1}`, `{"a": 1}`, `{ "a":1}`, `{"a":1, "b":2}`,
 		`{"a":1,"b"}`, `{"a":1,"b":}`, `{"a":1,b:2}`, `{"a":1,"b" 2}`, `{"abcdefgh":1}`, `{"abcdefghi":1}`,

@@ -84,6 +84,7 @@ func strictWalk(data []byte, enterDepth int) ([]string, bool) {
 // A strict walk accepts exactly what Parse accepts, whatever it enters, and
 // on a valid document reads what the parsed value's ForEach reads.
 func TestAStrictWalkIsValidExactlyWhenParseAccepts(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		`{}`, `[]`, ` {"a":1} `, `{"a":[1,{"b":"c"}],"d":null}`, `"x"`, `12`, `true`,
 		`{"a":1,}`, `{"a":1 "b":2}`, `{"a":}`, `{"a"}`, `{,"a":1}`, `[1,]`, `[,1]`, `[1 2]`, `[1}`, `{"a":1]`,
@@ -132,6 +133,7 @@ func FuzzStrictCursorAgreesWithParse(f *testing.F) {
 // Escaped answers for the last name (Key) or value (Value, Skip) read, so a
 // caller decodes only what holds an escape.
 func TestStrictCursorEscapedTellsWhetherTheLastNameOrValueHoldsAnEscape(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		doc                 string
 		keyEscaped, escaped bool
@@ -158,6 +160,7 @@ func TestStrictCursorEscapedTellsWhetherTheLastNameOrValueHoldsAnEscape(t *testi
 // only the rest, and it refuses what is not a string or a checked position
 // outside the string's start.
 func TestStrictCursorStringAfterChecksTheRestOfTheString(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		doc      string
@@ -194,6 +197,7 @@ func TestStrictCursorStringAfterChecksTheRestOfTheString(t *testing.T) {
 }
 
 func TestStrictCursorTookConsumesWhatTheCallerRead(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		doc      string
@@ -292,6 +296,7 @@ func fusedWalk(data []byte, enterDepth int) ([]string, bool) {
 // with the document ending right after, a strict walk reads what Parse and
 // a Cursor read, and Escaped tells the escape.
 func TestShortStringsAreReadAsParseReadsThem(t *testing.T) {
+	t.Parallel()
 	for n := 0; n <= 12; n++ {
 		for _, fill := range []string{"a", `\n`, `\"`, "\x01", `\u00e9`, "é"} {
 			text := ""

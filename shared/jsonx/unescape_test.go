@@ -67,6 +67,7 @@ func requireRoomyBuffersDecodeAlike(t *testing.T, c []byte) {
 // escapes, runs of plain bytes of every length around eight, and invalid
 // bytes, decoded into buffers with room, decode as into none.
 func TestAStringDecodesAlikeWhateverRoomItsBufferHas(t *testing.T) {
+	t.Parallel()
 	atoms := []string{`\n`, `\t`, `\"`, `\\`, `\/`, `\b`, `\f`, `\r`, `\u00e9`, `\ud83d\ude00`, `\ud800`, "\xff", "é",
 		`\u003c`, `\u0000`, `\u007F`, `\u0080`, `\u07ff`, `\u0800`, `\uD7FF`, `\udfff`, `\uE000`, `\uFFFF`, `\uaBcD`, `\ud55c`,
 		"a", "ab", "abc", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijklmnopq", " ", "{", "}"}

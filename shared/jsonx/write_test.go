@@ -58,6 +58,7 @@ func FuzzAppendStringWithOptions(f *testing.F) {
 
 // A string array is written as encoding/json writes it, empty included.
 func TestAppendStringsWritesWhatEncodingJSONWrites(t *testing.T) {
+	t.Parallel()
 	for _, ss := range [][]string{{}, {"a"}, {"a", "b\"c", "ü\n"}} {
 		want, err := json.Marshal(ss)
 		require.NoError(t, err)

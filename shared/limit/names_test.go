@@ -69,6 +69,7 @@ func TestAnOutcomeAdmitsOnlyWithTheAdmittedResult(t *testing.T) {
 // encoding/json writes and reads the names (the wire's form), refuses an
 // unknown name and a value with no name.
 func TestPeriodsAndDimensionsTravelInJSONAsTheirNames(t *testing.T) {
+	t.Parallel()
 	type op struct {
 		Dimension Dimension `json:"dimension"`
 		Budget    Period    `json:"budget"`

@@ -46,6 +46,7 @@ func TestAModelNameResolvesToItsEntry(t *testing.T) {
 }
 
 func TestNamesEqualButForCaseResolveToTheFirstInSortedOrderWhateverTheirOrder(t *testing.T) {
+	t.Parallel()
 	for _, names := range [][]string{{"gpt-4o", "GPT-4o"}, {"GPT-4o", "gpt-4o"}} {
 		got, ok := New(names).Resolve("gpt-4o-2024-08-06")
 		require.True(t, ok)
@@ -54,6 +55,7 @@ func TestNamesEqualButForCaseResolveToTheFirstInSortedOrderWhateverTheirOrder(t 
 }
 
 func TestAnEmptySetResolvesNothing(t *testing.T) {
+	t.Parallel()
 	var nilSet *Set
 	for _, s := range []*Set{nilSet, {}, New(nil)} {
 		_, ok := s.Resolve("gpt-4o")
@@ -70,6 +72,7 @@ func TestAnExactSpellingAllocatesNothing(t *testing.T) {
 }
 
 func TestOverlappingEntriesAreListed(t *testing.T) {
+	t.Parallel()
 	got := Overlaps([]string{"gpt-4o", "gpt-4o-mini", "openai/gpt-4o", "claude-3", "claude-3-5-sonnet@20240620", "o1", "o1pro", "a/x", "b/x"})
 	require.Equal(t, []Overlap{
 		{Wide: "a/x", Narrow: "b/x"},
@@ -82,6 +85,7 @@ func TestOverlappingEntriesAreListed(t *testing.T) {
 }
 
 func TestNamesEqualButForCaseCollide(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, [][2]string{{"GPT-4o", "gpt-4o"}}, Collisions([]string{"gpt-4o", "o1", "GPT-4o"}))
 	require.Empty(t, Collisions([]string{"gpt-4o", "openai/gpt-4o"}))
 }

@@ -12,6 +12,7 @@ import (
 )
 
 func TestParseReadsDecimalUSDExactly(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want Amount
@@ -136,6 +137,7 @@ func TestParseScaledReadsPerTokenRatesAsPerMillionNanos(t *testing.T) {
 }
 
 func TestFormatWritesExactUSDWithTwoToNineDecimals(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   Amount
 		want string

@@ -71,12 +71,14 @@ func TestLongContextTierPricesTheWholeRequestAboveTheThreshold(t *testing.T) {
 }
 
 func TestPerRequestPriceIsAddedOnceWhateverTheUsage(t *testing.T) {
+	t.Parallel()
 	e := Entry{Base: Rates{Input: usd("1"), Output: usd("2")}, PerRequest: money.Amount(usd("0.01"))}
 	require.Equal(t, money.Amount(10_000_000), Cost(usage.Kinds{}, e))
 	require.Equal(t, money.Amount(10_000_000+1_000_000+2_000_000), Cost(usage.Kinds{Input: 1000, Output: 1000}, e))
 }
 
 func TestCostRoundsUpOncePerRequest(t *testing.T) {
+	t.Parallel()
 	cheap := Entry{Base: Rates{Input: usd("0.0375"), CachedInput: usd("0.0375"), Output: usd("0.5")}}
 	// 1 token at $0.0375/M is 37.5 nano-USD: charged 38, never 37.
 	require.Equal(t, money.Amount(38), Cost(usage.Kinds{Input: 1}, cheap))

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDurationIsSpelledAsOpenAIResetHeadersAre(t *testing.T) {
+	t.Parallel()
 	for sec, want := range map[int64]string{-5: "0s", 0: "0s", 1: "1s", 45: "45s", 60: "1m0s", 360: "6m0s",
 		3599: "59m59s", 3600: "1h0m0s", 86400: "24h0m0s", 3723: "1h2m3s"} {
 		require.Equal(t, want, Duration(sec), "%d s", sec)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestJSONStringEscapesWhatJSONRequires(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"plain":         `"plain"`,
 		`q"b\`:          `"q\"b\\"`,

@@ -168,6 +168,7 @@ func TestSuccessHeadersReportTheCallersOwnBuckets(t *testing.T) {
 }
 
 func TestUnavailableFailsClosedWithRetryAfter(t *testing.T) {
+	t.Parallel()
 	status, body, headers := Unavailable(5)
 	require.Equal(t, 503, status)
 	require.True(t, json.Valid(body), string(body))

@@ -125,6 +125,7 @@ func TestSpendHeadersCostOneAllocation(t *testing.T) {
 }
 
 func TestModelNotPricedIsA400NamingTheModel(t *testing.T) {
+	t.Parallel()
 	status, body, headers := ModelNotPriced("gpt-9")
 	require.Equal(t, 400, status)
 	require.Equal(t, `{"error":{"type":"invalid_request_error","code":"model_not_priced","param":"model","message":"No price is configured for model \"gpt-9\", and a spend limit applies to this request; ask the operator to add it to the pricing section."}}`, string(body))
@@ -146,6 +147,7 @@ func FuzzSpendRefusalIsAlwaysValidJSON(f *testing.F) {
 }
 
 func TestSpendUnavailableIsA503WithRetryAfter(t *testing.T) {
+	t.Parallel()
 	status, body, headers := SpendUnavailable(5)
 	require.Equal(t, 503, status)
 	require.Equal(t, `{"error":{"type":"service_unavailable","code":"spend_store_unavailable","message":"The spend-limit store is unavailable. Retry after 5 seconds.","details":{"retry_after_seconds":5}}}`, string(body))

@@ -11,6 +11,7 @@ import (
 func limit(usd int64) Limit { return Limit{Amount: money.Amount(usd) * money.OneUSD, Set: true} }
 
 func TestCheckPassesOnlyWhenEveryConfiguredLimitHasRoom(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		limits [NumSlots]Limit
@@ -75,6 +76,7 @@ func TestSlotsNameTheirScopeAndPeriod(t *testing.T) {
 }
 
 func TestPolicyKnowsWhetherAnyLimitAppliesAndWhoEachCounterBelongsTo(t *testing.T) {
+	t.Parallel()
 	p := Policy{Team: "acme", APIKey: "key-1", User: "ann"}
 	require.False(t, p.Any(), "identities alone are no limit")
 	p.Limits[UserDay] = Limit{Set: true}

@@ -21,6 +21,7 @@ func run(d *Dropper, chunks []string) string {
 }
 
 func TestTheInjectedUsageChunkIsDroppedAtEverySplit(t *testing.T) {
+	t.Parallel()
 	for _, eol := range []string{"\n", "\r\n", "\r"} {
 		fix := func(s string) string { return strings.ReplaceAll(s, "\n", eol) }
 		in := fix(content) + fix(content) + fix(usageOnly) + fix(done)
@@ -36,6 +37,7 @@ func TestTheInjectedUsageChunkIsDroppedAtEverySplit(t *testing.T) {
 }
 
 func TestEveryOtherByteIsForwardedUnchangedAndInOrder(t *testing.T) {
+	t.Parallel()
 	in := ": comment\n\nevent: x\ndata: a\ndata: b\nid: 7\n\n" + content + "retry: 10\n\n" + done
 	for i := 0; i <= len(in); i++ {
 		d := &Dropper{Drop: IsOpenAIUsageOnlyChunk}
@@ -44,11 +46,13 @@ func TestEveryOtherByteIsForwardedUnchangedAndInOrder(t *testing.T) {
 }
 
 func TestATruncatedStreamForwardsWhatItHeldBackAtTheEnd(t *testing.T) {
+	t.Parallel()
 	d := &Dropper{Drop: IsOpenAIUsageOnlyChunk}
 	require.Equal(t, content+`data: {"partial`, run(d, []string{content, `data: {"partial`}))
 }
 
 func TestAnOversizeEventPassesThroughUndecided(t *testing.T) {
+	t.Parallel()
 	d := &Dropper{Drop: func([]byte) bool { return true }}
 	big := "data: " + strings.Repeat("x", maxPending+10)
 	out := d.Write([]byte(big), false)
@@ -58,6 +62,7 @@ func TestAnOversizeEventPassesThroughUndecided(t *testing.T) {
 }
 
 func TestOnlyTheUsageOnlyChunkIsSelected(t *testing.T) {
+	t.Parallel()
 	for data, want := range map[string]bool{
 		`{"choices":[],"usage":{"prompt_tokens":1}}`:             true,
 		`{"choices":[{"delta":{}}],"usage":{"prompt_tokens":1}}`: false,

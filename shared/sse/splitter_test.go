@@ -22,6 +22,7 @@ func (r *recorder) Event(name, data []byte) bool {
 // whichever way the splitter runs and wherever the bytes are split, so the
 // usage reader and the drop decision read one framing.
 func TestForwardAndReadHandTheSameEvents(t *testing.T) {
+	t.Parallel()
 	in := "event: a\ndata: 1\ndata: 2\n\n: c\r\n\r\ndata\n\n" + content + usageOnly + "data: x\rdata: y\r\r" + done
 	var whole recorder
 	var s Splitter
@@ -44,6 +45,7 @@ func TestForwardAndReadHandTheSameEvents(t *testing.T) {
 // The common chunk (whole events, none dropped) is forwarded as the same
 // slice: no copy per chunk.
 func TestAChunkOfWholeKeptEventsIsForwardedWithoutACopy(t *testing.T) {
+	t.Parallel()
 	var s Splitter
 	chunk := []byte(content + content)
 	out := s.Forward(nil, chunk, false, &recorder{})
@@ -54,6 +56,7 @@ func TestAChunkOfWholeKeptEventsIsForwardedWithoutACopy(t *testing.T) {
 // A dropped event takes its whole terminator with it, also the LF of a CRLF
 // that arrives in the next write.
 func TestADroppedEventTakesTheLFOfItsSplitCRLF(t *testing.T) {
+	t.Parallel()
 	var s Splitter
 	h := &recorder{drop: IsOpenAIUsageOnlyChunk}
 	u := strings.ReplaceAll(usageOnly, "\n", "\r\n")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestEqualAnswersAsTheLanguageDoes(t *testing.T) {
+	t.Parallel()
 	key := "tb|t|api_key|v1|" + strings.Repeat("0123456789abcdef", 4)
 	cases := []struct {
 		name string

@@ -105,6 +105,7 @@ func TestTheBodyScanReadsWhatFromJSONReadsAtEverySplit(t *testing.T) {
 // Nesting is bounded as the whole-body reader bounds it: jsonx.MaxDepth
 // levels are a valid answer, one more is not.
 func TestTheBodyScanNestsAsDeepAsFromJSON(t *testing.T) {
+	t.Parallel()
 	for _, depth := range []int{jsonx.MaxDepth, jsonx.MaxDepth + 1} {
 		junk := strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1)
 		body := []byte(`{"junk":` + junk + `,"usage":{"prompt_tokens":5,"completion_tokens":5}}`)
@@ -120,6 +121,7 @@ func TestTheBodyScanNestsAsDeepAsFromJSON(t *testing.T) {
 // An answer of any size is read with bounded state: a 9 MiB completion in
 // 16 KiB chunks keeps only its usage object, and is read whole.
 func TestAnAnswerOfAnySizeIsReadKeepingOnlyItsUsageObject(t *testing.T) {
+	t.Parallel()
 	text := strings.Repeat("tok ", 2_300_000)
 	body := []byte(`{"id":"c","choices":[{"index":0,"message":{"role":"assistant","content":"` + text +
 		`"},"finish_reason":"stop"}],"usage":{"prompt_tokens":5,"completion_tokens":2300000,"total_tokens":2300005}}`)
@@ -141,6 +143,7 @@ func TestAnAnswerOfAnySizeIsReadKeepingOnlyItsUsageObject(t *testing.T) {
 // A usage object larger than the scan keeps is unreadable, never "no
 // usage": the answer is charged as one whose usage could not be read.
 func TestAUsageObjectLargerThanTheScanKeepsIsUnreadable(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"usage":{"junk":"` + strings.Repeat("x", maxUsageObject) + `","prompt_tokens":5,"completion_tokens":5}}`)
 	require.True(t, reference(OpenAIChat, body).OK, "the whole-body reader reads it")
 	got := scan(OpenAIChat, body[:100], body[100:])
@@ -150,6 +153,7 @@ func TestAUsageObjectLargerThanTheScanKeepsIsUnreadable(t *testing.T) {
 
 // A Body is reused across answers: Reset forgets the last one.
 func TestAResetBodyForgetsTheLastAnswer(t *testing.T) {
+	t.Parallel()
 	var b Body
 	b.Reset(OpenAIChat)
 	b.Write([]byte(`{"a":[[[{"usage":1}]]],"usage":{"prompt_tokens":5,"completion_tokens":5}}`))

@@ -8,6 +8,7 @@ import (
 )
 
 func TestRouteMatchesOnlyTheChargedTextGenerationPaths(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		path string
 		want API
@@ -63,6 +64,7 @@ func TestRouteMatchesOnlyTheChargedTextGenerationPaths(t *testing.T) {
 }
 
 func TestAPINamesAreDistinctAndTheZeroAPIIsNone(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, a := range []API{OpenAIChat, OpenAICompletions, OpenAIResponses, AnthropicMessages} {
 		require.NotEqual(t, "none", a.String())
@@ -87,6 +89,7 @@ func FuzzRouteNeverPanics(f *testing.F) {
 // form; that shortcut is right only because every route in the table is its
 // own canonical form.
 func TestEveryRouteIsItsOwnCanonicalForm(t *testing.T) {
+	t.Parallel()
 	for _, r := range []string{"/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/responses/compact",
 		"/v1/messages", "/anthropic/v1/messages"} {
 		var buf [64]byte

@@ -44,6 +44,7 @@ func lineEndings(body string) map[string][]byte {
 }
 
 func TestStreamFixturesYieldTheirUsageCompletionAndDeltas(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures() {
 		for ending, body := range lineEndings(f.body) {
 			t.Run(f.name+"/"+ending, func(t *testing.T) {
@@ -54,6 +55,7 @@ func TestStreamFixturesYieldTheirUsageCompletionAndDeltas(t *testing.T) {
 }
 
 func TestStreamResultDoesNotDependOnWhereTheBytesAreSplit(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures() {
 		for ending, body := range lineEndings(f.body) {
 			t.Run(f.name+"/"+ending, func(t *testing.T) {
@@ -87,6 +89,7 @@ func randomSplit(rng *rand.Rand, b []byte) [][]byte {
 }
 
 func TestStreamCutBeforeItsEndIsNotCompleted(t *testing.T) {
+	t.Parallel()
 	for _, f := range fixtures() {
 		if !f.completed {
 			continue
@@ -101,6 +104,7 @@ func TestStreamCutBeforeItsEndIsNotCompleted(t *testing.T) {
 }
 
 func TestStreamWithoutFinalBlankLineNeverDispatchesTheLastEvent(t *testing.T) {
+	t.Parallel()
 	require.False(t, read(OpenAIChat, []byte("data: [DONE]\n")).Completed)
 	require.False(t, read(OpenAIChat, []byte("data: [DONE]")).Completed)
 	require.True(t, read(OpenAIChat, []byte("data: [DONE]\n\n")).Completed)
@@ -108,6 +112,7 @@ func TestStreamWithoutFinalBlankLineNeverDispatchesTheLastEvent(t *testing.T) {
 }
 
 func TestStreamErrorEventsAreNotANormalEnd(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		api  API
@@ -129,6 +134,7 @@ func TestStreamErrorEventsAreNotANormalEnd(t *testing.T) {
 }
 
 func TestStreamEventNameStandsInForAMissingJSONType(t *testing.T) {
+	t.Parallel()
 	got := read(AnthropicMessages, []byte(
 		"event: message_start\ndata: {\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n"+
 			"event: message_stop\ndata: {}\n\n"))
@@ -136,11 +142,13 @@ func TestStreamEventNameStandsInForAMissingJSONType(t *testing.T) {
 }
 
 func TestStreamJSONTypeWinsOverTheEventName(t *testing.T) {
+	t.Parallel()
 	got := read(AnthropicMessages, []byte("event: message_stop\ndata: {\"type\":\"ping\"}\n\n"))
 	require.False(t, got.Completed)
 }
 
 func TestStreamInvalidJSONEventReportsNothing(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		api  API
@@ -159,6 +167,7 @@ func TestStreamInvalidJSONEventReportsNothing(t *testing.T) {
 }
 
 func TestStreamUsageNeedsBothInputAndOutputCounters(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		api  API
@@ -178,6 +187,7 @@ func TestStreamUsageNeedsBothInputAndOutputCounters(t *testing.T) {
 }
 
 func TestStreamLaterOpenAIUsageReplacesEarlierCumulativeUsage(t *testing.T) {
+	t.Parallel()
 	got := read(OpenAIChat, []byte(
 		`data: {"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":5,"completion_tokens":1}}`+"\n\n"+
 			`data: {"choices":[{"delta":{"content":"b"}}],"usage":{"prompt_tokens":5,"completion_tokens":2}}`+"\n\n"+
@@ -186,11 +196,13 @@ func TestStreamLaterOpenAIUsageReplacesEarlierCumulativeUsage(t *testing.T) {
 }
 
 func TestStreamCountsEveryChoiceOfAMultiChoiceChunk(t *testing.T) {
+	t.Parallel()
 	got := read(OpenAIChat, []byte(`data: {"choices":[{"index":0,"delta":{"content":"ab"}},{"index":1,"delta":{"content":"cde","refusal":"no"}}]}`+"\n\n"))
 	require.Equal(t, int64(7), got.Delta)
 }
 
 func TestStreamFieldParsingFollowsTheSSERules(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		body string
@@ -214,6 +226,7 @@ func TestStreamFieldParsingFollowsTheSSERules(t *testing.T) {
 }
 
 func TestStreamCRLFSplitAcrossWritesIsOneTerminator(t *testing.T) {
+	t.Parallel()
 	// CR ends a line; the LF in the next write must not read as a blank
 	// line that dispatches the half-built event early.
 	got := read(OpenAIChat,
@@ -222,6 +235,7 @@ func TestStreamCRLFSplitAcrossWritesIsOneTerminator(t *testing.T) {
 }
 
 func TestStreamOversizeLineIsDroppedAndMemoryStaysBounded(t *testing.T) {
+	t.Parallel()
 	s := NewStream(OpenAIChat, countBytes)
 	s.Write([]byte("data: {\"choices\":[{\"delta\":{\"content\":\""))
 	chunk := bytes.Repeat([]byte("a"), 64<<10)
@@ -237,6 +251,7 @@ func TestStreamOversizeLineIsDroppedAndMemoryStaysBounded(t *testing.T) {
 }
 
 func TestStreamOversizeLineInOneWriteIsDroppedLikeASplitOne(t *testing.T) {
+	t.Parallel()
 	huge := "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("a", maxLine) + "\"}}]}\n\ndata: [DONE]\n\n"
 	require.Equal(t, streamResult{Completed: true}, read(OpenAIChat, []byte(huge)))
 	mid := len(huge) / 2
@@ -244,11 +259,13 @@ func TestStreamOversizeLineInOneWriteIsDroppedLikeASplitOne(t *testing.T) {
 }
 
 func TestStreamOversizeCommentDoesNotDropItsEvent(t *testing.T) {
+	t.Parallel()
 	body := "data: [DONE]\n:" + strings.Repeat(" ", maxLine+10) + "\n\n"
 	require.True(t, read(OpenAIChat, []byte(body)).Completed)
 }
 
 func TestStreamOversizeMultiLineEventIsDropped(t *testing.T) {
+	t.Parallel()
 	line := "data: " + strings.Repeat(" ", maxLine/2) + "\n"
 	body := "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n" + line + line + line + "\n" +
 		"data: {\"choices\":[{\"delta\":{\"content\":\"y\"}}]}\n\n"
@@ -256,6 +273,7 @@ func TestStreamOversizeMultiLineEventIsDropped(t *testing.T) {
 }
 
 func TestStreamSurvivesGarbage(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 7))
 	for _, api := range []API{0, OpenAIChat, OpenAICompletions, OpenAIResponses, AnthropicMessages, 200} {
 		s := NewStream(api, countBytes)
@@ -274,6 +292,7 @@ func TestStreamSurvivesGarbage(t *testing.T) {
 }
 
 func TestStreamIgnoresNilAndNegativeCounters(t *testing.T) {
+	t.Parallel()
 	body := []byte(`data: {"choices":[{"delta":{"content":"abc"}}]}` + "\n\n")
 	s := NewStream(OpenAIChat, nil)
 	s.Write(body)
@@ -284,10 +303,12 @@ func TestStreamIgnoresNilAndNegativeCounters(t *testing.T) {
 }
 
 func TestStreamUnknownAPIReportsNothing(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, streamResult{}, read(0, []byte(chatWithUsage)))
 }
 
 func TestStreamEventThatLostAnOversizeDataLineIsDroppedWhole(t *testing.T) {
+	t.Parallel()
 	// The first data line parses on its own; dispatching it would count
 	// text from an event whose rest was thrown away.
 	body := "data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\ndata: " + strings.Repeat(" ", maxLine) + "\n\n"
@@ -297,6 +318,7 @@ func TestStreamEventThatLostAnOversizeDataLineIsDroppedWhole(t *testing.T) {
 }
 
 func TestAnOversizeEventIsReportedLost(t *testing.T) {
+	t.Parallel()
 	s := NewStream(OpenAIResponses, nil)
 	s.Write([]byte("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"Hi\"}\n\n"))
 	require.False(t, s.LostEvents())

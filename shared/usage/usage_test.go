@@ -97,6 +97,7 @@ func TestFromJSONReportsNoUsageWithoutAUsableBlock(t *testing.T) {
 }
 
 func TestReadCountAcceptsOnlyIntegralNonNegativeCounts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		json string
 		want int64
@@ -139,11 +140,13 @@ func TestReadCountAcceptsOnlyIntegralNonNegativeCounts(t *testing.T) {
 }
 
 func TestTotalSaturatesInsteadOfOverflowing(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, int64(1<<63-1), Usage{Input: 1<<63 - 1, Output: 5}.Total())
 	require.Equal(t, int64(5), Usage{Input: -3, Output: 5}.Total())
 }
 
 func TestKindsSplitTheUsageIntoDisjointPricedParts(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		u    Usage
@@ -200,6 +203,7 @@ func TestAUsageCounterIsTheFirstMemberOfItsName(t *testing.T) {
 // body and the same usage, whatever the body (not an object, a repeated or
 // escaped "usage" or counter, garbage after it) and for every API.
 func TestTheUsageWalkReadsWhatParseAndGetRead(t *testing.T) {
+	t.Parallel()
 	for _, body := range []string{
 		`{"usage":{"prompt_tokens":1,"completion_tokens":2}}`,
 		`{"id":"x","choices":[{"message":{"content":"usage"}}],"usage":{"a":1},"usage":{"b":2}}`,

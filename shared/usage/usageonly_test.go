@@ -11,6 +11,7 @@ import (
 // The counting walk tells the usage-only chunk exactly as the dropper's
 // predicate does, so the one walk can stand for both.
 func TestTheCountingWalkTellsTheUsageOnlyChunkLikeThePredicate(t *testing.T) {
+	t.Parallel()
 	for _, data := range []string{
 		`{"choices":[],"usage":{"prompt_tokens":1}}`,
 		`{"choices":[{"delta":{}}],"usage":{"prompt_tokens":1}}`,

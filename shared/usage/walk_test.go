@@ -229,6 +229,7 @@ func TestNamedEventPickReadsLikeAGetPerMember(t *testing.T) {
 // U+FFFD, as encoding/json decodes it, so such a delta never counts less than
 // its bytes; without an escape the bytes are counted as they are.
 func TestAnInvalidByteInAnEscapedDeltaCountsAsAReplacementCharacter(t *testing.T) {
+	t.Parallel()
 	for data, want := range map[string]int64{
 		"{\"type\":\"x.delta\",\"delta\":\"\xff\\n\"}": 4, // U+FFFD (3 bytes) and a newline
 		"{\"type\":\"x.delta\",\"delta\":\"\xffa\"}":   2, // nothing escaped: the raw bytes
