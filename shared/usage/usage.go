@@ -2,6 +2,7 @@ package usage
 
 import (
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // Usage is the backend's own account of one response, normalized across APIs
@@ -26,20 +27,10 @@ type Usage struct {
 	CacheWrite1h, Reasoning              int64
 }
 
-// Kinds is a usage split into the disjoint kinds a price list prices:
-// their sum is Total (for every usage the readers return; their counts are
-// capped far below where Total would saturate).
-type Kinds struct {
-	// Input is the prompt tokens neither read from nor written to the cache.
-	Input int64
-	// CachedInput is the prompt tokens read from the cache.
-	CachedInput int64
-	// CacheWrite is the prompt tokens written to the cache with the default
-	// (five-minute) lifetime, CacheWrite1h those written for one hour.
-	CacheWrite, CacheWrite1h int64
-	// Output is every generated token, reasoning included.
-	Output int64
-}
+// Kinds is the usage split by kind: the vocabulary's own type, in
+// shared/tokens. (A transitional alias while its users move; removed in the
+// same change.)
+type Kinds = tokens.Kinds
 
 // Kinds splits the usage by kind. The parts are clamped into the whole, so a
 // backend reporting more cached tokens than input tokens cannot make the
