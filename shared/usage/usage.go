@@ -27,20 +27,15 @@ type Usage struct {
 	CacheWrite1h, Reasoning              int64
 }
 
-// Kinds is the usage split by kind: the vocabulary's own type, in
-// shared/tokens. (A transitional alias while its users move; removed in the
-// same change.)
-type Kinds = tokens.Kinds
-
 // Kinds splits the usage by kind. The parts are clamped into the whole, so a
 // backend reporting more cached tokens than input tokens cannot make the
 // uncached input negative.
-func (u Usage) Kinds() Kinds {
+func (u Usage) Kinds() tokens.Kinds {
 	in := max(u.Input, 0)
 	cached := min(max(u.CacheRead, 0), in)
 	write := min(max(u.CacheWrite, 0), in-cached)
 	write1h := min(max(u.CacheWrite1h, 0), write)
-	return Kinds{
+	return tokens.Kinds{
 		Input:        in - cached - write,
 		CachedInput:  cached,
 		CacheWrite:   write - write1h,
