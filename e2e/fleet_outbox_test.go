@@ -24,7 +24,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	spendledger "github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
@@ -208,7 +208,7 @@ func TestFleetAPostgreSQLOutageUnderSteadyTrafficLosesNoRecord(t *testing.T) {
 	for _, s := range served.all {
 		require.Equal(t, 200, s.Status)
 		require.True(t, s.Completed)
-		want += pricing.Cost(usage.Kinds{Input: s.InputTokens - s.CachedTokens, CachedInput: s.CachedTokens, Output: s.OutputTokens}, entry)
+		want += pricing.Cost(tokens.Kinds{Input: s.InputTokens - s.CachedTokens, CachedInput: s.CachedTokens, Output: s.OutputTokens}, entry)
 	}
 	day, month, ok := calendar.Both(time.Now().UnixNano())
 	require.True(t, ok)

@@ -162,6 +162,7 @@ func TestModulesExportTheProxyWasmEntryPoints(t *testing.T) {
 type listedPackage struct {
 	ImportPath string
 	Imports    []string
+	Deps       []string
 	Module     *struct{ Path string }
 	GoFiles    []string
 	Error      *struct{ Err string }

@@ -5,53 +5,13 @@
 // reconciliation never know which one they use.
 //
 // The vocabulary the stores speak (plans, holds, outcomes) lives in
-// shared/limit, below every pure package; the names here are that
-// vocabulary, so the stores' callers need import only this package.
+// shared/limit, below every pure package, and every caller writes it by
+// that one name (limit.Plan, limit.Outcome, ...).
 //
 // This file is compiled into the .wasm: no fmt, no os, no goroutines.
 package sharedstore
 
 import "github.com/tokenbudget/tokenbudget/shared/limit"
-
-// The vocabulary of shared/limit, by the names the stores use.
-type (
-	Kind      = limit.Kind
-	Period    = limit.Period
-	Dimension = limit.Dimension
-	Limit     = limit.Limit
-	Op        = limit.Op
-	Plan      = limit.Plan
-	Spend     = limit.Spend
-	Overage   = limit.Overage
-	Level     = limit.Level
-	OpLevel   = limit.OpLevel
-	Refusal   = limit.Refusal
-	Backend   = limit.Backend
-	HoldEntry = limit.HoldEntry
-	Hold      = limit.Hold
-	Outcome   = limit.Outcome
-	Result    = limit.Result
-)
-
-const (
-	KindRequests    = limit.KindRequests
-	KindConcurrency = limit.KindConcurrency
-	KindTokens      = limit.KindTokens
-	OverageDebt     = limit.OverageDebt
-	OverageSkip     = limit.OverageSkip
-	BackendLocal    = limit.BackendLocal
-	BackendRemote   = limit.BackendRemote
-
-	ResultFailed       = limit.ResultFailed
-	ResultAdmitted     = limit.ResultAdmitted
-	ResultRefused      = limit.ResultRefused
-	ResultSpendRefused = limit.ResultSpendRefused
-)
-
-var (
-	ErrSpendUnavailable = limit.ErrSpendUnavailable
-	ErrBucketMapFull    = limit.ErrBucketMapFull
-)
 
 // Store reserves, settles and releases. Admit may answer synchronously (the
 // shared-data backend calls done before returning) or later (the remote
@@ -65,14 +25,14 @@ var (
 // touched (a spend refusal takes nothing, not even request-count units),
 // and Settle adds the hold's SpendCost to its spend counters.
 type Store interface {
-	Admit(plan Plan, done func(Outcome))
+	Admit(plan limit.Plan, done func(limit.Outcome))
 	// Settle replaces the token reservation with actual usage: less refunds
 	// the difference (capped at capacity), more charges the overage by the
 	// hold's Overage rule: OverageDebt charges it whole (the level may go
 	// below zero), OverageSkip consumes nothing from a bucket that cannot
 	// cover it. Concurrency entries are released. The hold's SpendCost is
 	// added to its spend counters.
-	Settle(h Hold, actual int64)
+	Settle(h limit.Hold, actual int64)
 	// Release gives back every token and concurrency unit of the hold.
-	Release(h Hold)
+	Release(h limit.Hold)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/tokenbudget/tokenbudget/filter/abi"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/remote"
@@ -62,8 +63,8 @@ type watched struct {
 	health *storeHealth
 }
 
-func (w watched) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
-	w.Store.Admit(plan, func(o sharedstore.Outcome) {
+func (w watched) Admit(plan limit.Plan, done func(limit.Outcome)) {
+	w.Store.Admit(plan, func(o limit.Outcome) {
 		w.health.report(o.Err)
 		done(o)
 	})

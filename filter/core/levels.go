@@ -9,7 +9,6 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/remote"
 )
@@ -36,7 +35,7 @@ type levelGauges struct {
 
 	// fleet is every plan's wanted token op in one plan, and models the
 	// model of each ("" for global), for the fleet store's read.
-	fleet    sharedstore.Plan
+	fleet    limit.Plan
 	models   []string
 	remote   *remote.Store
 	ticks    int
@@ -49,11 +48,11 @@ const fleetLevelTicks = 10
 
 type levelPlan struct {
 	model string
-	plan  sharedstore.Plan
+	plan  limit.Plan
 }
 
 // wants reports whether op is the bucket a plan is kept for.
-func (lp *levelPlan) wants(d sharedstore.Dimension) bool {
+func (lp *levelPlan) wants(d limit.Dimension) bool {
 	if lp.model == "" {
 		return d == limit.DimGlobal
 	}
@@ -117,7 +116,7 @@ func (g *levelGauges) write(s *local.Store) {
 	}
 	for i := range g.plans {
 		lp := &g.plans[i]
-		s.TokenLevels(lp.plan, lp.wants, func(op *sharedstore.Op, l sharedstore.Limit, v float64) {
+		s.TokenLevels(lp.plan, lp.wants, func(op *limit.Op, l limit.Limit, v float64) {
 			if name := g.seriesName(op.Dimension, l.Budget, lp.model); name != "" {
 				g.record(name, v)
 			}
@@ -133,7 +132,7 @@ func (g *levelGauges) askFleet() {
 		return
 	}
 	g.ticks, g.inflight = 0, true
-	g.remote.Levels(g.fleet, func(levels []sharedstore.OpLevel, err error) {
+	g.remote.Levels(g.fleet, func(levels []limit.OpLevel, err error) {
 		g.inflight = false
 		if err != nil {
 			return

@@ -7,7 +7,6 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/exchange"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // metricSet defines counters on first use and remembers them, so a series
@@ -194,15 +193,15 @@ func (m *metricSet) define(s series) (uint32, bool) {
 	return i, true
 }
 
-func metricRedisUnavailable(dimension sharedstore.Dimension, action string) series {
+func metricRedisUnavailable(dimension limit.Dimension, action string) series {
 	return mk(metrics.RedisUnavailable, metrics.LabelDimension, dimension.String(), metrics.LabelAction, action)
 }
 
 // CountTokens records a token movement on one hold entry: the period series per
 // Limit and the aggregate series summed over the periods (amount once per
 // Limit, added in one call).
-func (m *metricSet) CountTokens(e *sharedstore.HoldEntry, movement exchange.TokenMovement, amount int64) {
-	if amount <= 0 || e.Kind != sharedstore.KindTokens {
+func (m *metricSet) CountTokens(e *limit.HoldEntry, movement exchange.TokenMovement, amount int64) {
+	if amount <= 0 || e.Kind != limit.KindTokens {
 		return
 	}
 	// The steady state: every series of the entry has moved since the last
@@ -225,7 +224,7 @@ func (m *metricSet) CountTokens(e *sharedstore.HoldEntry, movement exchange.Toke
 
 // countTokensFrom is CountTokens from the entry's Limit i on (the ones before
 // it are counted), then its aggregate series.
-func (m *metricSet) countTokensFrom(e *sharedstore.HoldEntry, movement exchange.TokenMovement, amount int64, from int) {
+func (m *metricSet) countTokensFrom(e *limit.HoldEntry, movement exchange.TokenMovement, amount int64, from int) {
 	d, o := dimensionIndex(e.Dimension), int(movement)
 	known := d >= 0 && o < exchange.NumTokenMovements
 	for _, l := range e.Limits[from:] {
@@ -262,9 +261,9 @@ func (m *metricSet) countTokensFrom(e *sharedstore.HoldEntry, movement exchange.
 }
 
 // CountRefusal records one refusal under its families.
-func (m *metricSet) CountRefusal(r *sharedstore.Refusal, limitType string) {
+func (m *metricSet) CountRefusal(r *limit.Refusal, limitType string) {
 	m.count(mk(metrics.Exceeded, metrics.LabelLimitType, limitType), 1)
-	if r.Kind != sharedstore.KindTokens {
+	if r.Kind != limit.KindTokens {
 		return
 	}
 	m.count(mk(metrics.TokenBudgetRefusals, metrics.LabelDimension, r.Dimension.String()), 1)

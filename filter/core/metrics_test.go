@@ -13,13 +13,12 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/exchange"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/metrics"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
-func entry(dim limit.Dimension, budgets ...limit.Period) *sharedstore.HoldEntry {
-	e := &sharedstore.HoldEntry{Kind: sharedstore.KindTokens, Dimension: dim}
+func entry(dim limit.Dimension, budgets ...limit.Period) *limit.HoldEntry {
+	e := &limit.HoldEntry{Kind: limit.KindTokens, Dimension: dim}
 	for _, b := range budgets {
-		e.Limits = append(e.Limits, sharedstore.Limit{Budget: b})
+		e.Limits = append(e.Limits, limit.Limit{Budget: b})
 	}
 	return e
 }
@@ -56,7 +55,7 @@ func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
 		m.CountTokens(entry(limit.DimGlobal, limit.PeriodMinute), exchange.TokenMovement(9), 5)                    // a movement no constant names
 	}
 	m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute), exchange.TokensReserved, 0)
-	m.CountTokens(&sharedstore.HoldEntry{Kind: sharedstore.KindConcurrency, Dimension: limit.DimAPIKey, Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent}}}, exchange.TokensReserved, 1)
+	m.CountTokens(&limit.HoldEntry{Kind: limit.KindConcurrency, Dimension: limit.DimAPIKey, Limits: []limit.Limit{{Budget: limit.PeriodConcurrent}}}, exchange.TokensReserved, 1)
 	m.CountRequest(outcomeAdmitted)
 	m.CountRequest(outcomeAdmitted)
 	m.CountRequest("refused")

@@ -8,6 +8,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/filter/abi"
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/exchange"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -15,7 +16,7 @@ import (
 // this one never answers by itself.
 type fleetStore struct{ sharedstore.Store }
 
-func (fleetStore) Admit(sharedstore.Plan, func(sharedstore.Outcome)) {}
+func (fleetStore) Admit(limit.Plan, func(limit.Outcome)) {}
 
 func TestADeletedStreamIsReusedWithNothingOfItsRequestLeft(t *testing.T) {
 	t.Parallel()
@@ -71,6 +72,6 @@ func TestTheBoundAdmissionCallbackReachesTheReusedStream(t *testing.T) {
 	next.store = fleetStore{r.store} // answers only when told
 	next.OnHttpRequestBody(len(body), true)
 	require.Equal(t, exchange.PhaseAdmitting, next.x.Phase())
-	next.onAdmitted(sharedstore.Outcome{Result: sharedstore.ResultAdmitted})
+	next.onAdmitted(limit.Outcome{Result: limit.ResultAdmitted})
 	require.Equal(t, exchange.PhaseForwarded, next.x.Phase())
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/budget"
 	"github.com/tokenbudget/tokenbudget/shared/config"
 	"github.com/tokenbudget/tokenbudget/shared/identity"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/refusal"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/fallback"
@@ -175,9 +176,9 @@ func (r *Root) OnConfigure(raw []byte) bool {
 		}, r.host.NowNanos)
 		// While the store is down a replica admits on its own buckets, sized
 		// to its share of the fleet budget when a division source says so.
-		var localPlan func(sharedstore.Plan) sharedstore.Plan
+		var localPlan func(limit.Plan) limit.Plan
 		if rt.Fallback() != nil {
-			localPlan = func(p sharedstore.Plan) sharedstore.Plan { return budget.FallbackPlan(rt, p) }
+			localPlan = func(p limit.Plan) limit.Plan { return budget.FallbackPlan(rt, p) }
 		}
 		// Spend holds through an outage: the last verdicts are kept in
 		// shared data and admitted against, and what is admitted meanwhile
@@ -300,6 +301,6 @@ func (r *Root) OnDelete() {
 	r.deleted = true
 }
 
-func (r *Root) countUnavailable(dimension sharedstore.Dimension, action string) {
+func (r *Root) countUnavailable(dimension limit.Dimension, action string) {
 	r.metrics.count(metricRedisUnavailable(dimension, action), 1)
 }

@@ -25,7 +25,7 @@ type Stream struct {
 	id   uint32
 	// onAdmitted is s.admitted, bound once: a method value handed to the
 	// store allocates each time it is taken.
-	onAdmitted func(sharedstore.Outcome)
+	onAdmitted func(limit.Outcome)
 
 	store sharedstore.Store // the store of the config the request was admitted under
 	// admitting is true inside store.Admit: an answer now is synchronous.
@@ -121,7 +121,7 @@ func (s *Stream) act(a exchange.Action) abi.Action {
 
 // admitted receives the store's answer, synchronously from the shared-data
 // backend or later from the remote backend's callout response.
-func (s *Stream) admitted(o sharedstore.Outcome) {
+func (s *Stream) admitted(o limit.Outcome) {
 	async := !s.admitting
 	if async && s.x.Phase() != exchange.PhaseDone {
 		s.host().SetEffectiveContext(s.id)

@@ -4,6 +4,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/estimate"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/shared/usage"
 )
 
@@ -117,7 +118,7 @@ func (x *Exchange) cut() {
 // The kinds are the same figure split for pricing: the backend's own split
 // where it reported usage (the output raised to the deltas counted), else
 // input up to the estimate and output the rest.
-func (x *Exchange) delivered() (int64, usage.Kinds) {
+func (x *Exchange) delivered() (int64, tokens.Kinds) {
 	switch x.answer {
 	case answerEncoded:
 		t := x.unreadTokens() // unreadable, as at a normal end
@@ -166,7 +167,7 @@ func (x *Exchange) settleHeld() {
 
 // settle ends the hold on actual tokens; k is the same usage by kind, which
 // prices the request when a spend limit applies.
-func (x *Exchange) settle(actual int64, k usage.Kinds) {
+func (x *Exchange) settle(actual int64, k tokens.Kinds) {
 	x.chargeSpend(k)
 	x.held = holdEnded
 	x.body = nil
@@ -197,7 +198,7 @@ func (x *Exchange) release() {
 
 // chargeSpend prices what the settlement charges and puts the cost on the
 // hold for the store's postflight.
-func (x *Exchange) chargeSpend(k usage.Kinds) {
+func (x *Exchange) chargeSpend(k tokens.Kinds) {
 	if !x.hold.Spend.Any() {
 		return
 	}
@@ -210,7 +211,7 @@ func (x *Exchange) chargeSpend(k usage.Kinds) {
 // kindsOf splits a token figure the filter charges without the backend's
 // usage (a hold, an estimate plus counted deltas) into input, at most the
 // request's input estimate, and output, the rest.
-func (x *Exchange) kindsOf(total int64) usage.Kinds {
+func (x *Exchange) kindsOf(total int64) tokens.Kinds {
 	in := min(max(x.req.Input, 0), max(total, 0))
-	return usage.Kinds{Input: in, Output: max(total, 0) - in}
+	return tokens.Kinds{Input: in, Output: max(total, 0) - in}
 }

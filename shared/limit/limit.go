@@ -15,7 +15,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // Kind says how a bucket's units behave over a request's life.
@@ -256,7 +256,7 @@ type Hold struct {
 	// Release adds nothing: a failed or released request costs nothing.
 	SpendCost money.Amount
 	// SpendUsage is the usage SpendCost priced, by kind (set with it).
-	SpendUsage usage.Kinds
+	SpendUsage tokens.Kinds
 }
 
 // ErrSpendUnavailable is an admission error (wrapped in Outcome.Err) that

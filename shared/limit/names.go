@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
-	"github.com/tokenbudget/tokenbudget/shared/jsonx"
 )
 
 // enumNames is the edge form of a small enum: the name of each value by
@@ -51,10 +50,12 @@ func (n *enumNames[T]) unmarshal(p *T, b []byte) error {
 }
 
 // quote shows a refused name in an error, cut to 32 bytes so a long input
-// does not become a long error.
+// does not become a long error, and Go-quoted so a control byte or broken
+// UTF-8 in it is escaped rather than written into a log. (strconv, not the
+// JSON writer: the vocabulary depends on nothing that parses.)
 func quote(b []byte) string {
 	if len(b) > 32 {
 		b = b[:32]
 	}
-	return jsonx.Quote(string(b))
+	return strconv.Quote(string(b))
 }

@@ -2,6 +2,7 @@ package limit
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -90,5 +91,20 @@ func TestPeriodsAndDimensionsTravelInJSONAsTheirNames(t *testing.T) {
 func TestKindsHaveNamesForLogs(t *testing.T) {
 	for k, name := range map[Kind]string{KindRequests: "requests", KindConcurrency: "concurrency", KindTokens: "tokens", 0: "unknown", 9: "unknown"} {
 		require.Equal(t, name, k.String())
+	}
+}
+
+// A refused name is shown quoted in the error, cut to 32 bytes, with a
+// control byte or broken UTF-8 escaped rather than copied into a log.
+func TestARefusedNameIsQuotedShortAndEscapedInItsError(t *testing.T) {
+	for name, want := range map[string]string{
+		"week":                   `unknown period "week"`,
+		"we\nek":                 `unknown period "we\nek"`,
+		"\xff":                   `unknown period "\xff"`,
+		strings.Repeat("w", 100): `unknown period "` + strings.Repeat("w", 32) + `"`,
+	} {
+		var p Period
+		err := p.UnmarshalText([]byte(name))
+		require.EqualError(t, err, want, name)
 	}
 }

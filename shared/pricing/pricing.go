@@ -24,7 +24,7 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/modelname"
 	"github.com/tokenbudget/tokenbudget/shared/money"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // Rates are the per-million-token prices of each kind of token.
@@ -46,20 +46,20 @@ type Entry struct {
 }
 
 // RatesFor is the set of rates a request with this usage is priced at.
-func (e Entry) RatesFor(k usage.Kinds) Rates {
+func (e Entry) RatesFor(k tokens.Kinds) Rates {
 	if e.AboveInputTokens > 0 && inputTokens(k) > uint64(e.AboveInputTokens) {
 		return e.Tier
 	}
 	return e.Base
 }
 
-func inputTokens(k usage.Kinds) uint64 {
+func inputTokens(k tokens.Kinds) uint64 {
 	return nonNeg(k.Input) + nonNeg(k.CachedInput) + nonNeg(k.CacheWrite) + nonNeg(k.CacheWrite1h)
 }
 
 // Cost is what a request with usage k costs at entry e, in nano-USD,
 // rounded up once (see the package doc).
-func Cost(k usage.Kinds, e Entry) money.Amount {
+func Cost(k tokens.Kinds, e Entry) money.Amount {
 	r := e.RatesFor(k)
 	var sum u128
 	sum.addProduct(nonNeg(k.Input), nonNeg(int64(r.Input)))

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/money"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // usd reads a price or amount written as decimal USD (per million tokens
@@ -31,18 +31,18 @@ var sonnet = Entry{
 func TestCostPricesEveryKindAtItsOwnRate(t *testing.T) {
 	tests := []struct {
 		name string
-		k    usage.Kinds
+		k    tokens.Kinds
 		want money.Amount
 	}{
-		{"uncached input", usage.Kinds{Input: 1_000_000}, 3 * money.OneUSD},
-		{"cached input", usage.Kinds{CachedInput: 1_000_000}, 300_000_000},
-		{"five-minute cache write", usage.Kinds{CacheWrite: 1_000_000}, 3_750_000_000},
-		{"one-hour cache write", usage.Kinds{CacheWrite1h: 1_000_000}, 6 * money.OneUSD},
-		{"output", usage.Kinds{Output: 1_000_000}, 15 * money.OneUSD},
-		{"a mixed request", usage.Kinds{Input: 1000, CachedInput: 20_000, CacheWrite: 3000, CacheWrite1h: 500, Output: 800},
+		{"uncached input", tokens.Kinds{Input: 1_000_000}, 3 * money.OneUSD},
+		{"cached input", tokens.Kinds{CachedInput: 1_000_000}, 300_000_000},
+		{"five-minute cache write", tokens.Kinds{CacheWrite: 1_000_000}, 3_750_000_000},
+		{"one-hour cache write", tokens.Kinds{CacheWrite1h: 1_000_000}, 6 * money.OneUSD},
+		{"output", tokens.Kinds{Output: 1_000_000}, 15 * money.OneUSD},
+		{"a mixed request", tokens.Kinds{Input: 1000, CachedInput: 20_000, CacheWrite: 3000, CacheWrite1h: 500, Output: 800},
 			// 1000×3 + 20000×0.3 + 3000×3.75 + 500×6 + 800×15 = 35250 µUSD
 			35_250_000},
-		{"nothing used costs nothing", usage.Kinds{}, 0},
+		{"nothing used costs nothing", tokens.Kinds{}, 0},
 	}
 	flat := sonnet
 	flat.AboveInputTokens = 0 // a million input tokens would switch to the tier
@@ -54,7 +54,7 @@ func TestCostPricesEveryKindAtItsOwnRate(t *testing.T) {
 }
 
 func TestLongContextTierPricesTheWholeRequestAboveTheThreshold(t *testing.T) {
-	at := usage.Kinds{Input: 150_000, CachedInput: 40_000, CacheWrite: 10_000, Output: 1_000_000}
+	at := tokens.Kinds{Input: 150_000, CachedInput: 40_000, CacheWrite: 10_000, Output: 1_000_000}
 	require.Equal(t, sonnet.Base, sonnet.RatesFor(at), "exactly the threshold stays on the base rates")
 	// 150000×3 + 40000×0.3 + 10000×3.75 + 1e6×15 = 15,499,500 µUSD
 	require.Equal(t, money.Amount(15_499_500_000), Cost(at, sonnet))
@@ -67,38 +67,38 @@ func TestLongContextTierPricesTheWholeRequestAboveTheThreshold(t *testing.T) {
 
 	flat := sonnet
 	flat.AboveInputTokens = 0
-	require.Equal(t, flat.Base, flat.RatesFor(usage.Kinds{Input: math.MaxInt64}), "no threshold, no tier")
+	require.Equal(t, flat.Base, flat.RatesFor(tokens.Kinds{Input: math.MaxInt64}), "no threshold, no tier")
 }
 
 func TestPerRequestPriceIsAddedOnceWhateverTheUsage(t *testing.T) {
 	t.Parallel()
 	e := Entry{Base: Rates{Input: usd("1"), Output: usd("2")}, PerRequest: money.Amount(usd("0.01"))}
-	require.Equal(t, money.Amount(10_000_000), Cost(usage.Kinds{}, e))
-	require.Equal(t, money.Amount(10_000_000+1_000_000+2_000_000), Cost(usage.Kinds{Input: 1000, Output: 1000}, e))
+	require.Equal(t, money.Amount(10_000_000), Cost(tokens.Kinds{}, e))
+	require.Equal(t, money.Amount(10_000_000+1_000_000+2_000_000), Cost(tokens.Kinds{Input: 1000, Output: 1000}, e))
 }
 
 func TestCostRoundsUpOncePerRequest(t *testing.T) {
 	t.Parallel()
 	cheap := Entry{Base: Rates{Input: usd("0.0375"), CachedInput: usd("0.0375"), Output: usd("0.5")}}
 	// 1 token at $0.0375/M is 37.5 nano-USD: charged 38, never 37.
-	require.Equal(t, money.Amount(38), Cost(usage.Kinds{Input: 1}, cheap))
+	require.Equal(t, money.Amount(38), Cost(tokens.Kinds{Input: 1}, cheap))
 	// Two kinds of half a nano-dollar each: 0.5 + 0.5 = 1, not 1 + 1.
 	half := Entry{Base: Rates{Input: 500_000, Output: 500_000}} // $0.0005 per million
-	require.Equal(t, money.Amount(1), Cost(usage.Kinds{Input: 1, Output: 1}, half))
+	require.Equal(t, money.Amount(1), Cost(tokens.Kinds{Input: 1, Output: 1}, half))
 	// An exact figure is not rounded.
-	require.Equal(t, money.Amount(75), Cost(usage.Kinds{Input: 1, CachedInput: 1}, cheap))
+	require.Equal(t, money.Amount(75), Cost(tokens.Kinds{Input: 1, CachedInput: 1}, cheap))
 	// The smallest usage at the smallest price is still charged.
-	require.Equal(t, money.Amount(1), Cost(usage.Kinds{Output: 1}, Entry{Base: Rates{Output: 1}}))
+	require.Equal(t, money.Amount(1), Cost(tokens.Kinds{Output: 1}, Entry{Base: Rates{Output: 1}}))
 }
 
 func TestCostSaturatesInsteadOfOverflowing(t *testing.T) {
 	huge := Entry{Base: Rates{Input: math.MaxInt64, CachedInput: math.MaxInt64, CacheWrite: math.MaxInt64, CacheWrite1h: math.MaxInt64, Output: math.MaxInt64}, PerRequest: money.Max}
-	all := usage.Kinds{Input: math.MaxInt64, CachedInput: math.MaxInt64, CacheWrite: math.MaxInt64, CacheWrite1h: math.MaxInt64, Output: math.MaxInt64}
+	all := tokens.Kinds{Input: math.MaxInt64, CachedInput: math.MaxInt64, CacheWrite: math.MaxInt64, CacheWrite1h: math.MaxInt64, Output: math.MaxInt64}
 	require.Equal(t, money.Max, Cost(all, huge))
-	require.Equal(t, money.Max, Cost(usage.Kinds{Output: 1_000_000}, Entry{PerRequest: money.Max, Base: Rates{Output: 1}}))
+	require.Equal(t, money.Max, Cost(tokens.Kinds{Output: 1_000_000}, Entry{PerRequest: money.Max, Base: Rates{Output: 1}}))
 	// A trillion tokens at $1000 per million fits: $1e9.
-	require.Equal(t, money.Amount(1e18), Cost(usage.Kinds{Output: 1e12}, Entry{Base: Rates{Output: usd("1000")}}))
-	require.Equal(t, money.Amount(0), Cost(usage.Kinds{Input: -5, Output: -1}, sonnet), "negative counts charge nothing")
+	require.Equal(t, money.Amount(1e18), Cost(tokens.Kinds{Output: 1e12}, Entry{Base: Rates{Output: usd("1000")}}))
+	require.Equal(t, money.Amount(0), Cost(tokens.Kinds{Input: -5, Output: -1}, sonnet), "negative counts charge nothing")
 }
 
 func TestLookupFallsBackToTheDefaultAndOtherwiseSaysNotPriced(t *testing.T) {
@@ -127,7 +127,7 @@ func FuzzCostIsTheExactCeilingOfTheUsageAtItsRates(f *testing.F) {
 	f.Add(int64(1), int64(2), int64(3), int64(4), int64(5), int64(37_500_000), int64(0), int64(200_000))
 	f.Add(int64(math.MaxInt64), int64(0), int64(0), int64(0), int64(math.MaxInt64), int64(math.MaxInt64), int64(math.MaxInt64), int64(0))
 	f.Fuzz(func(t *testing.T, in, cached, write, write1h, out, rate, perReq, above int64) {
-		k := usage.Kinds{Input: in, CachedInput: cached, CacheWrite: write, CacheWrite1h: write1h, Output: out}
+		k := tokens.Kinds{Input: in, CachedInput: cached, CacheWrite: write, CacheWrite1h: write1h, Output: out}
 		e := Entry{
 			Base:             Rates{Input: money.Price(rate), CachedInput: money.Price(rate / 10), CacheWrite: money.Price(rate / 3), CacheWrite1h: money.Price(rate / 2), Output: money.Price(rate / 7)},
 			AboveInputTokens: above,
@@ -158,7 +158,7 @@ func FuzzCostIsTheExactCeilingOfTheUsageAtItsRates(f *testing.F) {
 }
 
 func BenchmarkCost(b *testing.B) {
-	k := usage.Kinds{Input: 1000, CachedInput: 20_000, CacheWrite: 3000, CacheWrite1h: 500, Output: 800}
+	k := tokens.Kinds{Input: 1000, CachedInput: 20_000, CacheWrite: 3000, CacheWrite1h: 500, Output: 800}
 	var sink money.Amount
 	for b.Loop() {
 		sink += Cost(k, sonnet)

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // Usage is the backend's own account of one response, normalized across APIs
@@ -26,30 +27,15 @@ type Usage struct {
 	CacheWrite1h, Reasoning              int64
 }
 
-// Kinds is a usage split into the disjoint kinds a price list prices:
-// their sum is Total (for every usage the readers return; their counts are
-// capped far below where Total would saturate).
-type Kinds struct {
-	// Input is the prompt tokens neither read from nor written to the cache.
-	Input int64
-	// CachedInput is the prompt tokens read from the cache.
-	CachedInput int64
-	// CacheWrite is the prompt tokens written to the cache with the default
-	// (five-minute) lifetime, CacheWrite1h those written for one hour.
-	CacheWrite, CacheWrite1h int64
-	// Output is every generated token, reasoning included.
-	Output int64
-}
-
 // Kinds splits the usage by kind. The parts are clamped into the whole, so a
 // backend reporting more cached tokens than input tokens cannot make the
 // uncached input negative.
-func (u Usage) Kinds() Kinds {
+func (u Usage) Kinds() tokens.Kinds {
 	in := max(u.Input, 0)
 	cached := min(max(u.CacheRead, 0), in)
 	write := min(max(u.CacheWrite, 0), in-cached)
 	write1h := min(max(u.CacheWrite1h, 0), write)
-	return Kinds{
+	return tokens.Kinds{
 		Input:        in - cached - write,
 		CachedInput:  cached,
 		CacheWrite:   write - write1h,

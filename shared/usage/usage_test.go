@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/jsonx"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 func TestFromJSONReadsEachAPIsUsageBlock(t *testing.T) {
@@ -150,16 +151,16 @@ func TestKindsSplitTheUsageIntoDisjointPricedParts(t *testing.T) {
 	tests := []struct {
 		name string
 		u    Usage
-		want Kinds
+		want tokens.Kinds
 	}{
 		{"openai cached input is taken out of the prompt", Usage{Input: 1117, Output: 46, CacheRead: 1024, Reasoning: 32},
-			Kinds{Input: 93, CachedInput: 1024, Output: 46}},
+			tokens.Kinds{Input: 93, CachedInput: 1024, Output: 46}},
 		{"anthropic reads and both write lifetimes", Usage{Input: 10 + 300 + 40, Output: 5, CacheRead: 40, CacheWrite: 300, CacheWrite1h: 200},
-			Kinds{Input: 10, CachedInput: 40, CacheWrite: 100, CacheWrite1h: 200, Output: 5}},
-		{"no usage", Usage{}, Kinds{}},
+			tokens.Kinds{Input: 10, CachedInput: 40, CacheWrite: 100, CacheWrite1h: 200, Output: 5}},
+		{"no usage", Usage{}, tokens.Kinds{}},
 		{"parts larger than the input are clamped into it", Usage{Input: 10, CacheRead: 8, CacheWrite: 8, CacheWrite1h: 9, Output: 1},
-			Kinds{CachedInput: 8, CacheWrite: 0, CacheWrite1h: 2, Output: 1}},
-		{"negative figures count as nothing", Usage{Input: -5, Output: -1, CacheRead: -3}, Kinds{}},
+			tokens.Kinds{CachedInput: 8, CacheWrite: 0, CacheWrite1h: 2, Output: 1}},
+		{"negative figures count as nothing", Usage{Input: -5, Output: -1, CacheRead: -3}, tokens.Kinds{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

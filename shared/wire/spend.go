@@ -9,7 +9,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // The spend part of the protocol. USD spend rides in the same calls as the
@@ -119,7 +119,7 @@ type SpendRecord struct {
 	CostNanoUSD int64      `json:"cost_nano_usd"`
 }
 
-// SpendKinds is usage.Kinds on the wire.
+// SpendKinds is tokens.Kinds on the wire.
 type SpendKinds struct {
 	Input        int64 `json:"input"`
 	CachedInput  int64 `json:"cached_input"`
@@ -263,8 +263,8 @@ func RecordOf(h limit.Hold) *SpendRecord {
 }
 
 // Kinds is the record's usage by kind.
-func (k SpendKinds) Kinds() usage.Kinds {
-	return usage.Kinds{Input: k.Input, CachedInput: k.CachedInput, CacheWrite: k.CacheWrite, CacheWrite1h: k.CacheWrite1h, Output: k.Output}
+func (k SpendKinds) Kinds() tokens.Kinds {
+	return tokens.Kinds{Input: k.Input, CachedInput: k.CachedInput, CacheWrite: k.CacheWrite, CacheWrite1h: k.CacheWrite1h, Output: k.Output}
 }
 
 // appendSpendAdmit writes a as json.Marshal does.

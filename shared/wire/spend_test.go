@@ -9,7 +9,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // 2026-09-30 23:59:59.5 UTC.
@@ -135,7 +135,7 @@ func TestTheVerdictRoundTripsThroughTheAnswer(t *testing.T) {
 
 func TestTheSettlementCarriesTheInferenceRecord(t *testing.T) {
 	h := limit.Hold{Backend: limit.BackendRemote, ID: "0123456789abcdef0123456789abcdef", Spend: sampleSpend(t),
-		SpendCost: 1_234_567, SpendUsage: usage.Kinds{Input: 10, CachedInput: 20, CacheWrite: 3, CacheWrite1h: 4, Output: 50}}
+		SpendCost: 1_234_567, SpendUsage: tokens.Kinds{Input: 10, CachedInput: 20, CacheWrite: 3, CacheWrite1h: 4, Output: 50}}
 	b := AppendSettleRecord(nil, h.ID, 87, []string{"a", "b"}, RecordOf(h))
 	var std SettleRequest
 	require.NoError(t, json.Unmarshal(b, &std), string(b))

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
@@ -172,11 +172,11 @@ func teamsOf(rs []ledger.Record) []string {
 	return out
 }
 
-// record is a call of tokens input tokens (a million tokens cost $1 at
+// record is a call of input input tokens (a million tokens cost $1 at
 // flatPrices) with the filter's estimate est.
-func record(id, team, key, user string, tokens int64, start time.Time, est money.Amount) ledger.Record {
+func record(id, team, key, user string, input int64, start time.Time, est money.Amount) ledger.Record {
 	return ledger.Record{ID: id, Team: team, APIKey: key, User: user, Model: "m",
-		Usage: usage.Kinds{Input: tokens}, CallStart: start, Estimate: est}
+		Usage: tokens.Kinds{Input: input}, CallStart: start, Estimate: est}
 }
 
 func usd(t *testing.T, s string) money.Amount {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // The filter's own pricing section: fallbacks (cached_input absent is
@@ -39,7 +39,7 @@ func TestAPriceListIsPutInTheFiltersFormatAndListedSoItCanBePutAgain(t *testing.
 	require.Equal(t, usd(t, "0.001"), long.PerRequest)
 	require.NotNil(t, lists[0].Default)
 	// 1000 output tokens of an unlisted model at the default's $12 per million.
-	require.Equal(t, usd(t, "0.012"), pricing.Cost(usage.Kinds{Output: 1000}, *lists[0].Default))
+	require.Equal(t, usd(t, "0.012"), pricing.Cost(tokens.Kinds{Output: 1000}, *lists[0].Default))
 
 	// What GET lists is a body PUT takes, and it stores the same entries.
 	f.now = time.Date(2026, 10, 15, 0, 0, 0, 0, time.UTC)

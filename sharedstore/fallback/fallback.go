@@ -7,7 +7,10 @@
 // (each links syscall, whose init Envoy traps), no goroutines; a test pins it.
 package fallback
 
-import "github.com/tokenbudget/tokenbudget/sharedstore"
+import (
+	"github.com/tokenbudget/tokenbudget/shared/limit"
+	"github.com/tokenbudget/tokenbudget/sharedstore"
+)
 
 // Actions passed to onUnavailable: the action label of
 // rate_limit_redis_unavailable_total.
@@ -19,8 +22,8 @@ const (
 type store struct {
 	remote, local    sharedstore.Store
 	fallbackToMemory bool
-	onUnavailable    func(dimension sharedstore.Dimension, action string)
-	localPlan        func(sharedstore.Plan) sharedstore.Plan
+	onUnavailable    func(dimension limit.Dimension, action string)
+	localPlan        func(limit.Plan) limit.Plan
 	keeper           SpendKeeper
 	records          Recorder
 }
@@ -29,14 +32,14 @@ type store struct {
 // (the local store does, in shared data) and, on a plan with Spend.Recall,
 // admits against it.
 type SpendKeeper interface {
-	RememberSpend(sp *sharedstore.Spend, o *sharedstore.Outcome)
+	RememberSpend(sp *limit.Spend, o *limit.Outcome)
 }
 
 // Recorder delivers the inference record of a hold the fleet store never
 // held (the remote store queues it like a settlement), so the ledger
 // counts what was admitted during an outage.
 type Recorder interface {
-	Record(h sharedstore.Hold)
+	Record(h limit.Hold)
 }
 
 // Option adds to what New builds.
@@ -65,8 +68,8 @@ func Records(r Recorder) Option { return func(s *store) { s.records = r } }
 // share: without it, every replica in fallback admits the whole fleet
 // budget, so an outage multiplies the budget by the number of replicas. It
 // runs only when the remote store failed, so the normal path pays nothing.
-func New(remote, local sharedstore.Store, fallbackToMemory bool, onUnavailable func(dimension sharedstore.Dimension, action string),
-	localPlan func(sharedstore.Plan) sharedstore.Plan, opts ...Option) sharedstore.Store {
+func New(remote, local sharedstore.Store, fallbackToMemory bool, onUnavailable func(dimension limit.Dimension, action string),
+	localPlan func(limit.Plan) limit.Plan, opts ...Option) sharedstore.Store {
 	s := &store{remote: remote, local: local, fallbackToMemory: fallbackToMemory, onUnavailable: onUnavailable, localPlan: localPlan}
 	for _, o := range opts {
 		o(s)
@@ -74,8 +77,8 @@ func New(remote, local sharedstore.Store, fallbackToMemory bool, onUnavailable f
 	return s
 }
 
-func (s *store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
-	s.remote.Admit(plan, func(o sharedstore.Outcome) {
+func (s *store) Admit(plan limit.Plan, done func(limit.Outcome)) {
+	s.remote.Admit(plan, func(o limit.Outcome) {
 		if o.Err == nil {
 			if s.keeper != nil && s.fallbackToMemory && plan.Spend.Any() {
 				s.keeper.RememberSpend(&plan.Spend, &o)
@@ -89,7 +92,7 @@ func (s *store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 		}
 		s.report(plan, action)
 		if !s.fallbackToMemory {
-			done(sharedstore.Outcome{Err: o.Err})
+			done(limit.Outcome{Err: o.Err})
 			return
 		}
 		if s.localPlan != nil {
@@ -102,12 +105,12 @@ func (s *store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 	})
 }
 
-func (s *store) report(plan sharedstore.Plan, action string) {
+func (s *store) report(plan limit.Plan, action string) {
 	if s.onUnavailable == nil {
 		return
 	}
 	var seen uint64 // one bit per dimension value
-	for _, group := range [2][]sharedstore.Op{plan.Requests, plan.Tokens} {
+	for _, group := range [2][]limit.Op{plan.Requests, plan.Tokens} {
 		for _, op := range group {
 			bit := uint64(1) << (op.Dimension % 64)
 			if seen&bit != 0 {
@@ -122,11 +125,11 @@ func (s *store) report(plan sharedstore.Plan, action string) {
 // Settle and Release go to the store that holds the hold: a reservation
 // taken locally during an outage is never ended on Redis, which never held
 // it. A hold with no backend (nothing reserved) is ignored.
-func (s *store) Settle(h sharedstore.Hold, actual int64) {
+func (s *store) Settle(h limit.Hold, actual int64) {
 	switch h.Backend {
-	case sharedstore.BackendRemote:
+	case limit.BackendRemote:
 		s.remote.Settle(h, actual)
-	case sharedstore.BackendLocal:
+	case limit.BackendLocal:
 		s.local.Settle(h, actual)
 		if s.records != nil && h.Spend.Any() {
 			s.records.Record(h)
@@ -134,11 +137,11 @@ func (s *store) Settle(h sharedstore.Hold, actual int64) {
 	}
 }
 
-func (s *store) Release(h sharedstore.Hold) {
+func (s *store) Release(h limit.Hold) {
 	switch h.Backend {
-	case sharedstore.BackendRemote:
+	case limit.BackendRemote:
 		s.remote.Release(h)
-	case sharedstore.BackendLocal:
+	case limit.BackendLocal:
 		s.local.Release(h)
 	}
 }

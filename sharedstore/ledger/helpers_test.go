@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
 )
 
@@ -52,7 +52,7 @@ func at(t *testing.T, s string) time.Time {
 
 func rec(id, team, key, user, model string, in, out int64, start time.Time, estimate money.Amount) Record {
 	return Record{ID: id, Team: team, APIKey: key, User: user, Model: model,
-		Usage: usage.Kinds{Input: in, Output: out}, CallStart: start, Estimate: estimate}
+		Usage: tokens.Kinds{Input: in, Output: out}, CallStart: start, Estimate: estimate}
 }
 
 func insert(t *testing.T, s *Ledger, rs ...Record) {

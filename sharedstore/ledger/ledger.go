@@ -30,7 +30,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // Ledger is the spend ledger on one PostgreSQL database.
@@ -48,7 +48,7 @@ type Record struct {
 	ID                 string
 	Team, APIKey, User string
 	Model              string
-	Usage              usage.Kinds
+	Usage              tokens.Kinds
 	CallStart          time.Time
 	Estimate           money.Amount
 }

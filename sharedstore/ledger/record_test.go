@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 func TestReplaysAndRetriesOfARecordAddOnce(t *testing.T) {
@@ -122,7 +122,7 @@ func TestRecordsKeepTheirUsageByKindExactly(t *testing.T) {
 	ctx := context.Background()
 	s, pool := newStore(t)
 	r := Record{ID: "h", Team: "acme", APIKey: "k", User: "u", Model: "claude",
-		Usage:     usage.Kinds{Input: 11, CachedInput: 22, CacheWrite: 33, CacheWrite1h: 44, Output: 55},
+		Usage:     tokens.Kinds{Input: 11, CachedInput: 22, CacheWrite: 33, CacheWrite1h: 44, Output: 55},
 		CallStart: at(t, "2026-09-30T23:59:59.999999Z"), Estimate: 123456789}
 	insert(t, s, r)
 	var got Record

@@ -15,7 +15,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 )
 
 // DefaultBatch is how many records one run of a team charges at most.
@@ -84,7 +84,7 @@ type Result struct {
 
 type pending struct {
 	id, apiKey, user, model string
-	kinds                   usage.Kinds
+	kinds                   tokens.Kinds
 	start                   time.Time
 	dayKey, monthKey        int32
 	estimate                money.Amount

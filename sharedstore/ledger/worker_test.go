@@ -16,7 +16,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
 )
 
@@ -274,7 +274,7 @@ func TestEveryAggregateEqualsTheSumOfItsChargesAfterMixedTraffic(t *testing.T) {
 	for i := 0; i < 400; i++ {
 		r := Record{ID: fmt.Sprintf("h%d", i), Team: teams[rng.IntN(2)], APIKey: keys[rng.IntN(3)], User: users[rng.IntN(3)],
 			Model: names[rng.IntN(3)], CallStart: start.Add(time.Duration(rng.IntN(4*24*3600)) * time.Second),
-			Usage: usage.Kinds{Input: rng.Int64N(300_000), CachedInput: rng.Int64N(5000), CacheWrite: rng.Int64N(3000),
+			Usage: tokens.Kinds{Input: rng.Int64N(300_000), CachedInput: rng.Int64N(5000), CacheWrite: rng.Int64N(3000),
 				CacheWrite1h: rng.Int64N(1000), Output: rng.Int64N(4000)},
 			Estimate: money.Amount(rng.Int64N(5_000_000))}
 		ok, err := s.InsertRecord(ctx, r)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // opResult is what admitting one op came to.
@@ -21,7 +21,7 @@ const (
 // Admit reserves plan all or nothing (docs/bucket-math.md) and calls done before
 // returning. The hold keeps the plan's Limits slices: a Plan's slices must
 // not be reused while its hold lives.
-func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
+func (s *Store) Admit(plan limit.Plan, done func(limit.Outcome)) {
 	s.AdmitWith(plan, nil, done)
 }
 
@@ -31,8 +31,8 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 // it whatever it had to allocate instead: the caller lends it again only
 // once that outcome's hold has ended and its levels are no longer read.
 type Spare struct {
-	Levels  []sharedstore.OpLevel
-	Entries []sharedstore.HoldEntry
+	Levels  []limit.OpLevel
+	Entries []limit.HoldEntry
 }
 
 // lend is room for n elements from *buf, emptied; when *buf holds less,
@@ -45,7 +45,7 @@ func lend[T any](buf *[]T, n int) []T {
 }
 
 // AdmitWith is Admit with spare lent for the outcome (nil: none).
-func (s *Store) AdmitWith(plan sharedstore.Plan, spare *Spare, done func(sharedstore.Outcome)) {
+func (s *Store) AdmitWith(plan limit.Plan, spare *Spare, done func(limit.Outcome)) {
 	s.spare = spare
 	out := s.admit(plan)
 	s.spare = nil
@@ -54,14 +54,14 @@ func (s *Store) AdmitWith(plan sharedstore.Plan, spare *Spare, done func(shareds
 	}
 }
 
-func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
+func (s *Store) admit(plan limit.Plan) limit.Outcome {
 	now := s.now()
-	out := sharedstore.Outcome{Hold: sharedstore.Hold{Backend: sharedstore.BackendLocal, Overage: plan.Overage}}
+	out := limit.Outcome{Hold: limit.Hold{Backend: limit.BackendLocal, Overage: plan.Overage}}
 	if plan.Spend.Any() {
 		// Spend first: it only reads, so a spend refusal takes nothing.
 		refused, err := s.preflight(&plan.Spend, &out)
 		if err != nil {
-			return sharedstore.Outcome{Err: errs.Wrap(err.Error(), sharedstore.ErrSpendUnavailable)}
+			return limit.Outcome{Err: errs.Wrap(err.Error(), limit.ErrSpendUnavailable)}
 		}
 		if refused {
 			return out
@@ -76,7 +76,7 @@ func (s *Store) admit(plan sharedstore.Plan) sharedstore.Outcome {
 }
 
 // admitBuckets is admit's bucket part, after the spend preflight.
-func (s *Store) admitBuckets(plan *sharedstore.Plan, now int64, out sharedstore.Outcome) sharedstore.Outcome {
+func (s *Store) admitBuckets(plan *limit.Plan, now int64, out limit.Outcome) limit.Outcome {
 	s.taken, s.slotTakes = s.taken[:0], s.slotTakes[:0]
 	s.privateLimits = privateLimits(*plan)
 	// What the request-count phase did with each token op's record
@@ -98,9 +98,9 @@ func (s *Store) admitBuckets(plan *sharedstore.Plan, now int64, out sharedstore.
 		switch res {
 		case opFailed:
 			s.undo(s.taken, now, nil, false)
-			return sharedstore.Outcome{Err: err, Skipped: out.Skipped}
+			return limit.Outcome{Err: err, Skipped: out.Skipped}
 		case opRefused:
-			out.Result, out.Refusal = sharedstore.ResultRefused, s.refusal(op, at, now)
+			out.Result, out.Refusal = limit.ResultRefused, s.refusal(op, at, now)
 			s.undo(s.taken, now, &out, false)
 			return out
 		}
@@ -122,16 +122,16 @@ func (s *Store) admitBuckets(plan *sharedstore.Plan, now int64, out sharedstore.
 		switch res {
 		case opFailed:
 			s.undo(s.taken, now, nil, false)
-			return sharedstore.Outcome{Err: err, Skipped: out.Skipped}
+			return limit.Outcome{Err: err, Skipped: out.Skipped}
 		case opRefused:
 			// Request-count units admitted the request and stay consumed;
 			// tokens and concurrency units come back.
-			out.Result, out.Refusal = sharedstore.ResultRefused, s.refusal(op, at, now)
+			out.Result, out.Refusal = limit.ResultRefused, s.refusal(op, at, now)
 			s.undo(s.taken, now, &out, true)
 			return out
 		}
 	}
-	out.Result = sharedstore.ResultAdmitted
+	out.Result = limit.ResultAdmitted
 	out.Hold.Entries = s.holdEntries(s.taken)
 	return out
 }
@@ -141,7 +141,7 @@ func (s *Store) admitBuckets(plan *sharedstore.Plan, now int64, out sharedstore.
 // states, for a token op its request-count phase left to this one). On a
 // refusal it returns the index of the refusing Limit, with s.states holding
 // the refilled, uncharged levels from its front.
-func (s *Store) admitOp(op *sharedstore.Op, key string, lay layout, now int64, out *sharedstore.Outcome) (opResult, int, error) {
+func (s *Store) admitOp(op *limit.Op, key string, lay layout, now int64, out *limit.Outcome) (opResult, int, error) {
 	n := len(op.Limits)
 	if n == 0 {
 		return opSkipped, 0, nil
@@ -153,7 +153,7 @@ func (s *Store) admitOp(op *sharedstore.Op, key string, lay layout, now int64, o
 	all := s.states[:total]
 	states := all[lay.at : int(lay.at)+n]
 	var pending *refund // only token buckets get refunds, so only they look
-	if op.Kind == sharedstore.KindTokens {
+	if op.Kind == limit.KindTokens {
 		pending = s.pendingRefund(key)
 	}
 	for attempt := 0; attempt < admitAttempts; attempt++ {
@@ -236,12 +236,12 @@ func (s *Store) admitOp(op *sharedstore.Op, key string, lay layout, now int64, o
 
 // refusal describes the refused op's Limit at; s.states still holds the
 // levels the refusal saw.
-func (s *Store) refusal(op *sharedstore.Op, at int, now int64) *sharedstore.Refusal {
+func (s *Store) refusal(op *limit.Op, at int, now int64) *limit.Refusal {
 	if at < 0 || at >= len(op.Limits) {
 		at = 0
 	}
 	l, st := op.Limits[at], s.states[at]
-	r := &sharedstore.Refusal{
+	r := &limit.Refusal{
 		Kind:            op.Kind,
 		Dimension:       op.Dimension,
 		Budget:          l.Budget,
@@ -259,17 +259,17 @@ func (s *Store) refusal(op *sharedstore.Op, at int, now int64) *sharedstore.Refu
 // request-count units, which admitted the request and stay consumed on a
 // token refusal. out (when not nil) gets the private levels after the
 // give-back.
-func (s *Store) undo(ops []taken, now int64, out *sharedstore.Outcome, keepRequests bool) {
+func (s *Store) undo(ops []taken, now int64, out *limit.Outcome, keepRequests bool) {
 	for i := range ops {
 		t := &ops[i]
-		if keepRequests && t.op.Kind == sharedstore.KindRequests {
+		if keepRequests && t.op.Kind == limit.KindRequests {
 			continue
 		}
 		// Immediate, and with nothing to fold: the op's own admission just
 		// wrote its bucket's pending refund. A request-count unit given
 		// back ends no hold (it never was one).
 		kind := changeGive
-		if t.op.Kind == sharedstore.KindRequests {
+		if t.op.Kind == limit.KindRequests {
 			kind = changeReturn
 		}
 		states, ok := s.change(s.takenKey(i), t.op.Limits, t.lay, kind, units(t.op), 0, 0, now, nil)
@@ -285,7 +285,7 @@ func (s *Store) undo(ops []taken, now int64, out *sharedstore.Outcome, keepReque
 
 // recordLevels appends a private op's levels after its reservation and
 // returns where they start, or -1 when the op is not the caller's own.
-func (s *Store) recordLevels(op *sharedstore.Op, states []bucket.State, now int64, out *sharedstore.Outcome) int {
+func (s *Store) recordLevels(op *limit.Op, states []bucket.State, now int64, out *limit.Outcome) int {
 	if !op.Private {
 		return -1
 	}
@@ -295,7 +295,7 @@ func (s *Store) recordLevels(op *sharedstore.Op, states []bucket.State, now int6
 		if sp := s.spare; sp != nil {
 			out.Levels = lend(&sp.Levels, n)
 		} else {
-			out.Levels = make([]sharedstore.OpLevel, 0, n)
+			out.Levels = make([]limit.OpLevel, 0, n)
 		}
 	}
 	at := len(out.Levels)
@@ -303,7 +303,7 @@ func (s *Store) recordLevels(op *sharedstore.Op, states []bucket.State, now int6
 		if i >= len(states) {
 			break
 		}
-		out.Levels = append(out.Levels, sharedstore.OpLevel{
+		out.Levels = append(out.Levels, limit.OpLevel{
 			Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget, Level: bucket.LevelOf(l, states[i], now),
 		})
 	}
@@ -312,9 +312,9 @@ func (s *Store) recordLevels(op *sharedstore.Op, states []bucket.State, now int6
 
 // privateLimits counts the Limits of the plan's private ops: the most
 // levels an admission can report.
-func privateLimits(plan sharedstore.Plan) int {
+func privateLimits(plan limit.Plan) int {
 	n := 0
-	for _, ops := range [2][]sharedstore.Op{plan.Requests, plan.Tokens} {
+	for _, ops := range [2][]limit.Op{plan.Requests, plan.Tokens} {
 		for i := range ops {
 			if ops[i].Private {
 				n += len(ops[i].Limits)
@@ -326,34 +326,34 @@ func privateLimits(plan sharedstore.Plan) int {
 
 // recordRefusedLevels reports a refused private op's levels (nothing taken),
 // so its every period reaches the caller, not only the refusing one.
-func (s *Store) recordRefusedLevels(op *sharedstore.Op, now int64, out *sharedstore.Outcome) {
+func (s *Store) recordRefusedLevels(op *limit.Op, now int64, out *limit.Outcome) {
 	s.recordLevels(op, s.states[:len(op.Limits)], now, out)
 }
 
 // holdEntries lists what the hold must give back or settle: the concurrency
 // and token ops that were charged (request-count units are never returned).
-func (s *Store) holdEntries(ops []taken) []sharedstore.HoldEntry {
+func (s *Store) holdEntries(ops []taken) []limit.HoldEntry {
 	n := 0
 	for i := range ops { // by index: a taken copied out is a memory.copy in the VM
-		if ops[i].op.Kind != sharedstore.KindRequests {
+		if ops[i].op.Kind != limit.KindRequests {
 			n++
 		}
 	}
 	if n == 0 {
 		return nil
 	}
-	var entries []sharedstore.HoldEntry
+	var entries []limit.HoldEntry
 	if sp := s.spare; sp != nil {
 		entries = lend(&sp.Entries, n)
 	} else {
-		entries = make([]sharedstore.HoldEntry, 0, n)
+		entries = make([]limit.HoldEntry, 0, n)
 	}
 	for i := range ops {
 		t := &ops[i]
-		if t.op.Kind == sharedstore.KindRequests {
+		if t.op.Kind == limit.KindRequests {
 			continue
 		}
-		entries = append(entries, sharedstore.HoldEntry{
+		entries = append(entries, limit.HoldEntry{
 			Key: s.takenKey(i), Kind: t.op.Kind, Dimension: t.op.Dimension, Limits: t.op.Limits, Amount: units(t.op),
 			At: t.lay.at, Of: t.lay.of,
 		})
@@ -363,8 +363,8 @@ func (s *Store) holdEntries(ops []taken) []sharedstore.HoldEntry {
 
 // units is what an op takes from each of its Limits: one for a request-count
 // or concurrency op (docs/bucket-math.md), the token amount otherwise.
-func units(op *sharedstore.Op) int64 {
-	if op.Kind == sharedstore.KindTokens {
+func units(op *limit.Op) int64 {
+	if op.Kind == limit.KindTokens {
 		return op.Amount
 	}
 	return 1

@@ -5,21 +5,21 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
 )
 
 // sixDimensions is a plan on every dimension with both token periods, as a
 // fully configured deployment admits it.
-func sixDimensions(withRequests bool) sharedstore.Plan {
-	big := func(dim, id string) sharedstore.Op { return tokens(dim, id, 100, minute(1<<40), day(1<<40)) }
-	plan := sharedstore.Plan{Tokens: []sharedstore.Op{
+func sixDimensions(withRequests bool) limit.Plan {
+	big := func(dim, id string) limit.Op { return tokens(dim, id, 100, minute(1<<40), day(1<<40)) }
+	plan := limit.Plan{Tokens: []limit.Op{
 		big("global", ""), big("client", "10.0.0.1"), big("api_key", "h1"),
 		big("user", "alice"), big("team", "research"), big("model", "gpt-4o"),
 	}}
 	if withRequests {
-		plan.Requests = []sharedstore.Op{
+		plan.Requests = []limit.Op{
 			requests("global", "", second(1<<40, 1<<30)),
 			requests("api_key", "h1", second(1<<40, 1<<30), minute(1<<40), day(1<<40)),
 			inflight("api_key", "h1", 1<<40),
@@ -32,8 +32,8 @@ func benchmarkAdmitSettle(b *testing.B, withRequests bool) {
 	c := &clock{t: 1_700_000_000 * sec}
 	s := local.New(localtest.New(), c.now, 100000)
 	plan := sixDimensions(withRequests)
-	var hold sharedstore.Hold
-	done := func(o sharedstore.Outcome) {
+	var hold limit.Hold
+	done := func(o limit.Outcome) {
 		if !o.Admitted() {
 			b.Fatal("refused", o.Err)
 		}
@@ -100,11 +100,11 @@ func BenchmarkContendedSettlement(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				s := local.New(sd, clock, 100000)
 				s.SetRefundBatching(mode.batch)
-				var hold sharedstore.Hold
-				done := func(o sharedstore.Outcome) { hold = o.Hold }
+				var hold limit.Hold
+				done := func(o limit.Outcome) { hold = o.Hold }
 				n := 0
 				for pb.Next() {
-					hold = sharedstore.Hold{}
+					hold = limit.Hold{}
 					s.Admit(plan, done)
 					s.Settle(hold, 80)
 					if n++; n%perTick == 0 {

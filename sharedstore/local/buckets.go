@@ -6,7 +6,6 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // family is a bucket map whose size max_buckets caps. Each dimension and
@@ -31,8 +30,8 @@ var families = [...]struct {
 
 // opFamilies is the maps a new bucket of op would join. A token op with
 // both periods lives in the minute and the day map.
-func opFamilies(op *sharedstore.Op) family {
-	if op.Kind != sharedstore.KindTokens {
+func opFamilies(op *limit.Op) family {
+	if op.Kind != limit.KindTokens {
 		return familyRequests
 	}
 	var f family
@@ -83,7 +82,7 @@ func counterKey(name, opKey string) string {
 
 // fullFamilies is the maps of op already at max_buckets: a quick read so a
 // bucket that cannot be created fails open before it is even computed.
-func (s *Store) fullFamilies(op *sharedstore.Op) family {
+func (s *Store) fullFamilies(op *limit.Op) family {
 	if s.maxBuckets <= 0 {
 		return 0
 	}
@@ -106,7 +105,7 @@ func (s *Store) fullFamilies(op *sharedstore.Op) family {
 // claimSlots counts a new bucket of op in each of its maps, or claims none
 // and returns the maps that are full. The counters are CAS'd, so workers
 // racing for the last slot cannot overshoot the ceiling.
-func (s *Store) claimSlots(op *sharedstore.Op) (full family, err error) {
+func (s *Store) claimSlots(op *limit.Op) (full family, err error) {
 	if s.maxBuckets <= 0 {
 		return 0, nil
 	}
@@ -133,7 +132,7 @@ func (s *Store) claimSlots(op *sharedstore.Op) (full family, err error) {
 
 // unclaimSlots gives back slots claimed for a bucket that was not created
 // (another worker created it first, or the write failed).
-func (s *Store) unclaimSlots(op *sharedstore.Op, claimed family) {
+func (s *Store) unclaimSlots(op *limit.Op, claimed family) {
 	for _, fam := range families {
 		if claimed&fam.f != 0 {
 			_, _, _ = s.bumpCounter(counterKey(fam.name, op.Key), -1)

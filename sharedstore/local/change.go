@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // changeKind is a give-back applied to a bucket after admission.
@@ -29,7 +29,7 @@ const (
 //
 // lay places limits' states in the value at key (a record holds another
 // op's too); the other states are written back as they were read.
-func (s *Store) change(key string, limits []sharedstore.Limit, lay layout, kind changeKind, amount, actual int64, overage sharedstore.Overage, now int64, pending *refund) ([]bucket.State, bool) {
+func (s *Store) change(key string, limits []limit.Limit, lay layout, kind changeKind, amount, actual int64, overage limit.Overage, now int64, pending *refund) ([]bucket.State, bool) {
 	n := len(limits)
 	total, ok := lay.total(n)
 	if !ok {
@@ -94,8 +94,8 @@ func (s *Store) change(key string, limits []sharedstore.Limit, lay layout, kind 
 // A refund (usage at or under the reservation) is pending in the VM until
 // the bucket's next admission here or the next Flush (refund.go); an
 // overage, the concurrency units and the spend cost are written at once.
-func (s *Store) Settle(h sharedstore.Hold, actual int64) {
-	if h.Backend != sharedstore.BackendLocal {
+func (s *Store) Settle(h limit.Hold, actual int64) {
+	if h.Backend != limit.BackendLocal {
 		return
 	}
 	s.endSpend(&h.Spend, h.SpendCost)
@@ -103,15 +103,15 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 	for i := range h.Entries {
 		e := &h.Entries[i]
 		switch {
-		case e.Kind == sharedstore.KindTokens && max(actual, 0) <= max(e.Amount, 0):
+		case e.Kind == limit.KindTokens && max(actual, 0) <= max(e.Amount, 0):
 			// Settle with usage at or under the reservation is exactly a
 			// give-back of the difference (bucket.Settle): it waits.
 			s.refund(e.Key, e.Limits, entryLayout(e), max(e.Amount, 0)-max(actual, 0), &now)
-		case e.Kind == sharedstore.KindTokens:
+		case e.Kind == limit.KindTokens:
 			// An overage is charged at once: a charge left pending could be
 			// lost, and the tokens would be free.
 			s.change(e.Key, e.Limits, entryLayout(e), changeSettle, e.Amount, actual, h.Overage, s.clock(&now), s.pendingRefund(e.Key))
-		case e.Kind == sharedstore.KindConcurrency:
+		case e.Kind == limit.KindConcurrency:
 			// Concurrency units come back at once: another worker's request
 			// may be waiting for this very unit.
 			s.change(e.Key, e.Limits, entryLayout(e), changeGive, 1, 0, 0, s.clock(&now), nil)
@@ -122,8 +122,8 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 // Release ends a hold that will never report usage (failure, cut stream,
 // cache hit): every token and concurrency unit comes back, the tokens as a
 // pending refund (refund.go), the concurrency units at once.
-func (s *Store) Release(h sharedstore.Hold) {
-	if h.Backend != sharedstore.BackendLocal {
+func (s *Store) Release(h limit.Hold) {
+	if h.Backend != limit.BackendLocal {
 		return
 	}
 	s.endSpend(&h.Spend, 0)
@@ -131,9 +131,9 @@ func (s *Store) Release(h sharedstore.Hold) {
 	for i := range h.Entries {
 		e := &h.Entries[i]
 		switch e.Kind {
-		case sharedstore.KindTokens:
+		case limit.KindTokens:
 			s.refund(e.Key, e.Limits, entryLayout(e), e.Amount, &now)
-		case sharedstore.KindConcurrency:
+		case limit.KindConcurrency:
 			s.change(e.Key, e.Limits, entryLayout(e), changeGive, 1, 0, 0, s.clock(&now), nil)
 		}
 	}

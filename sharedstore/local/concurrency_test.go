@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
 )
@@ -32,7 +32,7 @@ func TestTwoWorkersCreatingOneBucketLoseNeitherReservation(t *testing.T) {
 	sd := localtest.New()
 	c := &clock{t: 1_700_000_000 * sec}
 	op := tokens("api_key", "h1", 100, minute(600), day(6000))
-	plan := sharedstore.Plan{Tokens: []sharedstore.Op{op}}
+	plan := limit.Plan{Tokens: []limit.Op{op}}
 	worker2 := local.New(sd, c.now, 10)
 	racy := &interleave{SharedData: sd, key: op.Key, other: func() {
 		require.True(t, admit(t, worker2, plan).Admitted())
@@ -54,7 +54,7 @@ func TestConcurrentWorkersNeverAdmitMoreThanCapacityNorLoseAnUpdate(t *testing.T
 	key := tokens("api_key", "h1", amount, minute(5000), day(900))
 	conc := inflight("global", "", 3)
 	rps := requests("global", "", minute(100000))
-	plan := sharedstore.Plan{Requests: []sharedstore.Op{rps, conc}, Tokens: []sharedstore.Op{global, key}}
+	plan := limit.Plan{Requests: []limit.Op{rps, conc}, Tokens: []limit.Op{global, key}}
 
 	r := raceWorkers(sd, c, plan, workers, attempts, amount)
 
@@ -77,15 +77,15 @@ type raced struct{ admitted, refused, tokenRefused, errored int64 }
 // raceWorkers runs workers goroutines, each a Store of its own (one per
 // worker VM) on the one shared data, each admitting plan attempts times and
 // settling every admission on amount (its reservation), then flushing.
-func raceWorkers(sd local.SharedData, c *clock, plan sharedstore.Plan, workers, attempts int, amount int64) raced {
+func raceWorkers(sd local.SharedData, c *clock, plan limit.Plan, workers, attempts int, amount int64) raced {
 	var admitted, refused, tokenRefused, errored atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			s := local.New(sd, c.now, 100)
 			for range attempts {
-				var out sharedstore.Outcome
-				s.Admit(plan, func(o sharedstore.Outcome) { out = o })
+				var out limit.Outcome
+				s.Admit(plan, func(o limit.Outcome) { out = o })
 				switch {
 				case out.Err != nil:
 					errored.Add(1)
@@ -94,7 +94,7 @@ func raceWorkers(sd local.SharedData, c *clock, plan sharedstore.Plan, workers, 
 					s.Settle(out.Hold, amount) // usage equals the reservation
 				default:
 					refused.Add(1)
-					if out.Refusal.Kind == sharedstore.KindTokens {
+					if out.Refusal.Kind == limit.KindTokens {
 						tokenRefused.Add(1) // its request was counted
 					}
 				}
@@ -113,34 +113,34 @@ func raceWorkers(sd local.SharedData, c *clock, plan sharedstore.Plan, workers, 
 // settlement is charged whole (levels may go below zero); with skip an
 // overage a bucket cannot cover consumes nothing there.
 func TestBucketLevelsAreExplainedBySettledUsageAlone(t *testing.T) {
-	for _, overage := range []sharedstore.Overage{sharedstore.OverageDebt, sharedstore.OverageSkip} {
+	for _, overage := range []limit.Overage{limit.OverageDebt, limit.OverageSkip} {
 		for seed := uint64(1); seed <= 20; seed++ {
 			levelsExplainedBySettledUsage(t, overage, seed)
 		}
 	}
 }
 
-func levelsExplainedBySettledUsage(t *testing.T, overage sharedstore.Overage, seed uint64) {
+func levelsExplainedBySettledUsage(t *testing.T, overage limit.Overage, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 99))
 	f := newFixture(0)
 	ids := []string{"a", "b", "c"}
 	type live struct {
-		hold   sharedstore.Hold
-		ops    []sharedstore.Op
+		hold   limit.Hold
+		ops    []limit.Op
 		amount int64
 	}
 	var holds []live
 	charged := map[string]float64{} // key|period index → tokens settled
 	model := map[string]float64{}   // key|period index → expected level
-	limitsOf := map[string][]sharedstore.Limit{}
-	planFor := func(id string, amount int64) []sharedstore.Op {
-		return []sharedstore.Op{
+	limitsOf := map[string][]limit.Limit{}
+	planFor := func(id string, amount int64) []limit.Op {
+		return []limit.Op{
 			tokens("global", "", amount, minute(3000), day(4000)),
 			tokens("api_key", id, amount, minute(900), day(1500)),
 			tokens("team", "t", amount, minute(2000)),
 		}
 	}
-	lvl := func(op sharedstore.Op, i int) string { return op.Key + "|" + string(rune('0'+i)) }
+	lvl := func(op limit.Op, i int) string { return op.Key + "|" + string(rune('0'+i)) }
 	for step := 0; step < 300; step++ {
 		if len(holds) > 0 && rng.IntN(2) == 0 {
 			i := rng.IntN(len(holds))
@@ -161,7 +161,7 @@ func levelsExplainedBySettledUsage(t *testing.T, overage sharedstore.Overage, se
 				for j := range op.Limits {
 					k := lvl(op, j)
 					switch d := float64(actual - h.amount); {
-					case d <= 0, overage == sharedstore.OverageDebt:
+					case d <= 0, overage == limit.OverageDebt:
 						model[k] -= d
 						charged[k] += float64(actual)
 					case model[k] >= d:
@@ -190,7 +190,7 @@ func levelsExplainedBySettledUsage(t *testing.T, overage sharedstore.Overage, se
 				fits = fits && model[lvl(op, j)] >= float64(amount) && model[lvl(op, j)] > 0
 			}
 		}
-		out := admit(t, f.store, sharedstore.Plan{Tokens: ops, Overage: overage})
+		out := admit(t, f.store, limit.Plan{Tokens: ops, Overage: overage})
 		require.NoError(t, out.Err)
 		require.Equal(t, fits, out.Admitted(), "overage %d seed %d step %d", overage, seed, step)
 		require.Equal(t, overage, out.Hold.Overage, "the hold records the plan's rule")
@@ -208,7 +208,7 @@ func levelsExplainedBySettledUsage(t *testing.T, overage sharedstore.Overage, se
 	}
 	f.store.Flush() // refunds reach shared data on the tick
 	for key, limits := range limitsOf {
-		got := levels(t, f.sd, sharedstore.Op{Key: key, Limits: limits})
+		got := levels(t, f.sd, limit.Op{Key: key, Limits: limits})
 		if got == nil {
 			continue // never admitted anything, never created
 		}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 func TestSettleRefundsUnusedAndChargesOverage(t *testing.T) {
@@ -22,7 +21,7 @@ func TestSettleRefundsUnusedAndChargesOverage(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(0)
 			key := tokens("api_key", "h1", 300, minute(600), day(2000))
-			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{key}})
 			require.True(t, out.Admitted())
 			f.store.Settle(out.Hold, c.actual)
 			f.store.Flush() // a refund reaches shared data on the tick
@@ -34,9 +33,9 @@ func TestSettleRefundsUnusedAndChargesOverage(t *testing.T) {
 func TestSkipConsumesNothingFromABucketThatCannotCoverTheOverage(t *testing.T) {
 	f := newFixture(0)
 	key := tokens("api_key", "h1", 500, minute(600), day(100000))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}, Overage: sharedstore.OverageSkip})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{key}, Overage: limit.OverageSkip})
 	require.True(t, out.Admitted())
-	require.Equal(t, sharedstore.OverageSkip, out.Hold.Overage)
+	require.Equal(t, limit.OverageSkip, out.Hold.Overage)
 
 	f.store.Settle(out.Hold, 700) // overage 200: the minute has 100, the day has plenty
 	require.Equal(t, []float64{100, 99300}, levels(t, f.sd, key),
@@ -46,15 +45,15 @@ func TestSkipConsumesNothingFromABucketThatCannotCoverTheOverage(t *testing.T) {
 func TestADebtIsChargedWholeAndRefillRepaysIt(t *testing.T) {
 	f := newFixture(0)
 	key := tokens("api_key", "h1", 500, minute(600), day(100000)) // the minute refills 10 a second
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{key}})
 	require.True(t, out.Admitted())
-	require.Equal(t, sharedstore.OverageDebt, out.Hold.Overage, "debt is the zero value, the default")
+	require.Equal(t, limit.OverageDebt, out.Hold.Overage, "debt is the zero value, the default")
 
 	f.store.Settle(out.Hold, 1500) // overage 1000 on a minute level of 100
 	require.Equal(t, []float64{-900, 98500}, levels(t, f.sd, key), "every period is charged the whole overage")
 
 	probe := tokens("api_key", "h1", 100, minute(600), day(100000))
-	out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}})
+	out = admit(t, f.store, limit.Plan{Tokens: []limit.Op{probe}})
 	require.False(t, out.Admitted())
 	require.Equal(t, limit.PeriodMinute, out.Refusal.Budget)
 	require.Equal(t, int64(100), out.Refusal.RetryAfterSec, "the wait repays the debt and then the request: (100+900)/10")
@@ -63,9 +62,9 @@ func TestADebtIsChargedWholeAndRefillRepaysIt(t *testing.T) {
 	require.Equal(t, f.clock.t/sec+150, out.Refusal.Level.ResetUnix, "whole again once the debt and the gap are refilled")
 
 	f.clock.t += 99 * sec
-	require.False(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}}).Admitted(), "99 s is not enough")
+	require.False(t, admit(t, f.store, limit.Plan{Tokens: []limit.Op{probe}}).Admitted(), "99 s is not enough")
 	f.clock.t += sec
-	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{probe}}).Admitted(), "100 s is")
+	require.True(t, admit(t, f.store, limit.Plan{Tokens: []limit.Op{probe}}).Admitted(), "100 s is")
 }
 
 func TestAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
@@ -83,12 +82,12 @@ func TestAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(0)
 			key := tokens("api_key", "h1", 600, minute(600))
-			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{key}})
 			require.True(t, out.Admitted())
 			f.store.Settle(out.Hold, c.used)
 
 			zeroHold := tokens("api_key", "h1", 0, minute(600))
-			out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{zeroHold}})
+			out = admit(t, f.store, limit.Plan{Tokens: []limit.Op{zeroHold}})
 			require.Equal(t, c.admitted, out.Admitted())
 			if !c.admitted {
 				require.Equal(t, c.retry, out.Refusal.RetryAfterSec)
@@ -99,19 +98,19 @@ func TestAZeroHoldIsRefusedOnABucketAtOrBelowZero(t *testing.T) {
 }
 
 func TestAHoldSettlesByTheRuleItWasAdmittedUnder(t *testing.T) {
-	for _, overage := range []sharedstore.Overage{sharedstore.OverageDebt, sharedstore.OverageSkip} {
+	for _, overage := range []limit.Overage{limit.OverageDebt, limit.OverageSkip} {
 		f := newFixture(0)
 		key := tokens("api_key", "h1", 500, minute(600))
-		out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}, Overage: overage})
+		out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{key}, Overage: overage})
 		require.True(t, out.Admitted())
 
 		// A later plan under the other rule (a reload) changes nothing for
 		// this hold: the rule travels on the hold, the store keeps none.
-		other := sharedstore.OverageSkip - overage
+		other := limit.OverageSkip - overage
 		later := tokens("api_key", "h2", 10, minute(600))
-		require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{later}, Overage: other}).Admitted())
+		require.True(t, admit(t, f.store, limit.Plan{Tokens: []limit.Op{later}, Overage: other}).Admitted())
 		f.store.Settle(out.Hold, 800)
-		want := map[sharedstore.Overage]float64{sharedstore.OverageDebt: -200, sharedstore.OverageSkip: 100}[overage]
+		want := map[limit.Overage]float64{limit.OverageDebt: -200, limit.OverageSkip: 100}[overage]
 		require.Equal(t, []float64{want}, levels(t, f.sd, key), "overage %d", overage)
 	}
 }
@@ -120,7 +119,7 @@ func TestReleaseGivesBackTheWholeHold(t *testing.T) {
 	f := newFixture(0)
 	global := tokens("global", "", 300, minute(1000), day(5000))
 	key := tokens("api_key", "h1", 300, minute(600))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{global, key}})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{global, key}})
 	require.True(t, out.Admitted())
 
 	f.store.Release(out.Hold)
@@ -134,7 +133,7 @@ func TestConcurrencyUnitsAreReleasedOnSettleAndRelease(t *testing.T) {
 		t.Run(end, func(t *testing.T) {
 			f := newFixture(0)
 			conc := inflight("api_key", "h1", 1)
-			plan := sharedstore.Plan{Requests: []sharedstore.Op{conc}, Tokens: []sharedstore.Op{tokens("global", "", 10, minute(100))}}
+			plan := limit.Plan{Requests: []limit.Op{conc}, Tokens: []limit.Op{tokens("global", "", 10, minute(100))}}
 			first := admit(t, f.store, plan)
 			require.True(t, first.Admitted())
 			out := admit(t, f.store, plan)
@@ -155,15 +154,15 @@ func TestConcurrencyUnitsAreReleasedOnSettleAndRelease(t *testing.T) {
 func TestSettleUsesTheRecordedParametersAfterAReload(t *testing.T) {
 	f := newFixture(0)
 	before := tokens("api_key", "h1", 800, minute(1000))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{before}})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{before}})
 	require.True(t, out.Admitted())
 
 	// A reload lowers the budget: new requests use a new key and new numbers.
 	after := before
 	after.Key = "tb|t|api_key|v2|h1"
-	after.Limits = []sharedstore.Limit{minute(100)}
+	after.Limits = []limit.Limit{minute(100)}
 	after.Amount = 50
-	require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{after}}).Admitted())
+	require.True(t, admit(t, f.store, limit.Plan{Tokens: []limit.Op{after}}).Admitted())
 
 	f.store.Settle(out.Hold, 100)
 	f.store.Flush() // a refund reaches shared data on the tick
@@ -174,9 +173,9 @@ func TestSettleUsesTheRecordedParametersAfterAReload(t *testing.T) {
 func TestAHoldOfAnotherBackendIsNeverEndedHere(t *testing.T) {
 	f := newFixture(0)
 	key := tokens("api_key", "h1", 300, minute(600))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{key}})
 	remote := out.Hold
-	remote.Backend = sharedstore.BackendRemote
+	remote.Backend = limit.BackendRemote
 	f.store.Release(remote)
 	f.store.Settle(remote, 0)
 	require.Equal(t, []float64{300}, levels(t, f.sd, key))
@@ -186,10 +185,10 @@ func TestAHoldOfAnotherBackendIsNeverEndedHere(t *testing.T) {
 // may use can take it does it fail open, and then the full maps are named.
 func TestMaxBucketsFailsOpenAndNamesTheFamilyOnlyWhenNoSlotIsFree(t *testing.T) {
 	f := newFixture(1)
-	planFor := func(id string) sharedstore.Plan {
-		return sharedstore.Plan{
-			Requests: []sharedstore.Op{requests("api_key", id, minute(10))},
-			Tokens: []sharedstore.Op{
+	planFor := func(id string) limit.Plan {
+		return limit.Plan{
+			Requests: []limit.Op{requests("api_key", id, minute(10))},
+			Tokens: []limit.Op{
 				tokens("global", "", 100, minute(10000)),
 				tokens("api_key", id, 100, minute(150), day(1000)),
 			},

@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // FuzzGarbageInSharedDataNeverPanics writes arbitrary bytes where buckets
@@ -25,7 +25,7 @@ func FuzzGarbageInSharedDataNeverPanics(f *testing.F) {
 		for _, slot := range []string{"0", "1", "2", "lock"} { // where the team's bucket goes once its map is full
 			require.NoError(t, fx.sd.Set("tb|o|t|team|v1|"+slot, value, 0))
 		}
-		plan := sharedstore.Plan{Requests: []sharedstore.Op{inflight("api_key", "h1", 1)}, Tokens: []sharedstore.Op{other, op}}
+		plan := limit.Plan{Requests: []limit.Op{inflight("api_key", "h1", 1)}, Tokens: []limit.Op{other, op}}
 		out := admit(t, fx.store, plan)
 		if out.Admitted() {
 			fx.store.Settle(out.Hold, actual)

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
 )
@@ -18,25 +17,25 @@ type clock struct{ t int64 }
 
 func (c *clock) now() int64 { return c.t }
 
-func minute(c int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: c, RefillPerSec: float64(c) / 60}
+func minute(c int64) limit.Limit {
+	return limit.Limit{Budget: limit.PeriodMinute, Capacity: c, RefillPerSec: float64(c) / 60}
 }
 
-func day(c int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: limit.PeriodDay, Capacity: c, RefillPerSec: float64(c) / 86400}
+func day(c int64) limit.Limit {
+	return limit.Limit{Budget: limit.PeriodDay, Capacity: c, RefillPerSec: float64(c) / 86400}
 }
 
-func second(burst int64, rate float64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: limit.PeriodSecond, Capacity: burst, RefillPerSec: rate}
+func second(burst int64, rate float64) limit.Limit {
+	return limit.Limit{Budget: limit.PeriodSecond, Capacity: burst, RefillPerSec: rate}
 }
 
-func concurrent(n int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: limit.PeriodConcurrent, Capacity: n}
+func concurrent(n int64) limit.Limit {
+	return limit.Limit{Budget: limit.PeriodConcurrent, Capacity: n}
 }
 
 // dimension is the named dimension; the helpers take names so the tests
 // read like the bucket keys they build.
-func dimension(name string) sharedstore.Dimension {
+func dimension(name string) limit.Dimension {
 	d, ok := limit.ParseDimension(name)
 	if !ok {
 		panic("no dimension " + name)
@@ -44,19 +43,19 @@ func dimension(name string) sharedstore.Dimension {
 	return d
 }
 
-func tokens(dim, id string, amount int64, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: "tb|t|" + dim + "|v1|" + id, Kind: sharedstore.KindTokens, Dimension: dimension(dim),
+func tokens(dim, id string, amount int64, limits ...limit.Limit) limit.Op {
+	return limit.Op{Key: "tb|t|" + dim + "|v1|" + id, Kind: limit.KindTokens, Dimension: dimension(dim),
 		Limits: limits, Amount: amount, Private: dim == "api_key"}
 }
 
-func requests(dim, id string, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: "tb|r|" + dim + "|v1|" + id, Kind: sharedstore.KindRequests, Dimension: dimension(dim),
+func requests(dim, id string, limits ...limit.Limit) limit.Op {
+	return limit.Op{Key: "tb|r|" + dim + "|v1|" + id, Kind: limit.KindRequests, Dimension: dimension(dim),
 		Limits: limits, Amount: 1, Private: dim == "api_key"}
 }
 
-func inflight(dim, id string, n int64) sharedstore.Op {
-	return sharedstore.Op{Key: "tb|c|" + dim + "|v1|" + id, Kind: sharedstore.KindConcurrency, Dimension: dimension(dim),
-		Limits: []sharedstore.Limit{concurrent(n)}, Amount: 1, Private: dim == "api_key"}
+func inflight(dim, id string, n int64) limit.Op {
+	return limit.Op{Key: "tb|c|" + dim + "|v1|" + id, Kind: limit.KindConcurrency, Dimension: dimension(dim),
+		Limits: []limit.Limit{concurrent(n)}, Amount: 1, Private: dim == "api_key"}
 }
 
 type fixture struct {
@@ -72,17 +71,17 @@ func newFixture(maxBuckets int) *fixture {
 }
 
 // admit runs Admit and checks that the answer came before it returned.
-func admit(t testing.TB, s *local.Store, plan sharedstore.Plan) sharedstore.Outcome {
+func admit(t testing.TB, s *local.Store, plan limit.Plan) limit.Outcome {
 	t.Helper()
-	var out sharedstore.Outcome
+	var out limit.Outcome
 	called := 0
-	s.Admit(plan, func(o sharedstore.Outcome) { out = o; called++ })
+	s.Admit(plan, func(o limit.Outcome) { out = o; called++ })
 	require.Equal(t, 1, called, "the shared-data store answers exactly once, synchronously")
 	return out
 }
 
 // levels reads op's bucket levels straight from shared data (nil: never created).
-func levels(t testing.TB, sd *localtest.SharedData, op sharedstore.Op) []float64 {
+func levels(t testing.TB, sd *localtest.SharedData, op limit.Op) []float64 {
 	t.Helper()
 	states := storedStates(t, sd, op)
 	if states == nil {
@@ -96,7 +95,7 @@ func levels(t testing.TB, sd *localtest.SharedData, op sharedstore.Op) []float64
 }
 
 // storedStates decodes op's bucket as shared data holds it (nil: never created).
-func storedStates(t testing.TB, sd *localtest.SharedData, op sharedstore.Op) []bucket.State {
+func storedStates(t testing.TB, sd *localtest.SharedData, op limit.Op) []bucket.State {
 	t.Helper()
 	value, _, err := sd.Get(op.Key)
 	if err == local.ErrNotFound {

@@ -4,7 +4,7 @@ import (
 	"errors"
 
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // TokenLevels reads the levels of plan's token buckets of the dimensions
@@ -14,7 +14,7 @@ import (
 // exists (period, level); a bucket no admission made yet is full and is
 // reported so. It is the rate_limit_tokens_remaining gauge's read, made on
 // the tick for the buckets no tenant owns, never per request.
-func (s *Store) TokenLevels(plan sharedstore.Plan, wanted func(sharedstore.Dimension) bool, level func(op *sharedstore.Op, l sharedstore.Limit, v float64)) {
+func (s *Store) TokenLevels(plan limit.Plan, wanted func(limit.Dimension) bool, level func(op *limit.Op, l limit.Limit, v float64)) {
 	now := s.now()
 	for i := range plan.Tokens {
 		op := &plan.Tokens[i]

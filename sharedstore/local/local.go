@@ -9,6 +9,7 @@ package local
 import (
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
@@ -91,7 +92,7 @@ type Store struct {
 // taken is an op this admission charged, kept so a later refusal can give
 // it back and so the hold can be built.
 type taken struct {
-	op       *sharedstore.Op
+	op       *limit.Op
 	levelsAt int    // index of its first OpLevel in the outcome, -1 when not private
 	lay      layout // where its states are in its value (a record's, see takenKey)
 }

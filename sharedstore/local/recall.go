@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // The fleet store's last spend verdicts, kept for its outages. Each
@@ -37,14 +37,14 @@ func verdictKey(slot spend.Slot, id string) string {
 
 // verdictID is the identity slot's verdict is kept under: the balance and
 // the team month are the team's.
-func verdictID(sp *sharedstore.Spend, slot spend.Slot) string {
+func verdictID(sp *limit.Spend, slot spend.Slot) string {
 	if slot == balanceSlot {
 		return sp.Policy.Team
 	}
 	return sp.Policy.ID(slot)
 }
 
-func verdictPeriod(sp *sharedstore.Spend, slot spend.Slot) uint32 {
+func verdictPeriod(sp *limit.Spend, slot spend.Slot) uint32 {
 	if slot == balanceSlot {
 		return 0
 	}
@@ -70,7 +70,7 @@ func decodeVerdict(v []byte) (period uint32, left, held money.Amount, ok bool) {
 // spend part sp left of each limit and of the balance (see the top of this
 // file). An admitted request's own reservation is taken off what is left.
 // A write that fails is skipped: the memory is a best effort for outages.
-func (s *Store) RememberSpend(sp *sharedstore.Spend, o *sharedstore.Outcome) {
+func (s *Store) RememberSpend(sp *limit.Spend, o *limit.Outcome) {
 	left := &o.SpendLeft
 	for slot := spend.Slot(0); slot <= balanceSlot; slot++ {
 		l := left.Balance
@@ -95,7 +95,7 @@ func (s *Store) RememberSpend(sp *sharedstore.Spend, o *sharedstore.Outcome) {
 // held since, and otherwise holds it there. It sets sp.Recalled to the
 // slots it decided, which the counters then leave alone and the end of the
 // hold settles.
-func (s *Store) recall(sp *sharedstore.Spend, out *sharedstore.Outcome) (refused bool) {
+func (s *Store) recall(sp *limit.Spend, out *limit.Outcome) (refused bool) {
 	cost := max(sp.Reserve, 0)
 	var decided uint8
 	for slot := spend.Slot(0); slot <= balanceSlot; slot++ {
@@ -124,7 +124,7 @@ func (s *Store) recall(sp *sharedstore.Spend, out *sharedstore.Outcome) (refused
 					}
 					ex.Used = ex.Limit - left + held
 				}
-				out.Result, out.SpendRefusal = sharedstore.ResultSpendRefused, &ex
+				out.Result, out.SpendRefusal = limit.ResultSpendRefused, &ex
 				return true
 			}
 			if cost == 0 {
@@ -150,7 +150,7 @@ func (s *Store) recall(sp *sharedstore.Spend, out *sharedstore.Outcome) (refused
 // with cost (0: gives it back), while the value still counts the call's
 // period. A verdict of the fleet store that replaced the value meanwhile
 // starts from 0 held; it counts the call itself once its record arrives.
-func (s *Store) endRecalled(sp *sharedstore.Spend, cost money.Amount) {
+func (s *Store) endRecalled(sp *limit.Spend, cost money.Amount) {
 	delta := max(cost, 0) - max(sp.Reserve, 0)
 	for slot := spend.Slot(0); slot <= balanceSlot && sp.Recalled != 0; slot++ {
 		if sp.Recalled&(1<<slot) == 0 {

@@ -4,17 +4,17 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // remember stores a fleet verdict that left left of slot (admitted: its
 // own reservation, sp.Reserve, is taken off).
-func remember(f *fixture, sp sharedstore.Spend, slot spend.Slot, left money.Amount, admitted bool) {
-	o := sharedstore.Outcome{Result: sharedstore.ResultSpendRefused}
+func remember(f *fixture, sp limit.Spend, slot spend.Slot, left money.Amount, admitted bool) {
+	o := limit.Outcome{Result: limit.ResultSpendRefused}
 	if admitted {
-		o.Result = sharedstore.ResultAdmitted
+		o.Result = limit.ResultAdmitted
 	}
 	if slot == spend.NumSlots {
 		o.SpendLeft.Balance = spend.Limit{Amount: left, Set: true}
@@ -26,11 +26,11 @@ func remember(f *fixture, sp sharedstore.Spend, slot spend.Slot, left money.Amou
 
 // fallbackRun admits n fallback plans of sp, settling each at cost, and
 // says how many were admitted.
-func fallbackRun(t *testing.T, f *fixture, sp sharedstore.Spend, n int, cost money.Amount) int {
+func fallbackRun(t *testing.T, f *fixture, sp limit.Spend, n int, cost money.Amount) int {
 	sp.Recall = true
 	admitted := 0
 	for range n {
-		out := admit(t, f.store, sharedstore.Plan{Spend: sp})
+		out := admit(t, f.store, limit.Plan{Spend: sp})
 		require.NoError(t, out.Err)
 		if !out.Admitted() {
 			require.NotNil(t, out.SpendRefusal)

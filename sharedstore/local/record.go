@@ -5,11 +5,11 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // A record is one shared-data value that holds a dimension's request-count
-// buckets and its token buckets together (sharedstore.Op.Record): the
+// buckets and its token buckets together (limit.Op.Record): the
 // request counts' states first, then the tokens'. An admission reads and
 // writes it once for both ops, where separate buckets cost a get and a set
 // each: at six dimensions with request counts, twelve host calls fewer per
@@ -33,7 +33,7 @@ func (lay layout) total(n int) (int, bool) {
 }
 
 // entryLayout is where a hold entry's states are.
-func entryLayout(e *sharedstore.HoldEntry) layout { return layout{e.At, e.Of} }
+func entryLayout(e *limit.HoldEntry) layout { return layout{e.At, e.Of} }
 
 // pairing is what the request-count phase of an admission did with a
 // token op's record.
@@ -60,13 +60,13 @@ type pairState struct {
 // partner is the index in tokens of the token op that shares op's record,
 // or -1: op is a request-count op, and the planner gave both the same
 // Record, dimension and identity (the record's states must fit one value).
-func partner(op *sharedstore.Op, tokens []sharedstore.Op) int {
-	if op.Record == "" || op.Kind != sharedstore.KindRequests || len(op.Limits) == 0 {
+func partner(op *limit.Op, tokens []limit.Op) int {
+	if op.Record == "" || op.Kind != limit.KindRequests || len(op.Limits) == 0 {
 		return -1
 	}
 	for i := range tokens {
 		t := &tokens[i]
-		if t.Dimension == op.Dimension && t.Kind == sharedstore.KindTokens && t.Record == op.Record {
+		if t.Dimension == op.Dimension && t.Kind == limit.KindTokens && t.Record == op.Record {
 			if len(t.Limits) == 0 || len(op.Limits)+len(t.Limits) > bucket.MaxLimits {
 				return -1
 			}
@@ -85,7 +85,7 @@ func partner(op *sharedstore.Op, tokens []sharedstore.Op) int {
 // on the record's token states). So an
 // admission's answer is the one separate buckets give: request counts are
 // judged before any token, and a later refusal gives back what was taken.
-func (s *Store) admitRecord(r, t *sharedstore.Op, ti int, now int64, out *sharedstore.Outcome) (opResult, int, error) {
+func (s *Store) admitRecord(r, t *limit.Op, ti int, now int64, out *limit.Outcome) (opResult, int, error) {
 	nR, nT := len(r.Limits), len(t.Limits)
 	n := nR + nT
 	all := s.states[:n]
@@ -171,14 +171,14 @@ func (s *Store) admitRecord(r, t *sharedstore.Op, ti int, now int64, out *shared
 // unpair admits request-count op r on a bucket of its own, and leaves its
 // partner token op (index ti) to the token phase on its own: their record
 // would be new while a map of theirs is full.
-func (s *Store) unpair(r *sharedstore.Op, ti int, now int64, out *sharedstore.Outcome) (opResult, int, error) {
+func (s *Store) unpair(r *limit.Op, ti int, now int64, out *limit.Outcome) (opResult, int, error) {
 	s.pairs[ti] = pairState{}
 	return s.admitOp(r, r.Key, layout{}, now, out)
 }
 
 // claimRecord claims a new record's slot in the maps of both its ops, or in
 // none: false when a map is full.
-func (s *Store) claimRecord(r, t *sharedstore.Op) (bool, error) {
+func (s *Store) claimRecord(r, t *limit.Op) (bool, error) {
 	full, err := s.claimSlots(r)
 	if err != nil {
 		return false, err
@@ -196,7 +196,7 @@ func (s *Store) claimRecord(r, t *sharedstore.Op) (bool, error) {
 
 // unclaimRecord gives back the slots claimRecord claimed for a record that
 // was not created.
-func (s *Store) unclaimRecord(r, t *sharedstore.Op) {
+func (s *Store) unclaimRecord(r, t *limit.Op) {
 	s.unclaimSlots(r, opFamilies(r))
 	s.unclaimSlots(t, opFamilies(t))
 }
@@ -229,7 +229,7 @@ func (s *Store) slotKey(i int) (string, bool) {
 
 // reportTaken records the levels of token op t, taken with its request
 // counts (p), in the token phase's turn.
-func (s *Store) reportTaken(t *sharedstore.Op, p pairState, now int64, out *sharedstore.Outcome) {
+func (s *Store) reportTaken(t *limit.Op, p pairState, now int64, out *limit.Outcome) {
 	if !t.Private {
 		return
 	}

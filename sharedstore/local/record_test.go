@@ -9,14 +9,13 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
 )
 
 // recorded gives a dimension's request-count op and token op one record,
 // as the planner does for a dimension with both.
-func recorded(r, t sharedstore.Op) (sharedstore.Op, sharedstore.Op) {
+func recorded(r, t limit.Op) (limit.Op, limit.Op) {
 	key := "tb|q|" + r.Dimension.String() + "|v1|v1|" + r.Key[len("tb|r|"+r.Dimension.String()+"|v1|"):]
 	r.Record, t.Record = key, key
 	return r, t
@@ -27,18 +26,18 @@ func recorded(r, t sharedstore.Op) (sharedstore.Op, sharedstore.Op) {
 // op: every kind of op beside a record. Every rate refills a whole number
 // of units per second, so levels on a clock of whole seconds are exact
 // and the two stores below can be compared to the unit.
-func recordPlan(amount int64) sharedstore.Plan {
+func recordPlan(amount int64) limit.Plan {
 	gr, gt := recorded(requests("global", "", second(10, 5), minute(120)), tokens("global", "", amount, minute(3000), day(86400)))
 	kr, kt := recorded(requests("api_key", "h1", second(3, 1), minute(60)), tokens("api_key", "h1", amount, minute(1200), day(86400)))
-	return sharedstore.Plan{
-		Requests: []sharedstore.Op{gr, kr, inflight("api_key", "h1", 2), requests("model", "m", minute(240))},
-		Tokens:   []sharedstore.Op{gt, kt, tokens("team", "t", amount, minute(1800))},
+	return limit.Plan{
+		Requests: []limit.Op{gr, kr, inflight("api_key", "h1", 2), requests("model", "m", minute(240))},
+		Tokens:   []limit.Op{gt, kt, tokens("team", "t", amount, minute(1800))},
 	}
 }
 
 // withoutRecords is plan with every op in a bucket of its own.
-func withoutRecords(plan sharedstore.Plan) sharedstore.Plan {
-	out := sharedstore.Plan{Overage: plan.Overage}
+func withoutRecords(plan limit.Plan) limit.Plan {
+	out := limit.Plan{Overage: plan.Overage}
 	for _, op := range plan.Requests {
 		op.Record = ""
 		out.Requests = append(out.Requests, op)
@@ -69,7 +68,7 @@ func (c *countingData) Set(key string, value []byte, cas uint32) error {
 func TestARecordTakesBothOfADimensionsOpsInOneGetAndOneSet(t *testing.T) {
 	for _, c := range []struct {
 		name       string
-		plan       sharedstore.Plan
+		plan       limit.Plan
 		gets, sets int
 	}{
 		// Seven ops: two records, a concurrency op, a model's request
@@ -119,12 +118,12 @@ func TestANewRecordInAFullMapSplitsIntoBucketsOfTheirOwn(t *testing.T) {
 	fx := newFixture(1)
 	first, _ := recorded(requests("api_key", "h1", minute(60)), tokens("api_key", "h1", 10, minute(600)))
 	_, firstT := recorded(requests("api_key", "h1", minute(60)), tokens("api_key", "h1", 10, minute(600)))
-	out := admit(t, fx.store, sharedstore.Plan{Requests: []sharedstore.Op{first}, Tokens: []sharedstore.Op{firstT}})
+	out := admit(t, fx.store, limit.Plan{Requests: []limit.Op{first}, Tokens: []limit.Op{firstT}})
 	require.True(t, out.Admitted())
 	require.Empty(t, out.Skipped)
 
 	r, tk := recorded(requests("api_key", "h2", minute(60)), tokens("api_key", "h2", 10, minute(600)))
-	plan := sharedstore.Plan{Requests: []sharedstore.Op{r}, Tokens: []sharedstore.Op{tk}}
+	plan := limit.Plan{Requests: []limit.Op{r}, Tokens: []limit.Op{tk}}
 	out = admit(t, fx.store, plan)
 	require.True(t, out.Admitted())
 	require.Empty(t, out.Skipped)
@@ -135,7 +134,7 @@ func TestANewRecordInAFullMapSplitsIntoBucketsOfTheirOwn(t *testing.T) {
 	require.Len(t, out.Hold.Entries, 1, "the tokens are held in their slot")
 
 	h3r, h3t := recorded(requests("api_key", "h3", minute(60)), tokens("api_key", "h3", 10, minute(600)))
-	out = admit(t, fx.store, sharedstore.Plan{Requests: []sharedstore.Op{h3r}, Tokens: []sharedstore.Op{h3t}})
+	out = admit(t, fx.store, limit.Plan{Requests: []limit.Op{h3r}, Tokens: []limit.Op{h3t}})
 	require.True(t, out.Admitted())
 	require.ElementsMatch(t, []string{"requests", "token_budget"}, out.Skipped, "every slot is taken: both fail open")
 	require.Empty(t, out.Hold.Entries, "nothing was reserved")
@@ -189,7 +188,7 @@ func recordDifferential(t *testing.T, steps []byte) {
 	clk := &clock{t: 1_700_000_000 * sec}
 	sdA, sdB := localtest.New(), localtest.New()
 	a, b := local.New(sdA, clk.now, 0), local.New(sdB, clk.now, 0)
-	var holdsA, holdsB []sharedstore.Hold
+	var holdsA, holdsB []limit.Hold
 	for i, step := range steps {
 		n := int64(step >> 2)
 		switch step & 3 {
@@ -229,7 +228,7 @@ func recordDifferential(t *testing.T, steps []byte) {
 	a.Flush()
 	b.Flush()
 	plan := recordPlan(0)
-	for _, ops := range [2][]sharedstore.Op{plan.Requests, plan.Tokens} {
+	for _, ops := range [2][]limit.Op{plan.Requests, plan.Tokens} {
 		for _, op := range ops {
 			require.Equal(t, levelsNow(t, sdB, op.Key, 0, len(op.Limits), op.Limits, clk.t),
 				levelsIn(t, sdA, op, plan, clk.t), "%s", op.Key)
@@ -239,7 +238,7 @@ func recordDifferential(t *testing.T, steps []byte) {
 
 // levelsIn is op's levels now as the record store keeps them: in its
 // record when it has one.
-func levelsIn(t *testing.T, sd *localtest.SharedData, op sharedstore.Op, plan sharedstore.Plan, now int64) []float64 {
+func levelsIn(t *testing.T, sd *localtest.SharedData, op limit.Op, plan limit.Plan, now int64) []float64 {
 	if op.Record == "" {
 		return levelsNow(t, sd, op.Key, 0, len(op.Limits), op.Limits, now)
 	}
@@ -256,7 +255,7 @@ func levelsIn(t *testing.T, sd *localtest.SharedData, op sharedstore.Op, plan sh
 		}
 	}
 	at := 0
-	if op.Kind == sharedstore.KindTokens {
+	if op.Kind == limit.KindTokens {
 		at = nR
 	}
 	return levelsNow(t, sd, op.Record, at, nR+nT, op.Limits, now)
@@ -264,7 +263,7 @@ func levelsIn(t *testing.T, sd *localtest.SharedData, op sharedstore.Op, plan sh
 
 // levelsNow is the levels of limits, states at to at+len(limits) of the n
 // stored at key, refilled to now; a bucket never written is full.
-func levelsNow(t *testing.T, sd *localtest.SharedData, key string, at, n int, limits []sharedstore.Limit, now int64) []float64 {
+func levelsNow(t *testing.T, sd *localtest.SharedData, key string, at, n int, limits []limit.Limit, now int64) []float64 {
 	out := make([]float64, len(limits))
 	value, _, err := sd.Get(key)
 	if err == local.ErrNotFound {
@@ -284,16 +283,16 @@ func levelsNow(t *testing.T, sd *localtest.SharedData, key string, at, n int, li
 	return out
 }
 
-func sortedLevels(levels []sharedstore.OpLevel) []sharedstore.OpLevel {
+func sortedLevels(levels []limit.OpLevel) []limit.OpLevel {
 	out := slices.Clone(levels)
-	slices.SortFunc(out, func(x, y sharedstore.OpLevel) int {
+	slices.SortFunc(out, func(x, y limit.OpLevel) int {
 		return cmp.Or(cmp.Compare(x.Kind, y.Kind), cmp.Compare(x.Dimension, y.Dimension), cmp.Compare(x.Budget, y.Budget))
 	})
 	return out
 }
 
 // heldUnits is what a hold owns, whichever value holds it.
-func heldUnits(h sharedstore.Hold) []string {
+func heldUnits(h limit.Hold) []string {
 	var out []string
 	for _, e := range h.Entries {
 		out = append(out, e.Kind.String()+" "+e.Dimension.String()+" "+limit.Period(len(e.Limits)).String()+" "+
@@ -311,7 +310,7 @@ func TestConcurrentWorkersOnOneRecordLoseNoUpdate(t *testing.T) {
 	sd := localtest.New()
 	c := &clock{t: 1_700_000_000 * sec} // frozen: refill adds nothing
 	gr, gt := recorded(requests("global", "", minute(1000)), tokens("global", "", amount, minute(100000), day(200000)))
-	plan := sharedstore.Plan{Requests: []sharedstore.Op{gr}, Tokens: []sharedstore.Op{gt}}
+	plan := limit.Plan{Requests: []limit.Op{gr}, Tokens: []limit.Op{gt}}
 
 	r := raceWorkers(sd, c, plan, workers, attempts, amount)
 
@@ -334,7 +333,7 @@ func TestTwoWorkersCreatingOneRecordLoseNeitherAdmission(t *testing.T) {
 	sd := localtest.New()
 	c := &clock{t: 1_700_000_000 * sec}
 	r, tk := recorded(requests("api_key", "h1", minute(60)), tokens("api_key", "h1", 100, minute(600), day(6000)))
-	plan := sharedstore.Plan{Requests: []sharedstore.Op{r}, Tokens: []sharedstore.Op{tk}}
+	plan := limit.Plan{Requests: []limit.Op{r}, Tokens: []limit.Op{tk}}
 	worker2 := local.New(sd, c.now, 10)
 	racy := &interleave{SharedData: sd, key: r.Record, other: func() {
 		require.True(t, admit(t, worker2, plan).Admitted())

@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/strcmp"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // Token refunds (a settlement under its reservation, a release) are written
@@ -34,7 +34,7 @@ const maxPendingRefunds = 1024
 // copy of the key.
 type refund struct {
 	key    string // the map's own copy
-	limits [bucket.MaxLimits]sharedstore.Limit
+	limits [bucket.MaxLimits]limit.Limit
 	n      int
 	lay    layout // where the limits' states are in the value at key
 	amount int64
@@ -44,11 +44,11 @@ type refund struct {
 	touched bool
 }
 
-func (r *refund) Limits() []sharedstore.Limit { return r.limits[:r.n] }
+func (r *refund) Limits() []limit.Limit { return r.limits[:r.n] }
 
 // sameLimits reports that limits, placed by lay, are the ones r was
 // recorded with.
-func (r *refund) sameLimits(limits []sharedstore.Limit, lay layout) bool {
+func (r *refund) sameLimits(limits []limit.Limit, lay layout) bool {
 	if len(limits) != r.n || lay != r.lay {
 		return false
 	}
@@ -112,7 +112,7 @@ func fold(r *refund, states []bucket.State, now int64) {
 
 // refund gives amount back to key's bucket: pending when the table has room
 // (or already holds key) and the store is not closed, else at once.
-func (s *Store) refund(key string, limits []sharedstore.Limit, lay layout, amount int64, now *int64) {
+func (s *Store) refund(key string, limits []limit.Limit, lay layout, amount int64, now *int64) {
 	if amount <= 0 && !isSpillKey(key) {
 		return // an exact usage only refills, which is lazy: nothing to write
 	}

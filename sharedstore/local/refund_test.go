@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
 )
@@ -69,16 +69,16 @@ func (f *countingFixture) callsOf(fn func()) int {
 func TestASettlementUnderItsReservationWritesNothing(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		end  func(s *local.Store, h sharedstore.Hold)
+		end  func(s *local.Store, h limit.Hold)
 	}{
-		{"a refund", func(s *local.Store, h sharedstore.Hold) { s.Settle(h, 120) }},
-		{"the exact usage", func(s *local.Store, h sharedstore.Hold) { s.Settle(h, 300) }},
-		{"a release", func(s *local.Store, h sharedstore.Hold) { s.Release(h) }},
+		{"a refund", func(s *local.Store, h limit.Hold) { s.Settle(h, 120) }},
+		{"the exact usage", func(s *local.Store, h limit.Hold) { s.Settle(h, 300) }},
+		{"a release", func(s *local.Store, h limit.Hold) { s.Release(h) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			f := newCountingFixture()
 			key := tokens("api_key", "h1", 300, minute(600), day(2000))
-			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{key}})
 			require.True(t, out.Admitted())
 			require.Zero(t, f.callsOf(func() { c.end(f.store, out.Hold) }), "the refund waits in the VM")
 			require.Equal(t, []float64{300, 1700}, levels(t, f.sd.SharedData, key), "shared data is untouched until the tick")
@@ -89,13 +89,13 @@ func TestASettlementUnderItsReservationWritesNothing(t *testing.T) {
 func TestARefundIsFoldedIntoTheBucketsNextAdmission(t *testing.T) {
 	f := newCountingFixture()
 	key := tokens("api_key", "h1", 300, minute(600), day(2000))
-	plan := sharedstore.Plan{Tokens: []sharedstore.Op{key}}
+	plan := limit.Plan{Tokens: []limit.Op{key}}
 	first := admit(t, f.store, plan)
 	require.True(t, first.Admitted())
 	f.store.Settle(first.Hold, 120) // refund 180, pending
 	require.Equal(t, 1, f.store.PendingRefunds())
 
-	var second sharedstore.Outcome
+	var second limit.Outcome
 	calls := f.callsOf(func() { second = admit(t, f.store, plan) })
 	require.Equal(t, 2, calls, "one get and one set, as an admission with nothing pending")
 	require.True(t, second.Admitted())
@@ -109,7 +109,7 @@ func TestARefundReachesSharedDataOnFlush(t *testing.T) {
 	f := newCountingFixture()
 	global := tokens("global", "", 300, minute(1000), day(5000))
 	key := tokens("api_key", "h1", 300, minute(600))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{global, key}})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{global, key}})
 	require.True(t, out.Admitted())
 	f.store.Settle(out.Hold, 100)
 
@@ -127,26 +127,26 @@ func TestAnOverageIsChargedAtOnce(t *testing.T) {
 	// once.
 	cases := []struct {
 		name    string
-		overage sharedstore.Overage
+		overage limit.Overage
 		actual  int64
 		after   []float64
 	}{
-		{"debt", sharedstore.OverageDebt, 550, []float64{50}},
-		{"debt past the level", sharedstore.OverageDebt, 650, []float64{-50}},
-		{"skip, covered only with the pending refund", sharedstore.OverageSkip, 550, []float64{50}},
-		{"skip, not covered even with it: the refund alone is written", sharedstore.OverageSkip, 650, []float64{200}},
+		{"debt", limit.OverageDebt, 550, []float64{50}},
+		{"debt past the level", limit.OverageDebt, 650, []float64{-50}},
+		{"skip, covered only with the pending refund", limit.OverageSkip, 550, []float64{50}},
+		{"skip, not covered even with it: the refund alone is written", limit.OverageSkip, 650, []float64{200}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newCountingFixture()
 			small := tokens("api_key", "h1", 400, minute(600))
-			first := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{small}, Overage: c.overage})
+			first := admit(t, f.store, limit.Plan{Tokens: []limit.Op{small}, Overage: c.overage})
 			require.True(t, first.Admitted())
 			f.store.Release(first.Hold) // 400 pending; shared data 200
 			big := tokens("api_key", "h1", 100, minute(600))
-			second := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{big}, Overage: c.overage})
+			second := admit(t, f.store, limit.Plan{Tokens: []limit.Op{big}, Overage: c.overage})
 			require.True(t, second.Admitted()) // 200+400-100 = 500 shared
-			third := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{small}, Overage: c.overage})
+			third := admit(t, f.store, limit.Plan{Tokens: []limit.Op{small}, Overage: c.overage})
 			require.True(t, third.Admitted()) // 100 shared
 			f.store.Release(second.Hold)      // 100 pending
 			require.Equal(t, []float64{100}, levels(t, f.sd.SharedData, small))
@@ -161,13 +161,13 @@ func TestAnOverageIsChargedAtOnce(t *testing.T) {
 func TestARefusedAdmissionKeepsTheRefundPending(t *testing.T) {
 	f := newCountingFixture()
 	key := tokens("api_key", "h1", 500, minute(600)) // refills 10 a second
-	first := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+	first := admit(t, f.store, limit.Plan{Tokens: []limit.Op{key}})
 	require.True(t, first.Admitted())
 	f.store.Settle(first.Hold, 300) // 100 shared, 200 pending
 
 	big := tokens("api_key", "h1", 350, minute(600))
-	var out sharedstore.Outcome
-	require.Equal(t, 1, f.callsOf(func() { out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{big}}) }),
+	var out limit.Outcome
+	require.Equal(t, 1, f.callsOf(func() { out = admit(t, f.store, limit.Plan{Tokens: []limit.Op{big}}) }),
 		"a refusal reads and writes nothing")
 	require.False(t, out.Admitted())
 	require.Equal(t, int64(300), out.Refusal.Level.Remaining, "the refusal counts the caller's own refund")
@@ -182,13 +182,13 @@ func TestARefusedAdmissionKeepsTheRefundPending(t *testing.T) {
 func TestARefundOnAMissingBucketIsDropped(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		next func(t *testing.T, f *countingFixture, op sharedstore.Op)
+		next func(t *testing.T, f *countingFixture, op limit.Op)
 	}{
-		{"at its next admission", func(t *testing.T, f *countingFixture, op sharedstore.Op) {
-			require.True(t, admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted())
+		{"at its next admission", func(t *testing.T, f *countingFixture, op limit.Op) {
+			require.True(t, admit(t, f.store, limit.Plan{Tokens: []limit.Op{op}}).Admitted())
 			require.Equal(t, []float64{300}, levels(t, f.sd.SharedData, op), "a fresh bucket, the refund not added")
 		}},
-		{"on flush", func(t *testing.T, f *countingFixture, op sharedstore.Op) {
+		{"on flush", func(t *testing.T, f *countingFixture, op limit.Op) {
 			f.store.Flush()
 			require.True(t, f.sd.lost[op.Key], "a refund never creates a missing bucket")
 		}},
@@ -196,7 +196,7 @@ func TestARefundOnAMissingBucketIsDropped(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := newCountingFixture()
 			op := tokens("api_key", "h1", 300, minute(600))
-			out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
+			out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{op}})
 			require.True(t, out.Admitted())
 			f.store.Settle(out.Hold, 0)
 			f.sd.lose(op.Key)
@@ -209,9 +209,9 @@ func TestARefundOnAMissingBucketIsDropped(t *testing.T) {
 
 func TestTheBoundWritesRefundsAtOnceWhenFull(t *testing.T) {
 	f := newCountingFixture()
-	settle := func(id string) sharedstore.Op {
+	settle := func(id string) limit.Op {
 		op := tokens("user", id, 10, minute(600))
-		out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
+		out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{op}})
 		require.True(t, out.Admitted())
 		f.store.Settle(out.Hold, 0)
 		return op
@@ -222,13 +222,13 @@ func TestTheBoundWritesRefundsAtOnceWhenFull(t *testing.T) {
 	require.Equal(t, local.MaxPendingRefunds, f.store.PendingRefunds())
 
 	over := tokens("user", "over", 10, minute(600))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{over}})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{over}})
 	require.Equal(t, 2, f.callsOf(func() { f.store.Settle(out.Hold, 0) }), "past the bound a refund is written at once")
 	require.Equal(t, []float64{600}, levels(t, f.sd.SharedData, over))
 	require.Equal(t, local.MaxPendingRefunds, f.store.PendingRefunds())
 
 	// A bucket that has an entry still waits when the table is full.
-	again := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{tokens("user", "u0", 10, minute(600))}})
+	again := admit(t, f.store, limit.Plan{Tokens: []limit.Op{tokens("user", "u0", 10, minute(600))}})
 	require.True(t, again.Admitted())
 	require.Zero(t, f.callsOf(func() { f.store.Settle(again.Hold, 0) }))
 
@@ -236,7 +236,7 @@ func TestTheBoundWritesRefundsAtOnceWhenFull(t *testing.T) {
 	// the first flush writes every refund, the second removes the entries.
 	f.store.Flush()
 	f.store.Flush()
-	later := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{over}})
+	later := admit(t, f.store, limit.Plan{Tokens: []limit.Op{over}})
 	require.Zero(t, f.callsOf(func() { f.store.Settle(later.Hold, 0) }), "there is room again")
 	require.Equal(t, 1, f.store.PendingRefunds())
 }
@@ -244,10 +244,10 @@ func TestTheBoundWritesRefundsAtOnceWhenFull(t *testing.T) {
 func TestAClosedStoreWritesRefundsAtOnce(t *testing.T) {
 	f := newCountingFixture()
 	key := tokens("api_key", "h1", 300, minute(600))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{key}})
 	require.True(t, out.Admitted())
 	f.store.Settle(out.Hold, 100)
-	later := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{tokens("api_key", "h2", 300, minute(600))}})
+	later := admit(t, f.store, limit.Plan{Tokens: []limit.Op{tokens("api_key", "h2", 300, minute(600))}})
 	require.True(t, later.Admitted())
 
 	require.Equal(t, 2, f.callsOf(f.store.Close), "closing writes what was pending")
@@ -295,12 +295,12 @@ func TestPendingRefundsAllocateNothingOnceWarm(t *testing.T) {
 	c := &clock{t: 1_700_000_000 * sec}
 	store := local.New(&reusing{m: map[string]*reused{}}, c.now, 0)
 	store.SetRefundBatching(true)
-	plan := sharedstore.Plan{Tokens: []sharedstore.Op{
+	plan := limit.Plan{Tokens: []limit.Op{
 		tokens("global", "", 100, minute(1<<40), day(1<<40)), tokens("api_key", "h1", 100, minute(1<<40), day(1<<40)),
 	}}
 	var spare local.Spare
-	var hold sharedstore.Hold
-	done := func(o sharedstore.Outcome) { hold = o.Hold }
+	var hold limit.Hold
+	done := func(o limit.Outcome) { hold = o.Hold }
 	tick := func() { // five requests, then the tick
 		for i := range 5 {
 			c.t += sec / 10
@@ -333,18 +333,18 @@ func refundOps(t *testing.T, b []byte) {
 	later := local.New(pending, c.now, 0)
 	later.SetRefundBatching(true)
 	type pair struct {
-		now, later sharedstore.Hold
+		now, later limit.Hold
 		amount     int64
 	}
 	var holds []pair
-	var keys []sharedstore.Op
-	planFor := func(id byte, amount int64, overage sharedstore.Overage) sharedstore.Plan {
-		p := sharedstore.Plan{Overage: overage, Tokens: []sharedstore.Op{
+	var keys []limit.Op
+	planFor := func(id byte, amount int64, overage limit.Overage) limit.Plan {
+		p := limit.Plan{Overage: overage, Tokens: []limit.Op{
 			tokens("global", "", amount, minute(1200), day(86400)),
 			tokens("api_key", "k"+strconv.Itoa(int(id%3)), amount, minute(600), day(2*86400)),
 		}}
 		if id%2 == 0 {
-			p.Requests = []sharedstore.Op{inflight("api_key", "k"+strconv.Itoa(int(id%3)), 2)}
+			p.Requests = []limit.Op{inflight("api_key", "k"+strconv.Itoa(int(id%3)), 2)}
 		}
 		return p
 	}
@@ -352,7 +352,7 @@ func refundOps(t *testing.T, b []byte) {
 		op, arg := b[i], b[i+1]
 		switch op % 5 {
 		case 0, 1: // admit
-			plan := planFor(arg, int64(arg)*3, sharedstore.Overage(op/5%2))
+			plan := planFor(arg, int64(arg)*3, limit.Overage(op/5%2))
 			keys = append(keys, plan.Tokens...)
 			a, p := admit(t, now, plan), admit(t, later, plan)
 			require.Equal(t, a.Admitted(), p.Admitted(), "step %d", i)
@@ -396,7 +396,7 @@ func refundOps(t *testing.T, b []byte) {
 
 // levelsAt is op's bucket levels as a read at now finds them (refilled):
 // a refund written later has refilled the stored level later too.
-func levelsAt(t testing.TB, sd *localtest.SharedData, op sharedstore.Op, now int64) []float64 {
+func levelsAt(t testing.TB, sd *localtest.SharedData, op limit.Op, now int64) []float64 {
 	t.Helper()
 	states := storedStates(t, sd, op)
 	if states == nil {
@@ -430,8 +430,8 @@ func TestARefundAfterItsEntryLeftTheTableIsStillWritten(t *testing.T) {
 	f := newCountingFixture()
 	idle := tokens("api_key", "h1", 300, minute(600))
 	busy := tokens("api_key", "h2", 300, minute(600))
-	settle := func(op sharedstore.Op) {
-		out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
+	settle := func(op limit.Op) {
+		out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{op}})
 		require.True(t, out.Admitted())
 		f.store.Settle(out.Hold, 100) // a refund of 200, pending
 	}
@@ -452,19 +452,19 @@ func TestARefundAfterItsEntryLeftTheTableIsStillWritten(t *testing.T) {
 func TestEndingAHoldReadsTheClockOnlyForAWrite(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		end   func(s *local.Store, h sharedstore.Hold)
+		end   func(s *local.Store, h limit.Hold)
 		reads int
 	}{
-		{"refunds that wait", func(s *local.Store, h sharedstore.Hold) { s.Settle(h, 100) }, 0},
-		{"a release that waits", func(s *local.Store, h sharedstore.Hold) { s.Release(h) }, 0},
-		{"an overage on both buckets", func(s *local.Store, h sharedstore.Hold) { s.Settle(h, 400) }, 1},
+		{"refunds that wait", func(s *local.Store, h limit.Hold) { s.Settle(h, 100) }, 0},
+		{"a release that waits", func(s *local.Store, h limit.Hold) { s.Release(h) }, 0},
+		{"an overage on both buckets", func(s *local.Store, h limit.Hold) { s.Settle(h, 400) }, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clk := &clock{t: 1_700_000_000 * sec}
 			reads := 0
 			store := local.New(localtest.New(), func() int64 { reads++; return clk.now() }, 0)
 			store.SetRefundBatching(true)
-			plan := sharedstore.Plan{Tokens: []sharedstore.Op{
+			plan := limit.Plan{Tokens: []limit.Op{
 				tokens("global", "", 300, minute(1000)), tokens("api_key", "h1", 300, minute(600)),
 			}}
 			out := admit(t, store, plan)
@@ -496,7 +496,7 @@ func TestARefundIsSeenByEveryWorkerAtOnceUnlessBatched(t *testing.T) {
 			worker1.SetRefundBatching(c.batch)
 			worker2.SetRefundBatching(c.batch)
 			key := tokens("api_key", "h1", 300, minute(600))
-			out := admit(t, worker1, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			out := admit(t, worker1, limit.Plan{Tokens: []limit.Op{key}})
 			require.True(t, out.Admitted())
 			calls := sd.calls()
 			worker1.Settle(out.Hold, 10)
@@ -508,7 +508,7 @@ func TestARefundIsSeenByEveryWorkerAtOnceUnlessBatched(t *testing.T) {
 			require.Equal(t, c.before, levels(t, sd.SharedData, key))
 			worker1.Flush()
 			require.Equal(t, []float64{590}, levels(t, sd.SharedData, key), "after the tick both agree")
-			again := admit(t, worker2, sharedstore.Plan{Tokens: []sharedstore.Op{key}})
+			again := admit(t, worker2, limit.Plan{Tokens: []limit.Op{key}})
 			require.True(t, again.Admitted())
 			require.Equal(t, []float64{290}, levels(t, sd.SharedData, key))
 		})

@@ -5,15 +5,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
 )
 
 // reserving is a spend plan that holds cost at admission.
-func reserving(t testing.TB, limits map[spend.Slot]money.Amount, cost money.Amount) sharedstore.Spend {
+func reserving(t testing.TB, limits map[spend.Slot]money.Amount, cost money.Amount) limit.Spend {
 	sp := spendAt(t, sep30Last, limits)
 	sp.Reserve = cost
 	return sp
@@ -28,27 +28,27 @@ func TestSpendIsReservedAtAdmissionAndSettledToTheCost(t *testing.T) {
 	cases := []struct {
 		name     string
 		reserve  money.Amount
-		end      func(s *local.Store, h sharedstore.Hold)
+		end      func(s *local.Store, h limit.Hold)
 		spentDay money.Amount // the key's day counter after the end
 	}{
 		{"a settlement charges the priced usage", 600 * money.OneUSD / 1000,
-			func(s *local.Store, h sharedstore.Hold) { h.SpendCost = usd / 10; s.Settle(h, 0) }, usd / 10},
+			func(s *local.Store, h limit.Hold) { h.SpendCost = usd / 10; s.Settle(h, 0) }, usd / 10},
 		{"a settlement above the reservation charges it whole", usd / 2,
-			func(s *local.Store, h sharedstore.Hold) { h.SpendCost = 7 * usd / 10; s.Settle(h, 0) }, 7 * usd / 10},
+			func(s *local.Store, h limit.Hold) { h.SpendCost = 7 * usd / 10; s.Settle(h, 0) }, 7 * usd / 10},
 		{"a release gives the reservation back", 600 * money.OneUSD / 1000,
-			func(s *local.Store, h sharedstore.Hold) { s.Release(h) }, 0},
+			func(s *local.Store, h limit.Hold) { s.Release(h) }, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(0)
 			f.clock.t = sep30Last * sec
 			sp := reserving(t, limits, c.reserve)
-			first := admit(t, f.store, sharedstore.Plan{Spend: sp})
+			first := admit(t, f.store, limit.Plan{Spend: sp})
 			require.True(t, first.Admitted())
 			require.Equal(t, c.reserve, spent(t, f, spend.KeyDay), "held at admission")
 			require.Equal(t, c.reserve, spent(t, f, spend.TeamMonth), "held on every limited counter")
 
-			second := admit(t, f.store, sharedstore.Plan{Spend: sp})
+			second := admit(t, f.store, limit.Plan{Spend: sp})
 			if c.reserve > usd/2 {
 				require.False(t, second.Admitted(), "what is left does not fit a second maximum cost")
 				require.Equal(t, spend.KeyDay, second.SpendRefusal.Slot)
@@ -71,8 +71,8 @@ func TestATokenRefusalGivesTheSpendReservationBack(t *testing.T) {
 	f.clock.t = sep30Last * sec
 	sp := reserving(t, map[spend.Slot]money.Amount{spend.KeyDay: usd}, usd/2)
 	op := tokens("api_key", "h1", 500, minute(100))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{op}, Spend: sp})
-	require.Equal(t, sharedstore.ResultRefused, out.Result)
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{op}, Spend: sp})
+	require.Equal(t, limit.ResultRefused, out.Result)
 	require.Equal(t, money.Amount(0), spent(t, f, spend.KeyDay))
 }
 
@@ -84,10 +84,10 @@ func TestWithoutAReservationOnlyTheSpendSoFarIsChecked(t *testing.T) {
 	f.clock.t = sep30Last * sec
 	sp := reserving(t, map[spend.Slot]money.Amount{spend.KeyDay: usd}, 0)
 	for range 5 {
-		require.True(t, admit(t, f.store, sharedstore.Plan{Spend: sp}).Admitted())
+		require.True(t, admit(t, f.store, limit.Plan{Spend: sp}).Admitted())
 	}
 	zero := reserving(t, map[spend.Slot]money.Amount{spend.KeyDay: 0}, 0)
-	require.False(t, admit(t, f.store, sharedstore.Plan{Spend: zero}).Admitted())
+	require.False(t, admit(t, f.store, limit.Plan{Spend: zero}).Admitted())
 }
 
 // Workers reserving at once on one counter never hold more than the
@@ -98,7 +98,7 @@ func TestConcurrentWorkersNeverReserveMoreSpendThanTheLimit(t *testing.T) {
 	c := &clock{t: sep30Last * sec}
 	sp := reserving(t, map[spend.Slot]money.Amount{spend.KeyDay: usd}, usd/10)
 	var mu sync.Mutex
-	var held []sharedstore.Hold
+	var held []limit.Hold
 	var wg sync.WaitGroup
 	for range workers {
 		s := local.New(sd, c.now, 0)
@@ -106,8 +106,8 @@ func TestConcurrentWorkersNeverReserveMoreSpendThanTheLimit(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range each {
-				var out sharedstore.Outcome
-				s.Admit(sharedstore.Plan{Spend: sp}, func(o sharedstore.Outcome) { out = o })
+				var out limit.Outcome
+				s.Admit(limit.Plan{Spend: sp}, func(o limit.Outcome) { out = o })
 				if out.Admitted() {
 					mu.Lock()
 					held = append(held, out.Hold)

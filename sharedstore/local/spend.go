@@ -5,9 +5,9 @@ import (
 	"errors"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // Spend counters live in shared data beside the buckets, one key per slot
@@ -66,7 +66,7 @@ func decodeSpend(v []byte) (period uint32, amount money.Amount, ok bool) {
 
 // spendUsage is what the counter of slot holds for the call's period: 0
 // when it has never been charged or counts another period.
-func (s *Store) spendUsage(sp *sharedstore.Spend, slot spend.Slot) (money.Amount, error) {
+func (s *Store) spendUsage(sp *limit.Spend, slot spend.Slot) (money.Amount, error) {
 	v, _, err := s.sd.Get(s.counterKey(slot, sp.Policy.ID(slot)))
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
@@ -95,7 +95,7 @@ func (s *Store) spendUsage(sp *sharedstore.Spend, slot spend.Slot) (money.Amount
 // A fallback plan (sp.Recall) is first checked against the fleet store's
 // remembered verdicts (recall.go); the counters then decide only the
 // slots no verdict decided.
-func (s *Store) preflight(sp *sharedstore.Spend, out *sharedstore.Outcome) (refused bool, err error) {
+func (s *Store) preflight(sp *limit.Spend, out *limit.Outcome) (refused bool, err error) {
 	if sp.Recall && s.recall(sp, out) {
 		return true, nil
 	}
@@ -115,7 +115,7 @@ func (s *Store) preflight(sp *sharedstore.Spend, out *sharedstore.Outcome) (refu
 	if ex, ok := spend.CheckReserve(p, &out.Spend, sp.Reserve); !ok {
 		s.endRecalled(sp, 0)
 		refused := ex // allocated only on a refusal
-		out.Result, out.SpendRefusal = sharedstore.ResultSpendRefused, &refused
+		out.Result, out.SpendRefusal = limit.ResultSpendRefused, &refused
 		return true, nil
 	}
 	if sp.Reserve <= 0 {
@@ -138,7 +138,7 @@ func (s *Store) preflight(sp *sharedstore.Spend, out *sharedstore.Outcome) (refu
 		s.endRecalled(sp, 0)
 		out.Spend[slot] = used
 		refused := spend.Exceeded{Slot: slot, Limit: l.Amount, Used: used}
-		out.Result, out.SpendRefusal = sharedstore.ResultSpendRefused, &refused
+		out.Result, out.SpendRefusal = limit.ResultSpendRefused, &refused
 		return true, nil
 	}
 	return false, nil
@@ -190,7 +190,7 @@ func (s *Store) reserveSpend(key string, period uint32, cost, limit money.Amount
 // later period (the call started before a boundary another request
 // crossed first) keeps it: the call's own period is closed and its
 // counter gone.
-func (s *Store) endSpend(sp *sharedstore.Spend, cost money.Amount) {
+func (s *Store) endSpend(sp *limit.Spend, cost money.Amount) {
 	delta := max(cost, 0) - max(sp.Reserve, 0)
 	if delta == 0 || !sp.Any() {
 		return
@@ -207,7 +207,7 @@ func (s *Store) endSpend(sp *sharedstore.Spend, cost money.Amount) {
 }
 
 // unrecalledPolicy is sp's policy without the slots recall decided.
-func (s *Store) unrecalledPolicy(sp *sharedstore.Spend) *spend.Policy {
+func (s *Store) unrecalledPolicy(sp *limit.Spend) *spend.Policy {
 	p := sp.Policy
 	for slot := spend.Slot(0); slot < spend.NumSlots; slot++ {
 		if sp.Recalled&(1<<slot) != 0 {

@@ -6,15 +6,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 const usd = money.OneUSD
 
 // spendAt is a spend plan of policy for a call starting at unixSec.
-func spendAt(t testing.TB, unixSec int64, limits map[spend.Slot]money.Amount) sharedstore.Spend {
+func spendAt(t testing.TB, unixSec int64, limits map[spend.Slot]money.Amount) limit.Spend {
 	t.Helper()
 	day, month, ok := calendar.Both(unixSec * sec)
 	require.True(t, ok)
@@ -22,13 +22,13 @@ func spendAt(t testing.TB, unixSec int64, limits map[spend.Slot]money.Amount) sh
 	for s, a := range limits {
 		p.Limits[s] = spend.Limit{Amount: a, Set: true}
 	}
-	return sharedstore.Spend{Policy: p, Day: day, Month: month}
+	return limit.Spend{Policy: p, Day: day, Month: month}
 }
 
 // charge admits a spend-only plan and settles it at cost.
-func charge(t testing.TB, f *fixture, sp sharedstore.Spend, cost money.Amount) sharedstore.Outcome {
+func charge(t testing.TB, f *fixture, sp limit.Spend, cost money.Amount) limit.Outcome {
 	t.Helper()
-	out := admit(t, f.store, sharedstore.Plan{Spend: sp})
+	out := admit(t, f.store, limit.Plan{Spend: sp})
 	require.NoError(t, out.Err)
 	if out.Admitted() {
 		h := out.Hold
@@ -67,7 +67,7 @@ func TestSpendPreflightRefusesWhenUsageReachesALimit(t *testing.T) {
 			for _, cost := range c.spent {
 				require.True(t, charge(t, f, sp, cost).Admitted())
 			}
-			out := admit(t, f.store, sharedstore.Plan{Spend: sp})
+			out := admit(t, f.store, limit.Plan{Spend: sp})
 			require.NoError(t, out.Err)
 			require.Equal(t, !c.refused, out.Admitted())
 			if c.refused {
@@ -86,7 +86,7 @@ func TestPostflightAddsTheCostToEveryPolicyBearingCounter(t *testing.T) {
 	sp := spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: 10 * usd, spend.KeyMonth: 100 * usd, spend.TeamMonth: 1000 * usd})
 	charge(t, f, sp, 1_234_567)
 	charge(t, f, sp, 1)
-	out := admit(t, f.store, sharedstore.Plan{Spend: sp})
+	out := admit(t, f.store, limit.Plan{Spend: sp})
 	require.True(t, out.Admitted())
 	require.Equal(t, spend.Usage{spend.TeamMonth: 1_234_568, spend.KeyDay: 1_234_568, spend.KeyMonth: 1_234_568}, out.Spend,
 		"the user slots carry no limit: neither read nor counted")
@@ -100,36 +100,36 @@ func TestACallIsCountedInThePeriodsItStarted(t *testing.T) {
 	limits := map[spend.Slot]money.Amount{spend.KeyDay: 10 * usd, spend.KeyMonth: 100 * usd}
 	// Started on September 30, settled on October 1.
 	f.clock.t = sep30Last * sec
-	out := admit(t, f.store, sharedstore.Plan{Spend: spendAt(t, sep30Last, limits)})
+	out := admit(t, f.store, limit.Plan{Spend: spendAt(t, sep30Last, limits)})
 	require.True(t, out.Admitted())
 	f.clock.t = (oct1First + 5) * sec
 	h := out.Hold
 	h.SpendCost = 2 * usd
 	f.store.Settle(h, 0)
 
-	require.Equal(t, money.Amount(2*usd), admit(t, f.store, sharedstore.Plan{Spend: spendAt(t, sep30Last, limits)}).Spend[spend.KeyDay],
+	require.Equal(t, money.Amount(2*usd), admit(t, f.store, limit.Plan{Spend: spendAt(t, sep30Last, limits)}).Spend[spend.KeyDay],
 		"September 30 got the cost")
-	oct := admit(t, f.store, sharedstore.Plan{Spend: spendAt(t, oct1First, limits)})
+	oct := admit(t, f.store, limit.Plan{Spend: spendAt(t, oct1First, limits)})
 	require.Equal(t, spend.Usage{}, oct.Spend, "October starts from $0 for both day and month")
 
 	// Once October is charged, a late September settlement cannot reach it.
 	charge(t, f, spendAt(t, oct1First, limits), 1*usd)
-	late := admit(t, f.store, sharedstore.Plan{Spend: spendAt(t, sep30Last, limits)})
+	late := admit(t, f.store, limit.Plan{Spend: spendAt(t, sep30Last, limits)})
 	h = late.Hold
 	h.SpendCost = 7 * usd
 	f.store.Settle(h, 0)
 	require.Equal(t, spend.Usage{spend.KeyDay: 1 * usd, spend.KeyMonth: 1 * usd},
-		admit(t, f.store, sharedstore.Plan{Spend: spendAt(t, oct1First, limits)}).Spend)
+		admit(t, f.store, limit.Plan{Spend: spendAt(t, oct1First, limits)}).Spend)
 }
 
 func TestAReleasedHoldCostsNothing(t *testing.T) {
 	f := newFixture(0)
 	sp := spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: 1 * usd})
-	out := admit(t, f.store, sharedstore.Plan{Spend: sp})
+	out := admit(t, f.store, limit.Plan{Spend: sp})
 	h := out.Hold
 	h.SpendCost = 5 * usd // even with a cost recorded, a release adds none
 	f.store.Release(h)
-	require.Equal(t, spend.Usage{}, admit(t, f.store, sharedstore.Plan{Spend: sp}).Spend)
+	require.Equal(t, spend.Usage{}, admit(t, f.store, limit.Plan{Spend: sp}).Spend)
 }
 
 func TestASpendRefusalTakesNoBucket(t *testing.T) {
@@ -137,7 +137,7 @@ func TestASpendRefusalTakesNoBucket(t *testing.T) {
 	sp := spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: 0})
 	req := requests("api_key", "a", minute(10))
 	tok := tokens("api_key", "a", 100, minute(1000))
-	out := admit(t, f.store, sharedstore.Plan{Requests: []sharedstore.Op{req}, Tokens: []sharedstore.Op{tok}, Spend: sp})
+	out := admit(t, f.store, limit.Plan{Requests: []limit.Op{req}, Tokens: []limit.Op{tok}, Spend: sp})
 	require.NotNil(t, out.SpendRefusal)
 	require.Nil(t, levels(t, f.sd, req), "no request-count unit taken")
 	require.Nil(t, levels(t, f.sd, tok), "no tokens reserved")
@@ -147,7 +147,7 @@ func TestNoSpendPolicyReadsAndWritesNothing(t *testing.T) {
 	f := newFixture(0)
 	sp := spendAt(t, sep30Last, nil)
 	tok := tokens("api_key", "a", 100, minute(1000))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{tok}, Spend: sp})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{tok}, Spend: sp})
 	require.True(t, out.Admitted())
 	h := out.Hold
 	h.SpendCost = 3 * usd
@@ -160,8 +160,8 @@ func TestNoSpendPolicyReadsAndWritesNothing(t *testing.T) {
 func TestAMalformedSpendCounterFailsTheAdmission(t *testing.T) {
 	f := newFixture(0)
 	require.NoError(t, f.sd.Set("tb|s|api_key_day|k-alice", []byte("junk"), 0))
-	out := admit(t, f.store, sharedstore.Plan{Spend: spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: usd})})
-	require.ErrorIs(t, out.Err, sharedstore.ErrSpendUnavailable, "a counter the store cannot read is an outage, not $0")
+	out := admit(t, f.store, limit.Plan{Spend: spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: usd})})
+	require.ErrorIs(t, out.Err, limit.ErrSpendUnavailable, "a counter the store cannot read is an outage, not $0")
 }
 
 // FuzzGarbageInASpendCounterNeverPanics writes arbitrary bytes where a
@@ -176,7 +176,7 @@ func FuzzGarbageInASpendCounterNeverPanics(f *testing.F) {
 		const key = "tb|s|api_key_day|k-alice"
 		require.NoError(t, fx.sd.Set(key, value, 0))
 		sp := spendAt(t, sep30Last, map[spend.Slot]money.Amount{spend.KeyDay: 5 * usd, spend.TeamMonth: usd})
-		out := admit(t, fx.store, sharedstore.Plan{Spend: sp})
+		out := admit(t, fx.store, limit.Plan{Spend: sp})
 		if out.Admitted() {
 			h := out.Hold
 			h.SpendCost = money.Amount(cost)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // Reusable slots: where a bucket goes once its map is at max_buckets.
@@ -108,7 +108,7 @@ func appendTrailer(dst []byte, opens uint32, owner []byte) []byte {
 
 // whole reports whether a slot's bucket carries no information at now: no
 // hold open on it, and every level refilled to its capacity.
-func (s *Store) whole(v slotValue, limits []sharedstore.Limit, now int64) bool {
+func (s *Store) whole(v slotValue, limits []limit.Limit, now int64) bool {
 	if v.opens != 0 {
 		return false
 	}
@@ -135,7 +135,7 @@ type spillSlot struct {
 // findSpill scans op's window for its bucket. found is the owner's slot;
 // otherwise free is the first slot a new bucket may take (a slot never
 // written, or one whose bucket is whole), ok false when there is none.
-func (s *Store) findSpill(table string, op *sharedstore.Op, now int64) (found, free spillSlot, isFound, ok bool, err error) {
+func (s *Store) findSpill(table string, op *limit.Op, now int64) (found, free spillSlot, isFound, ok bool, err error) {
 	slots := s.maxBuckets
 	start := spillStart(op.Key, slots)
 	var digits [20]byte
@@ -177,7 +177,7 @@ const (
 // is the key the bucket would have had below the ceiling: should another
 // worker create it while this one places the bucket, the placement is
 // given up and the caller admits on it (spillRetry).
-func (s *Store) admitSpill(op *sharedstore.Op, home string, full family, now int64, out *sharedstore.Outcome) (opResult, int, spillResult, error) {
+func (s *Store) admitSpill(op *limit.Op, home string, full family, now int64, out *limit.Outcome) (opResult, int, spillResult, error) {
 	n := len(op.Limits)
 	if n == 0 || n > bucket.MaxLimits || s.maxBuckets <= 0 {
 		return opSkipped, 0, spillDone, nil
@@ -186,7 +186,7 @@ func (s *Store) admitSpill(op *sharedstore.Op, home string, full family, now int
 	states := s.states[:n]
 	owner := []byte(op.Key)
 	holds := uint32(0)
-	if op.Kind != sharedstore.KindRequests {
+	if op.Kind != limit.KindRequests {
 		holds = 1 // a token or concurrency unit is a hold until it ends
 	}
 	for attempt := 0; attempt < admitAttempts; attempt++ {
@@ -229,7 +229,7 @@ func (s *Store) admitSpill(op *sharedstore.Op, home string, full family, now int
 				// whole, or the lock stayed another's (a VM that died
 				// holding it: it expires within spillLease).
 				if s.refuseFull {
-					return opFailed, 0, spillDone, errs.Wrap("bucket map of "+op.Dimension.String()+" is full", sharedstore.ErrBucketMapFull)
+					return opFailed, 0, spillDone, errs.Wrap("bucket map of "+op.Dimension.String()+" is full", limit.ErrBucketMapFull)
 				}
 				out.Skipped = appendFamilies(out.Skipped, full)
 				return opSkipped, 0, spillDone, nil

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local"
 	"github.com/tokenbudget/tokenbudget/sharedstore/local/localtest"
 )
@@ -56,9 +56,9 @@ func slotsOf(t testing.TB, sd *localtest.SharedData, table string, n int) map[st
 
 // fillMap admits n made-up keys, each answered with no usage (as a 401
 // upstream is), so the map of op's dimension reaches its ceiling.
-func fillMap(t *testing.T, f *fixture, n int, amount int64, limits ...sharedstore.Limit) {
+func fillMap(t *testing.T, f *fixture, n int, amount int64, limits ...limit.Limit) {
 	for i := range n {
-		out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{tokens("api_key", "junk"+strconv.Itoa(i), amount, limits...)}})
+		out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{tokens("api_key", "junk"+strconv.Itoa(i), amount, limits...)}})
 		require.True(t, out.Admitted())
 		f.store.Settle(out.Hold, 0)
 	}
@@ -72,14 +72,14 @@ func TestAWholeBucketGivesUpItsSlotToANewIdentity(t *testing.T) {
 
 	fresh := tokens("api_key", "real", 400, minute(5000))
 	for i := 0; i < 12; i++ {
-		out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{fresh}})
+		out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{fresh}})
 		require.Empty(t, out.Skipped, "request %d: a whole junk bucket gave up its slot", i)
 		require.True(t, out.Admitted(), "request %d", i)
 		f.store.Settle(out.Hold, 400)
 	}
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{fresh}})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{fresh}})
 	require.False(t, out.Admitted(), "the new key's budget is enforced: 12 × 400 of 5,000 spent")
-	require.Equal(t, sharedstore.KindTokens, out.Refusal.Kind)
+	require.Equal(t, limit.KindTokens, out.Refusal.Kind)
 
 	owners := map[string]int{}
 	for _, s := range slotsOf(t, f.sd, "tb|o|t|api_key|v1|", 1) {
@@ -92,13 +92,13 @@ func TestABucketWithAHoldOpenIsNeverDropped(t *testing.T) {
 	f := newFixture(1)
 	fillMap(t, f, 1, 100, minute(600))
 	b := tokens("api_key", "b", 100, minute(600))
-	held := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{b}})
+	held := admit(t, f.store, limit.Plan{Tokens: []limit.Op{b}})
 	require.True(t, held.Admitted())
 	require.Equal(t, "tb|o|t|api_key|v1|0", held.Hold.Entries[0].Key, "b is in the map's only slot")
 
 	f.clock.t += 120 * sec // b's level is whole again by refill, its hold still open
 	c := tokens("api_key", "c", 100, minute(600))
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{c}})
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{c}})
 	require.True(t, out.Admitted())
 	require.Equal(t, []string{"token_budget"}, out.Skipped, "b's slot is not c's while b's hold is open")
 
@@ -107,7 +107,7 @@ func TestABucketWithAHoldOpenIsNeverDropped(t *testing.T) {
 	require.Equal(t, slot{levels: []float64{0}, opens: 0, owner: b.Key}, s, "the hold ended once, on the bucket it was taken from")
 
 	f.clock.t += 60 * sec
-	out = admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{c}})
+	out = admit(t, f.store, limit.Plan{Tokens: []limit.Op{c}})
 	require.True(t, out.Admitted())
 	require.Empty(t, out.Skipped, "b is whole and has no hold: c takes its slot")
 	s, _ = readSlot(t, f.sd, "tb|o|t|api_key|v1|0", 1)
@@ -120,24 +120,24 @@ func TestABucketWithAHoldOpenIsNeverDropped(t *testing.T) {
 func TestEveryHoldOnASlotEndsExactlyOnce(t *testing.T) {
 	for _, c := range []struct {
 		rule string
-		end  func(s *local.Store, h sharedstore.Hold)
+		end  func(s *local.Store, h limit.Hold)
 	}{
-		{"settled under its reservation", func(s *local.Store, h sharedstore.Hold) { s.Settle(h, 10) }},
-		{"settled at its reservation", func(s *local.Store, h sharedstore.Hold) { s.Settle(h, 100) }},
-		{"settled over its reservation", func(s *local.Store, h sharedstore.Hold) { s.Settle(h, 300) }},
-		{"released", func(s *local.Store, h sharedstore.Hold) { s.Release(h) }},
+		{"settled under its reservation", func(s *local.Store, h limit.Hold) { s.Settle(h, 10) }},
+		{"settled at its reservation", func(s *local.Store, h limit.Hold) { s.Settle(h, 100) }},
+		{"settled over its reservation", func(s *local.Store, h limit.Hold) { s.Settle(h, 300) }},
+		{"released", func(s *local.Store, h limit.Hold) { s.Release(h) }},
 	} {
 		t.Run(c.rule, func(t *testing.T) {
 			f := newFixture(1)
-			planFor := func(id string) sharedstore.Plan {
-				return sharedstore.Plan{Requests: []sharedstore.Op{requests("api_key", id, minute(10)), inflight("api_key", id, 2)},
-					Tokens: []sharedstore.Op{tokens("api_key", id, 100, minute(600))}}
+			planFor := func(id string) limit.Plan {
+				return limit.Plan{Requests: []limit.Op{requests("api_key", id, minute(10)), inflight("api_key", id, 2)},
+					Tokens: []limit.Op{tokens("api_key", id, 100, minute(600))}}
 			}
 			junk := admit(t, f.store, planFor("junk")) // the three maps are at their ceiling
 			f.store.Settle(junk.Hold, 0)
 			plan := planFor("b")
 			rps := plan.Requests[0]
-			holds := []sharedstore.Hold{}
+			holds := []limit.Hold{}
 			for range 2 {
 				out := admit(t, f.store, plan)
 				require.True(t, out.Admitted())
@@ -152,7 +152,7 @@ func TestEveryHoldOnASlotEndsExactlyOnce(t *testing.T) {
 			// is given back, and that ends no hold.
 			out := admit(t, f.store, plan)
 			require.False(t, out.Admitted())
-			require.Equal(t, sharedstore.KindConcurrency, out.Refusal.Kind)
+			require.Equal(t, limit.KindConcurrency, out.Refusal.Kind)
 			for _, h := range holds {
 				c.end(f.store, h)
 			}
@@ -169,12 +169,12 @@ func TestEveryHoldOnASlotEndsExactlyOnce(t *testing.T) {
 func TestATokenRefusalGivesBackASlotsHold(t *testing.T) {
 	f := newFixture(1)
 	fillMap(t, f, 1, 1, minute(600))
-	junk := admit(t, f.store, sharedstore.Plan{Requests: []sharedstore.Op{inflight("api_key", "junk", 5)}})
+	junk := admit(t, f.store, limit.Plan{Requests: []limit.Op{inflight("api_key", "junk", 5)}})
 	f.store.Release(junk.Hold)
 	conc := inflight("api_key", "b", 2)
-	out := admit(t, f.store, sharedstore.Plan{
-		Requests: []sharedstore.Op{conc},
-		Tokens:   []sharedstore.Op{tokens("api_key", "b", 1000, minute(600))}, // more than the bucket holds
+	out := admit(t, f.store, limit.Plan{
+		Requests: []limit.Op{conc},
+		Tokens:   []limit.Op{tokens("api_key", "b", 1000, minute(600))}, // more than the bucket holds
 	})
 	require.False(t, out.Admitted())
 	s, _ := readSlot(t, f.sd, "tb|o|c|api_key|v1|0", 1)
@@ -185,10 +185,10 @@ func TestOnFullBucketMapRefuseAnswersAnError(t *testing.T) {
 	f := newFixture(1)
 	f.store.RefuseOnFullMap(true)
 	fillMap(t, f, 1, 100, minute(600))
-	b := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{tokens("api_key", "b", 100, minute(600))}})
+	b := admit(t, f.store, limit.Plan{Tokens: []limit.Op{tokens("api_key", "b", 100, minute(600))}})
 	require.True(t, b.Admitted(), "a slot is free")
-	out := admit(t, f.store, sharedstore.Plan{Tokens: []sharedstore.Op{tokens("api_key", "c", 100, minute(600))}})
-	require.ErrorIs(t, out.Err, sharedstore.ErrBucketMapFull)
+	out := admit(t, f.store, limit.Plan{Tokens: []limit.Op{tokens("api_key", "c", 100, minute(600))}})
+	require.ErrorIs(t, out.Err, limit.ErrBucketMapFull)
 	require.Empty(t, out.Skipped)
 }
 
@@ -217,8 +217,8 @@ func TestWorkersPlacingBucketsPastTheCeilingShareOneBucketPerIdentity(t *testing
 	c := &clock{t: 1_700_000_000 * sec} // frozen: refill adds nothing
 	filler := local.New(sd, c.now, 4)
 	for i := range 4 {
-		var out sharedstore.Outcome
-		filler.Admit(sharedstore.Plan{Tokens: []sharedstore.Op{tokens("api_key", "junk"+strconv.Itoa(i), 1, minute(1000))}}, func(o sharedstore.Outcome) { out = o })
+		var out limit.Outcome
+		filler.Admit(limit.Plan{Tokens: []limit.Op{tokens("api_key", "junk"+strconv.Itoa(i), 1, minute(1000))}}, func(o limit.Outcome) { out = o })
 		require.True(t, out.Admitted())
 	}
 	shared := tokens("api_key", "shared", amount, minute(1000))
@@ -232,8 +232,8 @@ func TestWorkersPlacingBucketsPastTheCeilingShareOneBucketPerIdentity(t *testing
 				if i%2 == 1 {
 					op = tokens("api_key", "w"+strconv.Itoa(w)+"-"+strconv.Itoa(i%6), amount, minute(1000))
 				}
-				var out sharedstore.Outcome
-				s.Admit(sharedstore.Plan{Tokens: []sharedstore.Op{op}}, func(o sharedstore.Outcome) { out = o })
+				var out limit.Outcome
+				s.Admit(limit.Plan{Tokens: []limit.Op{op}}, func(o limit.Outcome) { out = o })
 				switch {
 				case out.Err != nil:
 					errored.Add(1)
@@ -280,16 +280,16 @@ func FuzzReusableSlotsKeepEveryBudgetAndEndEveryHoldOnce(f *testing.F) {
 			steps = steps[:1024]
 		}
 		f := newFixture(2)
-		var holds []sharedstore.Hold
+		var holds []limit.Hold
 		const capacity = 500
 		for i := 0; i+1 < len(steps); i += 2 {
 			arg := steps[i+1]
 			switch steps[i] % 5 {
 			case 0, 4: // admit: a token bucket and, for some, a concurrency unit
 				id := "id" + strconv.Itoa(int(arg%7))
-				plan := sharedstore.Plan{Tokens: []sharedstore.Op{tokens("api_key", id, int64(arg%5)*60, minute(capacity))}}
+				plan := limit.Plan{Tokens: []limit.Op{tokens("api_key", id, int64(arg%5)*60, minute(capacity))}}
 				if arg%2 == 1 {
-					plan.Requests = []sharedstore.Op{inflight("api_key", id, 2)}
+					plan.Requests = []limit.Op{inflight("api_key", id, 2)}
 				}
 				out := admit(t, f.store, plan)
 				require.NoError(t, out.Err)
@@ -358,7 +358,7 @@ func TestAPlacementThatMeetsTheBucketAtHomeGivesWay(t *testing.T) {
 		require.NoError(t, sd.Set(op.Key, bucket.AppendEncoded(nil, []bucket.State{bucket.Fresh(op.Limits[0], c.t)}), 0))
 	}}
 	worker := local.New(racy, c.now, 1)
-	out := admit(t, worker, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
+	out := admit(t, worker, limit.Plan{Tokens: []limit.Op{op}})
 	require.True(t, out.Admitted())
 	require.Empty(t, out.Skipped)
 	require.Equal(t, op.Key, out.Hold.Entries[0].Key, "admitted at home")

@@ -7,13 +7,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // withRecord gives a hold the spend part that makes its settlement carry
 // an inference record.
-func withRecord(t *testing.T, h sharedstore.Hold, now int64) sharedstore.Hold {
+func withRecord(t *testing.T, h limit.Hold, now int64) limit.Hold {
 	t.Helper()
 	day, month, ok := calendar.Both(now)
 	require.True(t, ok)
@@ -36,9 +36,9 @@ func TestASettlementWaitsOutANineMinuteOutageOfTheServiceAndLands(t *testing.T) 
 	require.True(t, o.Admitted())
 
 	r.fc.refuse = errors.New("no healthy upstream")
-	holds := make([]sharedstore.Hold, 20)
+	holds := make([]limit.Hold, 20)
 	for i := range holds {
-		holds[i] = withRecord(t, sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: randomHoldID()}, r.clock)
+		holds[i] = withRecord(t, limit.Hold{Backend: limit.BackendRemote, ID: randomHoldID()}, r.clock)
 		r.store.Settle(holds[i], 1)
 	}
 	holds[0] = withRecord(t, o.Hold, r.clock)
@@ -78,7 +78,7 @@ func TestWhileTheServiceFailsATickSendsOneProbe(t *testing.T) {
 	}
 	r.fc.failSt = fail
 	for i := 0; i < 300; i++ {
-		r.store.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: randomHoldID()})
+		r.store.Release(limit.Hold{Backend: limit.BackendRemote, ID: randomHoldID()})
 	}
 	r.fc.deliver()
 	for i := 0; i < 10; i++ {
@@ -107,23 +107,23 @@ func TestPastTenThousandWaitingCallsTheOldestIsDroppedAndCounted(t *testing.T) {
 	a := New(r.fc, Config{Token: token, Authority: "sharedstore", Queue: q}, func() int64 { return r.clock })
 	b := New(r.fc, Config{Token: token, Authority: "sharedstore", Queue: q}, func() int64 { return r.clock })
 	r.fc.refuse = errors.New("no healthy upstream")
-	a.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: "release-0000000000000000000000000"})
+	a.Release(limit.Hold{Backend: limit.BackendRemote, ID: "release-0000000000000000000000000"})
 	for i := 1; i < MaxWaiting; i++ {
-		a.Settle(withRecord(t, sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: "hold-" + strconv.Itoa(i)}, r.clock), 1)
+		a.Settle(withRecord(t, limit.Hold{Backend: limit.BackendRemote, ID: "hold-" + strconv.Itoa(i)}, r.clock), 1)
 	}
 	require.Equal(t, MaxWaiting, q.Waiting())
 	require.Zero(t, a.Dropped())
 
-	a.Settle(withRecord(t, sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: "one-more"}, r.clock), 1)
+	a.Settle(withRecord(t, limit.Hold{Backend: limit.BackendRemote, ID: "one-more"}, r.clock), 1)
 	require.Equal(t, MaxWaiting, q.Waiting())
 	require.Equal(t, uint64(1), a.Dropped(), "the release made room")
 	require.Zero(t, a.DroppedRecords())
 
-	a.Settle(withRecord(t, sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: "and-another"}, r.clock), 1)
+	a.Settle(withRecord(t, limit.Hold{Backend: limit.BackendRemote, ID: "and-another"}, r.clock), 1)
 	require.Equal(t, uint64(2), a.Dropped())
 	require.Equal(t, uint64(1), a.DroppedRecords(), "then the oldest record, counted")
 
-	b.Settle(withRecord(t, sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: "other-store"}, r.clock), 1)
+	b.Settle(withRecord(t, limit.Hold{Backend: limit.BackendRemote, ID: "other-store"}, r.clock), 1)
 	require.Equal(t, uint64(1), b.DroppedRecords(), "the bound is the VM's: a store with nothing waiting drops its own call")
 	require.Equal(t, MaxWaiting, q.Waiting())
 

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // count is how many calls went to path.
@@ -65,7 +64,7 @@ func TestReleaseThatOvertakesItsAdmissionLeavesNothingTaken(t *testing.T) {
 	r := newRig(t, token)
 	r.fc.overtake = []bool{true}
 	answers := 0
-	r.store.Admit(plan("o", 400, 1000), func(o sharedstore.Outcome) {
+	r.store.Admit(plan("o", 400, 1000), func(o limit.Outcome) {
 		answers++
 		require.Error(t, o.Err)
 	})
@@ -131,8 +130,8 @@ func TestAdmissionCarriesTheHoldIDItWillRelease(t *testing.T) {
 func TestPlanWithNothingToHoldSendsNoHoldIDAndNoRelease(t *testing.T) {
 	r := newRig(t, token)
 	r.fc.lose = []bool{true}
-	p := sharedstore.Plan{Requests: []sharedstore.Op{{Key: "rq:n", Kind: sharedstore.KindRequests, Dimension: limit.DimAPIKey, Amount: 1,
-		Limits: []sharedstore.Limit{{Budget: limit.PeriodMinute, Capacity: 10, RefillPerSec: 1}}}}}
+	p := limit.Plan{Requests: []limit.Op{{Key: "rq:n", Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Amount: 1,
+		Limits: []limit.Limit{{Budget: limit.PeriodMinute, Capacity: 10, RefillPerSec: 1}}}}}
 	o := r.admit(t, p)
 	require.Error(t, o.Err)
 	require.Equal(t, []string{""}, r.fc.holdIDs(t))
@@ -161,8 +160,8 @@ func TestRandomHoldIDsAreValidAndDistinct(t *testing.T) {
 func TestCallRefusedByTheHostIsNotReleased(t *testing.T) {
 	r := newRig(t, token)
 	r.fc.refuse = errors.New("no such cluster")
-	var got *sharedstore.Outcome
-	r.store.Admit(plan("x", 1, 10), func(o sharedstore.Outcome) { got = &o })
+	var got *limit.Outcome
+	r.store.Admit(plan("x", 1, 10), func(o limit.Outcome) { got = &o })
 	require.NotNil(t, got)
 	require.Error(t, got.Err)
 	require.Zero(t, r.store.Pending(), "a call that never left committed nothing")

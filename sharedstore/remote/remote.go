@@ -20,6 +20,7 @@ import (
 	"strconv"
 
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
@@ -164,7 +165,7 @@ func New(c Caller, cfg Config, now func() int64) *Store {
 // charging nothing, and answers from its callback: the levels in the order
 // of the ops and their limits, or an error. It is the tick's read of the
 // buckets no tenant owns, for their gauge; nothing retries it.
-func (s *Store) Levels(plan sharedstore.Plan, done func([]sharedstore.OpLevel, error)) {
+func (s *Store) Levels(plan limit.Plan, done func([]limit.OpLevel, error)) {
 	answered := false
 	err := s.c.Call(s.hLevels, wire.AppendAdmit(nil, plan), s.cfg.TimeoutMs, func(status int, body []byte, err error) {
 		if answered {
@@ -197,7 +198,7 @@ func (s *Store) Levels(plan sharedstore.Plan, done func([]sharedstore.OpLevel, e
 // Outcome{Err}, so the fallback policy (local buckets or 503) decides, never
 // a guess; and when that answer leaves open whether Redis took the hold,
 // the hold is released (see the package doc).
-func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
+func (s *Store) Admit(plan limit.Plan, done func(limit.Outcome)) {
 	entries := plan.HoldEntries()
 	id := ""
 	if len(entries) > 0 || plan.Spend.Any() {
@@ -213,14 +214,14 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 		answered = true
 		o, unsure := outcome(entries, &plan, status, body, err)
 		if unsure && id != "" {
-			s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: plan.Overage, Spend: plan.Spend})
+			s.Release(limit.Hold{Backend: limit.BackendRemote, ID: id, Entries: entries, Overage: plan.Overage, Spend: plan.Spend})
 		}
 		done(o)
 	})
 	if err != nil && !answered {
 		// The call never left: nothing can have been committed.
 		answered = true
-		done(sharedstore.Outcome{Err: errs.Wrap("sharedstore admit call", err)})
+		done(limit.Outcome{Err: errs.Wrap("sharedstore admit call", err)})
 	}
 }
 
@@ -234,43 +235,43 @@ func (s *Store) Admit(plan sharedstore.Plan, done func(sharedstore.Outcome)) {
 // without one (a service that does not check spend) or one that says the
 // ledger failed is ErrSpendUnavailable, so nothing passes a spend limit
 // unchecked; a spend refusal commits nothing, like any refusal.
-func outcome(entries []sharedstore.HoldEntry, plan *sharedstore.Plan, status int, body []byte, err error) (o sharedstore.Outcome, unsure bool) {
+func outcome(entries []limit.HoldEntry, plan *limit.Plan, status int, body []byte, err error) (o limit.Outcome, unsure bool) {
 	if err != nil {
-		return sharedstore.Outcome{Err: errs.Wrap("sharedstore admit", err)}, true
+		return limit.Outcome{Err: errs.Wrap("sharedstore admit", err)}, true
 	}
 	if status == 401 {
-		return sharedstore.Outcome{Err: ErrTokenRejected}, false
+		return limit.Outcome{Err: ErrTokenRejected}, false
 	}
 	if status < 200 || status > 299 {
 		unsure = status < 400 || status > 499 || status == 408 || status == 429
-		return sharedstore.Outcome{Err: errs.New("sharedstore admit: status " + strconv.Itoa(status))}, unsure
+		return limit.Outcome{Err: errs.New("sharedstore admit: status " + strconv.Itoa(status))}, unsure
 	}
 	r, err := wire.DecodeAdmitResponse(body)
 	if err != nil {
-		return sharedstore.Outcome{Err: err}, true
+		return limit.Outcome{Err: err}, true
 	}
 	if r.Aborted {
-		return sharedstore.Outcome{Err: errs.New("sharedstore admit: aborted, the hold id was already released")}, false
+		return limit.Outcome{Err: errs.New("sharedstore admit: aborted, the hold id was already released")}, false
 	}
 	o = r.Outcome()
 	if err := r.SpendOutcome(&o, &plan.Spend); err != nil {
-		return sharedstore.Outcome{Err: err}, true
+		return limit.Outcome{Err: err}, true
 	}
 	if !o.Admitted() {
 		if o.Refusal == nil && o.SpendRefusal == nil {
-			return sharedstore.Outcome{Err: errs.New("sharedstore admit: refusal without a reason")}, true
+			return limit.Outcome{Err: errs.New("sharedstore admit: refusal without a reason")}, true
 		}
-		o.Hold = sharedstore.Hold{}
+		o.Hold = limit.Hold{}
 		return o, false
 	}
 	if (len(entries) > 0 || plan.Spend.Any()) && !wire.ValidHoldID(r.Hold) {
-		return sharedstore.Outcome{Err: errs.New("sharedstore admit: admitted without a hold id")}, true
+		return limit.Outcome{Err: errs.New("sharedstore admit: admitted without a hold id")}, true
 	}
-	o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: r.Hold, Entries: entries, Overage: plan.Overage, Spend: plan.Spend}
+	o.Hold = limit.Hold{Backend: limit.BackendRemote, ID: r.Hold, Entries: entries, Overage: plan.Overage, Spend: plan.Spend}
 	return o, false
 }
 
-func entryKeys(h sharedstore.Hold) []string {
+func entryKeys(h limit.Hold) []string {
 	keys := make([]string, len(h.Entries))
 	for i, e := range h.Entries {
 		keys[i] = e.Key
@@ -281,7 +282,7 @@ func entryKeys(h sharedstore.Hold) []string {
 // Settle ends the hold with the reported usage, and with its inference
 // record when it has a spend part; a hold with nothing to end (no id)
 // costs no call.
-func (s *Store) Settle(h sharedstore.Hold, actual int64) {
+func (s *Store) Settle(h limit.Hold, actual int64) {
 	if h.ID == "" {
 		return
 	}
@@ -294,7 +295,7 @@ func (s *Store) Settle(h sharedstore.Hold, actual int64) {
 // answer): a settlement under a fresh hold id, which ends no bucket on the
 // service and stores the record once, queued and retried like any
 // settlement.
-func (s *Store) Record(h sharedstore.Hold) {
+func (s *Store) Record(h limit.Hold) {
 	rec := wire.RecordOf(h)
 	if rec == nil {
 		return
@@ -303,7 +304,7 @@ func (s *Store) Record(h sharedstore.Hold) {
 }
 
 // Release ends the hold giving everything back.
-func (s *Store) Release(h sharedstore.Hold) {
+func (s *Store) Release(h limit.Hold) {
 	if h.ID == "" {
 		return
 	}

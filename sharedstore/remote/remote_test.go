@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/server"
 )
@@ -142,10 +141,10 @@ func newRig(t *testing.T, tok string) *rig {
 	return r
 }
 
-func (r *rig) admit(t *testing.T, p sharedstore.Plan) sharedstore.Outcome {
+func (r *rig) admit(t *testing.T, p limit.Plan) limit.Outcome {
 	t.Helper()
-	var got *sharedstore.Outcome
-	r.store.Admit(p, func(o sharedstore.Outcome) { got = &o })
+	var got *limit.Outcome
+	r.store.Admit(p, func(o limit.Outcome) { got = &o })
 	require.Nil(t, got, "answered before the callback")
 	r.fc.deliver()
 	require.NotNil(t, got, "callback never answered")
@@ -171,12 +170,12 @@ func (r *rig) level(t *testing.T, opKey, budget string, capacity int64) float64 
 	return st.Level
 }
 
-func plan(key string, amount, capacity int64) sharedstore.Plan {
-	return sharedstore.Plan{
-		Requests: []sharedstore.Op{{Key: "cc:" + key, Kind: sharedstore.KindConcurrency, Dimension: limit.DimGlobal, Amount: 1,
-			Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent, Capacity: 5}}}},
-		Tokens: []sharedstore.Op{{Key: "tk:" + key, Kind: sharedstore.KindTokens, Dimension: limit.DimAPIKey, Amount: amount, Private: true,
-			Limits: []sharedstore.Limit{{Budget: limit.PeriodMinute, Capacity: capacity, RefillPerSec: 0.001}}}},
+func plan(key string, amount, capacity int64) limit.Plan {
+	return limit.Plan{
+		Requests: []limit.Op{{Key: "cc:" + key, Kind: limit.KindConcurrency, Dimension: limit.DimGlobal, Amount: 1,
+			Limits: []limit.Limit{{Budget: limit.PeriodConcurrent, Capacity: 5}}}},
+		Tokens: []limit.Op{{Key: "tk:" + key, Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Amount: amount, Private: true,
+			Limits: []limit.Limit{{Budget: limit.PeriodMinute, Capacity: capacity, RefillPerSec: 0.001}}}},
 	}
 }
 
@@ -185,7 +184,7 @@ func TestAdmitAnswersFromTheCallbackWithARemoteHold(t *testing.T) {
 	o := r.admit(t, plan("a", 300, 1000))
 	require.NoError(t, o.Err)
 	require.True(t, o.Admitted())
-	require.Equal(t, sharedstore.BackendRemote, o.Hold.Backend)
+	require.Equal(t, limit.BackendRemote, o.Hold.Backend)
 	require.Len(t, o.Hold.ID, 32)
 	require.Len(t, o.Hold.Entries, 2)
 	require.Equal(t, int64(300), o.Hold.Reserved())
@@ -229,8 +228,8 @@ func TestUnusableAnswersBecomeOutcomeErr(t *testing.T) {
 func TestCallRefusedByTheHostAnswersAtOnceWithErr(t *testing.T) {
 	r := newRig(t, token)
 	r.fc.refuse = errors.New("no such cluster")
-	var got *sharedstore.Outcome
-	r.store.Admit(plan("d", 1, 10), func(o sharedstore.Outcome) { got = &o })
+	var got *limit.Outcome
+	r.store.Admit(plan("d", 1, 10), func(o limit.Outcome) { got = &o })
 	require.NotNil(t, got)
 	require.Error(t, got.Err)
 }
@@ -288,7 +287,7 @@ func TestFailedSettleIsDroppedAfterTheRetryWindow(t *testing.T) {
 
 func TestHoldWithoutIDCostsNoCall(t *testing.T) {
 	r := newRig(t, token)
-	r.store.Settle(sharedstore.Hold{Backend: sharedstore.BackendRemote}, 10)
-	r.store.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote})
+	r.store.Settle(limit.Hold{Backend: limit.BackendRemote}, 10)
+	r.store.Release(limit.Hold{Backend: limit.BackendRemote})
 	require.Equal(t, 0, r.fc.calls)
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // cannedCaller answers every admission with one fixed body, recording what
@@ -23,13 +23,13 @@ func (c *cannedCaller) Call(_ [][2]string, body []byte, _ uint32, cb func(int, [
 	return nil
 }
 
-func cannedAdmit(t *testing.T, answer string, p sharedstore.Plan) (sharedstore.Outcome, *cannedCaller) {
+func cannedAdmit(t *testing.T, answer string, p limit.Plan) (limit.Outcome, *cannedCaller) {
 	t.Helper()
 	c := &cannedCaller{status: 200, answer: answer}
 	s := New(c, Config{Token: token, Authority: "sharedstore", NewHoldID: func() string { return "0123456789abcdef0123456789abcdef" }},
 		func() int64 { return 1e18 })
-	var got *sharedstore.Outcome
-	s.Admit(p, func(o sharedstore.Outcome) { got = &o })
+	var got *limit.Outcome
+	s.Admit(p, func(o limit.Outcome) { got = &o })
 	require.NotNil(t, got)
 	return *got, c
 }
@@ -37,11 +37,11 @@ func cannedAdmit(t *testing.T, answer string, p sharedstore.Plan) (sharedstore.O
 func TestAnAdmissionCarriesItsOverageRuleAndTheHoldRecordsIt(t *testing.T) {
 	cases := []struct {
 		name    string
-		overage sharedstore.Overage
+		overage limit.Overage
 		wire    string
 	}{
-		{"debt, the default, is the member's absence", sharedstore.OverageDebt, ""},
-		{"skip is sent as skip", sharedstore.OverageSkip, wire.OverageSkip},
+		{"debt, the default, is the member's absence", limit.OverageDebt, ""},
+		{"skip is sent as skip", limit.OverageSkip, wire.OverageSkip},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

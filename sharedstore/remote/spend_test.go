@@ -8,9 +8,8 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // spendCaller answers each call with the next canned body (status 200),
@@ -42,21 +41,21 @@ func spendStore(c *spendCaller) *Store {
 	return New(c, Config{Token: "t", NewHoldID: func() string { return spendHoldID }}, func() int64 { return 1 })
 }
 
-func spendPlan(t *testing.T) sharedstore.Plan {
+func spendPlan(t *testing.T) limit.Plan {
 	t.Helper()
 	const start = int64(1790812799_000_000_000) // 2026-09-30 23:59:59 UTC
 	day, month, ok := calendar.Both(start)
 	require.True(t, ok)
 	p := spend.Policy{APIKey: "k1", Team: "eng"}
 	p.Limits[spend.KeyDay] = spend.Limit{Amount: 5 * money.OneUSD, Set: true}
-	return sharedstore.Plan{Spend: sharedstore.Spend{Policy: p, Day: day, Month: month, Start: start, Model: "gpt-4o"}}
+	return limit.Plan{Spend: limit.Spend{Policy: p, Day: day, Month: month, Start: start, Model: "gpt-4o"}}
 }
 
-func admitOnce(t *testing.T, s *Store, plan sharedstore.Plan) sharedstore.Outcome {
+func admitOnce(t *testing.T, s *Store, plan limit.Plan) limit.Outcome {
 	t.Helper()
-	var out sharedstore.Outcome
+	var out limit.Outcome
 	n := 0
-	s.Admit(plan, func(o sharedstore.Outcome) { out = o; n++ })
+	s.Admit(plan, func(o limit.Outcome) { out = o; n++ })
 	require.Equal(t, 1, n)
 	return out
 }
@@ -64,7 +63,7 @@ func admitOnce(t *testing.T, s *Store, plan sharedstore.Plan) sharedstore.Outcom
 func TestAServiceThatDoesNotCheckSpendIsUnavailableNeverNoLimit(t *testing.T) {
 	c := &spendCaller{answers: []string{`{"admitted":true,"hold":"` + spendHoldID + `"}`}}
 	out := admitOnce(t, spendStore(c), spendPlan(t))
-	require.ErrorIs(t, out.Err, sharedstore.ErrSpendUnavailable)
+	require.ErrorIs(t, out.Err, limit.ErrSpendUnavailable)
 	req, err := wire.DecodeAdmitRequest(c.bodies[0])
 	require.NoError(t, err)
 	require.NotNil(t, req.Spend, "the admission carried the spend part")
@@ -83,7 +82,7 @@ func TestASpendVerdictReachesTheOutcomeAndTheSettlementCarriesTheRecord(t *testi
 	require.Equal(t, spendPlan(t).Spend, out.Hold.Spend)
 
 	h := out.Hold
-	h.SpendCost, h.SpendUsage = 42, usage.Kinds{Input: 3, Output: 4}
+	h.SpendCost, h.SpendUsage = 42, tokens.Kinds{Input: 3, Output: 4}
 	s.Settle(h, 7)
 	require.Equal(t, wire.PathSettle, c.paths[1])
 	settle, err := wire.DecodeSettleRequest(c.bodies[1])
@@ -104,8 +103,8 @@ func TestASpendRefusalFromTheServiceIsTheOutcome(t *testing.T) {
 
 func TestAPlanWithoutSpendNeedsNoVerdict(t *testing.T) {
 	c := &spendCaller{answers: []string{`{"admitted":true}`}}
-	out := admitOnce(t, spendStore(c), sharedstore.Plan{Requests: []sharedstore.Op{{Key: "r", Kind: sharedstore.KindRequests,
-		Dimension: limit.DimGlobal, Amount: 1, Limits: []sharedstore.Limit{{Budget: limit.PeriodSecond, Capacity: 1, RefillPerSec: 1}}}}})
+	out := admitOnce(t, spendStore(c), limit.Plan{Requests: []limit.Op{{Key: "r", Kind: limit.KindRequests,
+		Dimension: limit.DimGlobal, Amount: 1, Limits: []limit.Limit{{Budget: limit.PeriodSecond, Capacity: 1, RefillPerSec: 1}}}}})
 	require.NoError(t, out.Err)
 	require.True(t, out.Admitted())
 	req, err := wire.DecodeAdmitRequest(c.bodies[0])
@@ -121,7 +120,7 @@ func TestAFallbackRecordIsSettledUnderAFreshHoldIDAndAReleaseNamesTheTeam(t *tes
 	c := &spendCaller{}
 	s := spendStore(c)
 	sp := spendPlan(t).Spend
-	s.Record(sharedstore.Hold{Backend: sharedstore.BackendLocal, Spend: sp, SpendCost: 7, SpendUsage: usage.Kinds{Input: 3}})
+	s.Record(limit.Hold{Backend: limit.BackendLocal, Spend: sp, SpendCost: 7, SpendUsage: tokens.Kinds{Input: 3}})
 	require.Equal(t, []string{wire.PathSettle}, c.paths)
 	req, err := wire.DecodeSettleRequest(c.bodies[0])
 	require.NoError(t, err)
@@ -130,11 +129,11 @@ func TestAFallbackRecordIsSettledUnderAFreshHoldIDAndAReleaseNamesTheTeam(t *tes
 	require.NotNil(t, req.Spend)
 	require.Equal(t, int64(7), req.Spend.CostNanoUSD)
 
-	s.Record(sharedstore.Hold{Backend: sharedstore.BackendLocal})
+	s.Record(limit.Hold{Backend: limit.BackendLocal})
 	require.Len(t, c.paths, 1, "nothing to record")
 
 	sp.Reserve = 5
-	s.Release(sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: spendHoldID, Spend: sp})
+	s.Release(limit.Hold{Backend: limit.BackendRemote, ID: spendHoldID, Spend: sp})
 	rel, err := wire.DecodeReleaseRequest(c.bodies[1])
 	require.NoError(t, err)
 	require.True(t, rel.Spend)

@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // concurrentAdmits admits p from n goroutines at once, each once.
-func concurrentAdmits(t *testing.T, e env, p sharedstore.Plan, n int) []sharedstore.Outcome {
+func concurrentAdmits(t *testing.T, e env, p limit.Plan, n int) []limit.Outcome {
 	t.Helper()
 	out, errs := admitsAtOnce(e, p, n)
 	for _, err := range errs {
@@ -23,8 +23,8 @@ func concurrentAdmits(t *testing.T, e env, p sharedstore.Plan, n int) []sharedst
 // admitsAtOnce is concurrentAdmits for a test's own goroutine, where a
 // failing require would end that goroutine and leave the test waiting: it
 // returns the errors for the test to check.
-func admitsAtOnce(e env, p sharedstore.Plan, n int) ([]sharedstore.Outcome, []error) {
-	out := make([]sharedstore.Outcome, n)
+func admitsAtOnce(e env, p limit.Plan, n int) ([]limit.Outcome, []error) {
+	out := make([]limit.Outcome, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -47,7 +47,7 @@ func TestConcurrentAdmissionsShareRoundTripsAndEachCountsOnce(t *testing.T) {
 	l := minute(1000)
 	const n = 64
 	e.rt.n.Store(0)
-	out := concurrentAdmits(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}, n)
+	out := concurrentAdmits(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}}, n)
 	ids := map[string]bool{}
 	for _, o := range out {
 		require.True(t, o.Admitted())
@@ -68,10 +68,10 @@ func TestABatchReloadsAScriptRedisForgot(t *testing.T) {
 	b.mu.Lock()
 	b.senders = maxSenders
 	b.mu.Unlock()
-	done := make(chan []sharedstore.Outcome)
+	done := make(chan []limit.Outcome)
 	errc := make(chan []error, 1)
 	go func() {
-		out, errs := admitsAtOnce(e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}, 32)
+		out, errs := admitsAtOnce(e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}}, 32)
 		errc <- errs
 		done <- out
 	}()
@@ -104,7 +104,7 @@ func TestAQueuedCallerThatGaveUpIsNeverSent(t *testing.T) {
 	b := e.store.batch
 	tk := uniq("tk")
 	l := minute(1000)
-	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
+	p := limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}}
 	// every sender slot is taken, so both calls queue
 	b.mu.Lock()
 	b.senders = maxSenders
@@ -146,7 +146,7 @@ func TestTheFirstQueuedCallerStillWaitingSendsTheQueue(t *testing.T) {
 			b := e.store.batch
 			tk := uniq("tk")
 			l := minute(1000)
-			p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
+			p := limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}}
 			b.mu.Lock()
 			b.senders = maxSenders
 			b.mu.Unlock()

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // BenchmarkHTTPAdmitSettle drives one service on one Redis over loopback
@@ -102,7 +102,7 @@ func BenchmarkStoreRoundTrips(b *testing.B) {
 	}
 }
 
-func entryKeys(h sharedstore.Hold) []string {
+func entryKeys(h limit.Hold) []string {
 	keys := make([]string, len(h.Entries))
 	for i, e := range h.Entries {
 		keys[i] = e.Key

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // A Redis Cluster cannot run one script over buckets in different slots, so
@@ -34,7 +34,7 @@ type opResult struct {
 	err   error
 }
 
-func (s *Buckets) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq int, id string, entries []sharedstore.HoldEntry, overage sharedstore.Overage) (sharedstore.Outcome, error) {
+func (s *Buckets) admitCluster(ctx context.Context, ops []limit.Op, nreq int, id string, entries []limit.HoldEntry, overage limit.Overage) (limit.Outcome, error) {
 	results := make([]opResult, len(ops))
 	var wg sync.WaitGroup
 	for i := range ops {
@@ -61,7 +61,7 @@ func (s *Buckets) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq i
 	}
 	// keep reports whether op i's units stand once the plan is decided.
 	keep := func(i int) bool {
-		return refOp < 0 || (refOp >= nreq && i < nreq && ops[i].Kind == sharedstore.KindRequests)
+		return refOp < 0 || (refOp >= nreq && i < nreq && ops[i].Kind == limit.KindRequests)
 	}
 	if len(errsSeen) > 0 || aborted {
 		keep = func(int) bool { return false }
@@ -74,10 +74,10 @@ func (s *Buckets) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq i
 		}
 	}
 	if len(errsSeen) > 0 {
-		return sharedstore.Outcome{}, errors.Join(errsSeen...)
+		return limit.Outcome{}, errors.Join(errsSeen...)
 	}
 	if aborted {
-		return sharedstore.Outcome{}, ErrAdmissionAborted
+		return limit.Outcome{}, ErrAdmissionAborted
 	}
 
 	views := make([]opView, len(ops))
@@ -87,37 +87,37 @@ func (s *Buckets) admitCluster(ctx context.Context, ops []sharedstore.Op, nreq i
 			views[i].levels = r.reply.levels
 		}
 	}
-	var o sharedstore.Outcome
+	var o limit.Outcome
 	if refOp >= 0 {
 		r := results[refOp].reply
 		o = describe(ops, views, refOp, r.refLimit, r.refLevel, r.now)
 	} else {
 		o = describe(ops, views, -1, 0, 0, 0)
 		if id != "" {
-			o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: overage}
+			o.Hold = limit.Hold{Backend: limit.BackendRemote, ID: id, Entries: entries, Overage: overage}
 		}
 	}
 	return o, nil
 }
 
 // admitOp runs the admit script on a one-op plan in the op's slot.
-func (s *Buckets) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool, id string, overage sharedstore.Overage) opResult {
+func (s *Buckets) admitOp(ctx context.Context, op limit.Op, isRequest bool, id string, overage limit.Overage) opResult {
 	nreq, ntok := 0, 1
 	if isRequest {
 		nreq, ntok = 1, 0
 	}
 	keys := []string{bucketKey(op.Key)}
 	var record []byte
-	if op.Kind != sharedstore.KindRequests && id != "" {
+	if op.Kind != limit.KindRequests && id != "" {
 		keys = append(keys, opHoldKey(op.Key, id), opReleasedKey(op.Key, id))
-		record = appendRecord(nil, []sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount}}, overage)
+		record = appendRecord(nil, []limit.HoldEntry{{Key: op.Key, Kind: op.Kind, Dimension: op.Dimension, Limits: op.Limits, Amount: op.Amount}}, overage)
 	}
-	plan := appendPlan(nil, nreq, ntok, s.holdTTL, s.margin, []sharedstore.Op{op})
+	plan := appendPlan(nil, nreq, ntok, s.holdTTL, s.margin, []limit.Op{op})
 	v, err := s.admit.run(ctx, s.c, keys, []any{plan, record})
 	if err != nil {
 		return opResult{err: err}
 	}
-	r, err := parseAdmitReply(v, []sharedstore.Op{op}, nreq)
+	r, err := parseAdmitReply(v, []limit.Op{op}, nreq)
 	if err != nil {
 		return opResult{err: err}
 	}
@@ -131,10 +131,10 @@ func (s *Buckets) admitOp(ctx context.Context, op sharedstore.Op, isRequest bool
 // compensate gives back what one op took: a request-count op directly, a
 // token or concurrency op by releasing its hold record (which also deletes
 // it, so no later release can give the units back twice).
-func (s *Buckets) compensate(ctx context.Context, op sharedstore.Op, id string) error {
-	if op.Kind == sharedstore.KindRequests {
+func (s *Buckets) compensate(ctx context.Context, op limit.Op, id string) error {
+	if op.Kind == limit.KindRequests {
 		args := []any{appendDoubles(nil, float64(s.margin), float64(s.holdTTL)),
-			appendRecord(nil, []sharedstore.HoldEntry{{Key: op.Key, Kind: op.Kind, Limits: op.Limits, Amount: op.Amount}}, sharedstore.OverageDebt)}
+			appendRecord(nil, []limit.HoldEntry{{Key: op.Key, Kind: op.Kind, Limits: op.Limits, Amount: op.Amount}}, limit.OverageDebt)}
 		_, err := s.give.run(ctx, s.c, []string{bucketKey(op.Key)}, args)
 		return err
 	}

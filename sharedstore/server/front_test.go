@@ -15,8 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // serve runs h as the service runs it: a Front on the listener, net/http
@@ -64,7 +64,7 @@ func admitRequest(body []byte, extra string) string {
 
 func TestTheFrontAnswersCallsAndHandsEverythingElseToNetHTTPOnOneConnection(t *testing.T) {
 	srv := serve(t, New(Config{Buckets: newEnv(t, false).store, Token: testToken, Registry: prometheus.NewRegistry()}))
-	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
+	p := limit.Plan{Tokens: []limit.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
 	body := wire.AppendAdmitHold(nil, p, clientHoldID())
 	// pipelined: two calls the front reads, a GET it hands over, then a
 	// call net/http reads on the connection it now keeps
@@ -93,7 +93,7 @@ func TestTheFrontLeavesToNetHTTPWhatItDoesNotReadPlainly(t *testing.T) {
 	front := serve(t, New(Config{Buckets: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
 	alone := httptest.NewServer(New(Config{Buckets: e.store, Token: testToken, Registry: prometheus.NewRegistry()}))
 	t.Cleanup(alone.Close)
-	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
+	p := limit.Plan{Tokens: []limit.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
 	body := string(wire.AppendAdmit(nil, p))
 	auth := "Authorization: Bearer " + testToken + "\r\n"
 	for name, raw := range map[string]string{
@@ -145,7 +145,7 @@ func statuses(t *testing.T, addr, raw string) []int {
 
 func TestTheFrontClosesAConnectionThatAsksForIt(t *testing.T) {
 	srv := serve(t, New(Config{Buckets: newEnv(t, false).store, Token: testToken, Registry: prometheus.NewRegistry()}))
-	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
+	p := limit.Plan{Tokens: []limit.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
 	raw := admitRequest(wire.AppendAdmitHold(nil, p, clientHoldID()), "Connection: close\r\n") + admitRequest(wire.AppendAdmitHold(nil, p, clientHoldID()), "")
 	require.Equal(t, []int{http.StatusOK}, statuses(t, srv.Listener.Addr().String(), raw))
 }
@@ -158,7 +158,7 @@ func TestACallWhoseCallerHungUpIsNeverSent(t *testing.T) {
 	b := e.store.batch
 	tk := uniq("tk")
 	l := minute(1000)
-	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
+	p := limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}}
 	b.mu.Lock()
 	b.senders = maxSenders // both calls queue
 	b.mu.Unlock()

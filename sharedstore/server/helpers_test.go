@@ -10,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 )
 
@@ -113,7 +112,7 @@ var keySeq atomic.Int64
 func uniq(prefix string) string { return prefix + ":" + strconv.FormatInt(keySeq.Add(1), 10) }
 
 // dimension is the named dimension; the helpers take names for brevity.
-func dimension(name string) sharedstore.Dimension {
+func dimension(name string) limit.Dimension {
 	d, ok := limit.ParseDimension(name)
 	if !ok {
 		panic("no dimension " + name)
@@ -121,29 +120,29 @@ func dimension(name string) sharedstore.Dimension {
 	return d
 }
 
-func tokOp(key, dim string, amount int64, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: key, Kind: sharedstore.KindTokens, Dimension: dimension(dim), Amount: amount, Limits: limits}
+func tokOp(key, dim string, amount int64, limits ...limit.Limit) limit.Op {
+	return limit.Op{Key: key, Kind: limit.KindTokens, Dimension: dimension(dim), Amount: amount, Limits: limits}
 }
 
-func reqOp(key, dim string, limits ...sharedstore.Limit) sharedstore.Op {
-	return sharedstore.Op{Key: key, Kind: sharedstore.KindRequests, Dimension: dimension(dim), Amount: 1, Limits: limits}
+func reqOp(key, dim string, limits ...limit.Limit) limit.Op {
+	return limit.Op{Key: key, Kind: limit.KindRequests, Dimension: dimension(dim), Amount: 1, Limits: limits}
 }
 
-func concOp(key, dim string, capacity int64) sharedstore.Op {
-	return sharedstore.Op{Key: key, Kind: sharedstore.KindConcurrency, Dimension: dimension(dim), Amount: 1,
-		Limits: []sharedstore.Limit{{Budget: limit.PeriodConcurrent, Capacity: capacity}}}
+func concOp(key, dim string, capacity int64) limit.Op {
+	return limit.Op{Key: key, Kind: limit.KindConcurrency, Dimension: dimension(dim), Amount: 1,
+		Limits: []limit.Limit{{Budget: limit.PeriodConcurrent, Capacity: capacity}}}
 }
 
 // slow limits refill so little during a test that levels compare to 0.5.
-func minute(capacity int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: capacity, RefillPerSec: 0.001}
+func minute(capacity int64) limit.Limit {
+	return limit.Limit{Budget: limit.PeriodMinute, Capacity: capacity, RefillPerSec: 0.001}
 }
-func day(capacity int64) sharedstore.Limit {
-	return sharedstore.Limit{Budget: limit.PeriodDay, Capacity: capacity, RefillPerSec: 0.0001}
+func day(capacity int64) limit.Limit {
+	return limit.Limit{Budget: limit.PeriodDay, Capacity: capacity, RefillPerSec: 0.0001}
 }
 
 // level reads one period of a bucket; an absent bucket is full.
-func level(t *testing.T, e env, opKey string, l sharedstore.Limit) float64 {
+func level(t *testing.T, e env, opKey string, l limit.Limit) float64 {
 	t.Helper()
 	v, err := e.c.Get(context.Background(), bucketKey(opKey)).Result()
 	if err == redis.Nil {
@@ -159,7 +158,7 @@ func level(t *testing.T, e env, opKey string, l sharedstore.Limit) float64 {
 	return st.Level
 }
 
-func admit(t *testing.T, e env, p sharedstore.Plan) sharedstore.Outcome {
+func admit(t *testing.T, e env, p limit.Plan) limit.Outcome {
 	t.Helper()
 	o, err := e.store.Admit(context.Background(), p)
 	require.NoError(t, err)

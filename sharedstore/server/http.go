@@ -15,8 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 )
 
@@ -198,7 +198,7 @@ func (s *Server) admit(ctx context.Context, w http.ResponseWriter, body []byte) 
 	}
 	plan := req.Plan()
 	o, vd, err := s.store.AdmitSpend(ctx, plan, req.HoldID)
-	if errors.Is(err, sharedstore.ErrSpendUnavailable) {
+	if errors.Is(err, limit.ErrSpendUnavailable) {
 		// The spend part could not be checked: nothing was admitted, and
 		// the filter answers 503 spend_store_unavailable.
 		s.m.spendErrors.WithLabelValues("preflight").Inc()

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 const testToken = "t0ken-for-tests"
@@ -41,7 +40,7 @@ func post(t *testing.T, url, auth string, body []byte) (int, []byte) {
 
 func TestV1CallsWithoutTheRightTokenAre401(t *testing.T) {
 	srv := newHTTP(t, newEnv(t, false))
-	body := wire.AppendAdmit(nil, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "global", 1, minute(10))}})
+	body := wire.AppendAdmit(nil, limit.Plan{Tokens: []limit.Op{tokOp(uniq("tk"), "global", 1, minute(10))}})
 	for _, path := range []string{wire.PathAdmit, wire.PathSettle, wire.PathRelease} {
 		for _, auth := range []string{"", "Bearer wrong", "Bearer " + testToken + "x", testToken, "bearer " + testToken} {
 			t.Run(path+"/"+auth, func(t *testing.T) {
@@ -59,7 +58,7 @@ func TestHTTPAdmitSettleRoundTrip(t *testing.T) {
 	tk := uniq("tk")
 	op := tokOp(tk, "api_key", 300, minute(1000))
 	op.Private = true
-	code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, sharedstore.Plan{Tokens: []sharedstore.Op{op}}))
+	code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, limit.Plan{Tokens: []limit.Op{op}}))
 	require.Equal(t, http.StatusOK, code, string(b))
 	r, err := wire.DecodeAdmitResponse(b)
 	require.NoError(t, err)
@@ -86,7 +85,7 @@ func TestHTTPAdmitWithAReleasedHoldIDAnswersAborted(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	srv := serve(t, New(Config{Buckets: e.store, Token: testToken, Registry: reg}))
 	tk := uniq("tk")
-	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 300, minute(1000))}}
+	p := limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 300, minute(1000))}}
 	auth := "Bearer " + testToken
 
 	id := clientHoldID()
@@ -116,7 +115,7 @@ func TestEachAdmissionScriptCallIsTimedUnderItsName(t *testing.T) {
 	e := newEnv(t, false)
 	reg := prometheus.NewRegistry()
 	srv := serve(t, New(Config{Buckets: e.store, Token: testToken, Registry: reg}))
-	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
+	p := limit.Plan{Tokens: []limit.Op{tokOp(uniq("tk"), "api_key", 1, minute(1000))}}
 	for range 3 {
 		code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmitHold(nil, p, clientHoldID()))
 		require.Equal(t, http.StatusOK, code, string(b))
@@ -178,7 +177,7 @@ func TestRedisDownAnswers503AndCountsTheError(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	reg := prometheus.NewRegistry()
 	srv := serve(t, New(Config{Buckets: NewBuckets(c, Options{}), Token: testToken, Registry: reg}))
-	code, _ := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp("k", "global", 1, minute(10))}}))
+	code, _ := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, limit.Plan{Tokens: []limit.Op{tokOp("k", "global", 1, minute(10))}}))
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	resp, err := http.Get(srv.URL + "/readyz")
 	require.NoError(t, err)
@@ -209,18 +208,18 @@ func TestHealthAndReadinessWithRedisUp(t *testing.T) {
 func TestHTTPOverageRuleReachesTheHoldAndSettlesByIt(t *testing.T) {
 	tests := []struct {
 		name    string
-		overage sharedstore.Overage
+		overage limit.Overage
 		want    float64 // 500 capacity, 400 held, 700 used
 	}{
-		{"absent overage is debt", sharedstore.OverageDebt, -200},
-		{"overage skip consumes nothing it cannot cover", sharedstore.OverageSkip, 100},
+		{"absent overage is debt", limit.OverageDebt, -200},
+		{"overage skip consumes nothing it cannot cover", limit.OverageSkip, 100},
 	}
 	for _, e := range envs(t) {
 		for _, tt := range tests {
 			t.Run(e.name+"/"+tt.name, func(t *testing.T) {
 				srv := newHTTP(t, e)
 				tk := uniq("tk")
-				p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, minute(500))}, Overage: tt.overage}
+				p := limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 400, minute(500))}, Overage: tt.overage}
 				code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmitHold(nil, p, clientHoldID()))
 				require.Equal(t, http.StatusOK, code, string(b))
 				r, err := wire.DecodeAdmitResponse(b)
@@ -238,8 +237,8 @@ func TestHTTPRefusalLargerThanTheBucketSaysExceedsCapacity(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
 			srv := newHTTP(t, e)
-			l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 20000, RefillPerSec: 20000.0 / 60}
-			p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 30000, l)}}
+			l := limit.Limit{Budget: limit.PeriodMinute, Capacity: 20000, RefillPerSec: 20000.0 / 60}
+			p := limit.Plan{Tokens: []limit.Op{tokOp(uniq("tk"), "api_key", 30000, l)}}
 			code, b := post(t, srv.URL+wire.PathAdmit, "Bearer "+testToken, wire.AppendAdmit(nil, p))
 			require.Equal(t, http.StatusOK, code, string(b))
 			require.Contains(t, string(b), `"exceeds_capacity":true`)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // keyPrefix namespaces everything the service writes, so it can share a
@@ -47,7 +47,7 @@ func appendBucketKey(dst []byte, opKey string) []byte {
 // bucketKeys appends every op's bucketKey to keys, the keys without braces
 // (all that the filter writes) as views of one array: they are built on
 // every admission, and a string each was a tenth of its allocations.
-func bucketKeys(keys []string, ops []sharedstore.Op) []string {
+func bucketKeys(keys []string, ops []limit.Op) []string {
 	n := 0
 	for _, op := range ops {
 		n += len(keyPrefix+"b:{}") + len(op.Key)

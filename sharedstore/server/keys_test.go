@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // bucketKeys builds the same keys as bucketKey, one per op in order, braces
@@ -21,7 +21,7 @@ func TestBucketKeysAreEachOpsBucketKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ops := make([]sharedstore.Op, len(tt.keys))
+			ops := make([]limit.Op, len(tt.keys))
 			want := []string{"before"}
 			for i, k := range tt.keys {
 				ops[i].Key = k

@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // cmdCalls is how many times the server has run each command (scripts'
@@ -56,27 +55,27 @@ func TestABucketInTheHashLayoutOfThePreviousReleaseIsCarriedOverNotForgotten(t *
 	// what the previous release left: 700 of the minute and 4000 of the day spent
 	nowUs := strconv.FormatInt(time.Now().UnixMicro(), 10)
 	require.NoError(t, e.c.HSet(ctx, bucketKey(tk), "l:minute", "300", "t:minute", nowUs, "l:day", "1000", "t:day", nowUs, "x", "0").Err())
-	o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 100, l, d)}})
+	o := admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 100, l, d)}})
 	require.True(t, o.Admitted())
 	require.InDelta(t, 200, level(t, e, tk, l), 0.5, "the minute level carries on from the hash")
 	require.InDelta(t, 900, level(t, e, tk, d), 0.5, "the day level carries on from the hash")
 	typ, err := e.c.Type(ctx, bucketKey(tk)).Result()
 	require.NoError(t, err)
 	require.Equal(t, "string", typ, "the bucket is rewritten in the new layout")
-	require.False(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 300, l, d)}}).Admitted(),
+	require.False(t, admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 300, l, d)}}).Admitted(),
 		"a spent day budget stays spent across the upgrade")
 }
 
 // firstPackedRecord is a hold record as the first packed layout wrote it:
 // limits named by their hash fields.
-func firstPackedRecord(skip bool, key string, amount int64, ls ...sharedstore.Limit) string {
+func firstPackedRecord(skip bool, key string, amount int64, ls ...limit.Limit) string {
 	b := []byte{0, 1}
 	if skip {
 		b[0] = 1
 	}
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(key)))
 	b = append(b, key...)
-	b = append(b, byte(sharedstore.KindTokens))
+	b = append(b, byte(limit.KindTokens))
 	b = appendDouble(b, float64(amount))
 	b = append(b, byte(len(ls)))
 	for _, l := range ls {
@@ -103,7 +102,7 @@ func TestAHoldOfTheFirstPackedLayoutStillSettlesUnderItsRule(t *testing.T) {
 			ctx := context.Background()
 			tk := uniq("tk")
 			l := minute(500)
-			o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}})
+			o := admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 400, l)}})
 			require.True(t, o.Admitted())
 			rec := firstPackedRecord(c.skip, bucketKey(tk), 400, l)
 			require.NoError(t, e.c.Set(ctx, holdKey(o.Hold.ID), rec, time.Hour).Err())
@@ -120,11 +119,11 @@ func TestAReloadThatAddsOrReordersPeriodsKeepsEachLevelItKept(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			tk := uniq("tk")
 			m, d := minute(1000), day(5000)
-			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 300, m)}}).Admitted())
-			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 100, d, m)}}).Admitted())
+			require.True(t, admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 300, m)}}).Admitted())
+			require.True(t, admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 100, d, m)}}).Admitted())
 			require.InDelta(t, 600, level(t, e, tk, m), 0.5, "the minute kept its level")
 			require.InDelta(t, 4900, level(t, e, tk, d), 0.5, "the new day period starts full")
-			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 100, m)}}).Admitted())
+			require.True(t, admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 100, m)}}).Admitted())
 			require.InDelta(t, 500, level(t, e, tk, m), 0.5, "a period dropped again leaves the other one exact")
 		})
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // Levels reads the levels of token buckets, refilled to Redis's clock, and
@@ -19,7 +18,7 @@ import (
 // replica reports the level they all admit on. A bucket no admission made
 // yet is full. One TIME and one GET per bucket, pipelined: the caller sends
 // a handful of buckets every few seconds, never per request.
-func (s *Buckets) Levels(ctx context.Context, ops []sharedstore.Op) ([]sharedstore.OpLevel, error) {
+func (s *Buckets) Levels(ctx context.Context, ops []limit.Op) ([]limit.OpLevel, error) {
 	pipe := s.c.Pipeline()
 	now := pipe.Time(ctx)
 	gets := make([]*redis.StringCmd, len(ops))
@@ -34,7 +33,7 @@ func (s *Buckets) Levels(ctx context.Context, ops []sharedstore.Op) ([]sharedsto
 		return nil, err
 	}
 	nowUs := t.UnixMicro()
-	var out []sharedstore.OpLevel
+	var out []limit.OpLevel
 	for i := range ops {
 		op := &ops[i]
 		stored := map[limit.Period]StoredLimit{}
@@ -50,8 +49,8 @@ func (s *Buckets) Levels(ctx context.Context, ops []sharedstore.Op) ([]sharedsto
 			if st, ok := stored[l.Budget]; ok {
 				level = math.Min(level, st.Level+l.RefillPerSec*float64(max(nowUs-st.LastUs, 0))/1e6)
 			}
-			out = append(out, sharedstore.OpLevel{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,
-				Level: sharedstore.Level{Capacity: l.Capacity, Remaining: int64(math.Floor(level))}})
+			out = append(out, limit.OpLevel{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,
+				Level: limit.Level{Capacity: l.Capacity, Remaining: int64(math.Floor(level))}})
 		}
 	}
 	return out, nil
@@ -80,6 +79,6 @@ func (s *Server) levels(ctx context.Context, w http.ResponseWriter, body []byte)
 	if err != nil {
 		return s.redisFailed(w, "levels", err)
 	}
-	writeAdmit(w, wire.FromOutcome(sharedstore.Outcome{Result: sharedstore.ResultAdmitted, Levels: lv}))
+	writeAdmit(w, wire.FromOutcome(limit.Outcome{Result: limit.ResultAdmitted, Levels: lv}))
 	return "read"
 }

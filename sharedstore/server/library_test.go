@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // calls is how many times Redis has run command name (INFO commandstats).
@@ -45,14 +45,14 @@ func TestASingleServerRunsAdmissionsAsTheLibrarysFunctions(t *testing.T) {
 	tk := uniq("tk")
 	l := minute(1000)
 	fcalls, evalshas := formsRun(t, e.c, func() {
-		require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}).Admitted())
+		require.True(t, admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}}).Admitted())
 	})
 	require.Equal(t, int64(1), fcalls)
 	require.Zero(t, evalshas)
 	require.InDelta(t, 990, level(t, e, tk, l), 0.5)
-	var o sharedstore.Outcome
+	var o limit.Outcome
 	fcalls, evalshas = formsRun(t, e.c, func() {
-		o = admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}})
+		o = admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}})
 		ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 4)
 		require.NoError(t, err)
 		require.True(t, ended)
@@ -67,7 +67,7 @@ func TestALostLibraryCostsNoAdmissionAndIsLoadedAgain(t *testing.T) {
 	ctx := context.Background()
 	tk := uniq("tk")
 	l := minute(1000)
-	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
+	p := limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}}
 	require.NoError(t, e.c.FunctionFlush(ctx).Err())
 	fcalls, evalshas := formsRun(t, e.c, func() { require.True(t, admit(t, e, p).Admitted()) })
 	require.Equal(t, int64(1), fcalls, "the call found its function missing")
@@ -96,7 +96,7 @@ func TestWhereFunctionsAreRefusedAdmissionsRunAsScripts(t *testing.T) {
 	tk := uniq("tk")
 	l := minute(1000)
 	fcalls, evalshas := formsRun(t, admin, func() {
-		require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}).Admitted())
+		require.True(t, admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}}).Admitted())
 	})
 	require.Zero(t, fcalls)
 	require.Equal(t, int64(1), evalshas)

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 // The scripts read their numbers as packed little-endian doubles
@@ -35,7 +35,7 @@ func readDouble(s string) float64 {
 // byte that names the limit inside a stored bucket (bucket.go).
 const limitSize = 1 + 8 + 8
 
-func appendLimits(dst []byte, ls []sharedstore.Limit) []byte {
+func appendLimits(dst []byte, ls []limit.Limit) []byte {
 	for _, l := range ls {
 		dst = append(dst, byte(l.Budget))
 		dst = appendDoubles(dst, float64(l.Capacity), l.RefillPerSec)
@@ -44,7 +44,7 @@ func appendLimits(dst []byte, ls []sharedstore.Limit) []byte {
 }
 
 // appendPlan is admit.lua's ARGV[1].
-func appendPlan(dst []byte, nreq, ntok int, holdTTL, margin int64, ops []sharedstore.Op) []byte {
+func appendPlan(dst []byte, nreq, ntok int, holdTTL, margin int64, ops []limit.Op) []byte {
 	dst = append(dst, byte(nreq), byte(ntok))
 	dst = appendDoubles(dst, float64(holdTTL), float64(margin))
 	for _, op := range ops {
@@ -66,9 +66,9 @@ func appendPlan(dst []byte, nreq, ntok int, holdTTL, margin int64, ops []shareds
 // '<H' length.
 // Its first byte is 2 + the skip-overage flag: 0 and 1 were the layout that
 // named limits by hash field, still read for holds admitted before it.
-func appendRecord(dst []byte, entries []sharedstore.HoldEntry, overage sharedstore.Overage) []byte {
+func appendRecord(dst []byte, entries []limit.HoldEntry, overage limit.Overage) []byte {
 	flag := byte(2)
-	if overage == sharedstore.OverageSkip {
+	if overage == limit.OverageSkip {
 		flag = 3
 	}
 	dst = append(dst, flag, byte(len(entries)))
@@ -86,7 +86,7 @@ func appendRecord(dst []byte, entries []sharedstore.HoldEntry, overage sharedsto
 
 // planSize and recordSize are the packed lengths, so each blob is
 // allocated once.
-func planSize(ops []sharedstore.Op) int {
+func planSize(ops []limit.Op) int {
 	n := 2 + 16
 	for _, op := range ops {
 		n += 11 + limitsSize(op.Limits)
@@ -94,7 +94,7 @@ func planSize(ops []sharedstore.Op) int {
 	return n
 }
 
-func recordSize(entries []sharedstore.HoldEntry) int {
+func recordSize(entries []limit.HoldEntry) int {
 	n := 2
 	for _, e := range entries {
 		n += 2 + len(keyPrefix) + len("b:{#0123456789abcdef}") + len(e.Key) + 10 + limitsSize(e.Limits)
@@ -102,4 +102,4 @@ func recordSize(entries []sharedstore.HoldEntry) int {
 	return n
 }
 
-func limitsSize(ls []sharedstore.Limit) int { return len(ls) * limitSize }
+func limitsSize(ls []limit.Limit) int { return len(ls) * limitSize }

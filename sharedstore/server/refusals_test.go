@@ -12,8 +12,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 // lockedBuffer is a log sink the server's goroutines may write at once.
@@ -46,7 +46,7 @@ func TestRefusedCallsAreLoggedAtMostOncePerIntervalWithTheCountAndNeverTheToken(
 	clock := time.Unix(1_800_000_000, 0)
 	s.refused.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
-	body := wire.AppendAdmit(nil, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "global", 1, minute(10))}})
+	body := wire.AppendAdmit(nil, limit.Plan{Tokens: []limit.Op{tokOp(uniq("tk"), "global", 1, minute(10))}})
 
 	// Through Front (the filters' path) and through net/http (a call Front hands over).
 	for name, srv := range map[string]*httptest.Server{"front": serve(t, s), "net/http": httptest.NewServer(s)} {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
 var holdSeq atomic.Int64
@@ -25,16 +25,16 @@ func clientHoldID() string {
 // heldPlan takes a request unit, a concurrency unit and tokens on two
 // dimensions: every kind of unit an aborted admission must not take.
 type heldPlan struct {
-	p    sharedstore.Plan
+	p    limit.Plan
 	keys []string // hold entry keys, as the filter sends them
 }
 
 func newHeldPlan() heldPlan {
 	rq, cc, tk1, tk2 := uniq("rq"), uniq("cc"), uniq("tk1"), uniq("tk2")
 	return heldPlan{
-		p: sharedstore.Plan{
-			Requests: []sharedstore.Op{reqOp(rq, "api_key", minute(10)), concOp(cc, "global", 3)},
-			Tokens:   []sharedstore.Op{tokOp(tk1, "api_key", 400, minute(1000), day(5000)), tokOp(tk2, "model", 300, minute(2000))},
+		p: limit.Plan{
+			Requests: []limit.Op{reqOp(rq, "api_key", minute(10)), concOp(cc, "global", 3)},
+			Tokens:   []limit.Op{tokOp(tk1, "api_key", 400, minute(1000), day(5000)), tokOp(tk2, "model", 300, minute(2000))},
 		},
 		keys: []string{cc, tk1, tk2},
 	}
@@ -44,7 +44,7 @@ func newHeldPlan() heldPlan {
 func (h heldPlan) levels(t *testing.T, e env) []float64 {
 	t.Helper()
 	var out []float64
-	for _, group := range [2][]sharedstore.Op{h.p.Requests, h.p.Tokens} {
+	for _, group := range [2][]limit.Op{h.p.Requests, h.p.Tokens} {
 		for _, op := range group {
 			for _, l := range op.Limits {
 				out = append(out, level(t, e, op.Key, l))
@@ -57,7 +57,7 @@ func (h heldPlan) levels(t *testing.T, e env) []float64 {
 // full is every period at capacity.
 func (h heldPlan) full() []float64 {
 	var out []float64
-	for _, group := range [2][]sharedstore.Op{h.p.Requests, h.p.Tokens} {
+	for _, group := range [2][]limit.Op{h.p.Requests, h.p.Tokens} {
 		for _, op := range group {
 			for _, l := range op.Limits {
 				out = append(out, float64(l.Capacity))

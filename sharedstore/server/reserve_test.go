@@ -10,7 +10,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 )
@@ -55,7 +55,7 @@ func TestTheFleetHoldsACallsMaximumCostUntilItsSettlement(t *testing.T) {
 			require.False(t, second.out.Admitted(), "$0.60 held leaves $0.40: a second $0.60 does not fit")
 			require.Equal(t, &spend.Exceeded{Slot: spend.KeyDay, Limit: usd(t, "1.00"), Used: usd(t, "0.60")}, second.out.SpendRefusal)
 
-			st, _ := se.settle(t, first.hold, sp, "0.25", usage.Kinds{Input: 10})
+			st, _ := se.settle(t, first.hold, sp, "0.25", tokens.Kinds{Input: 10})
 			require.Equal(t, http.StatusOK, st)
 			require.Equal(t, money.Amount(0), se.held(t, c.team, spend.KeyDay, "k-1", sp), "settled: nothing held")
 			got, _ := se.counter(t, c.team, spend.KeyDay, "k-1", sp.Day)

@@ -9,10 +9,10 @@ import (
 
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 )
@@ -30,18 +30,18 @@ func earlySpend(v any) (vd spendcache.Verdict, handled bool, err error) {
 
 // spendRefused is the outcome of a call a spend limit or an exhausted
 // balance refused: nothing was taken from any bucket.
-func spendRefused(vd spendcache.Verdict) sharedstore.Outcome {
-	return sharedstore.Outcome{Result: sharedstore.ResultSpendRefused, Spend: vd.Used, SpendRefusal: vd.Refused}
+func spendRefused(vd spendcache.Verdict) limit.Outcome {
+	return limit.Outcome{Result: limit.ResultSpendRefused, Spend: vd.Used, SpendRefusal: vd.Refused}
 }
 
 // spendError marks a failed script or load of an admission with a spend
 // part as a spend lookup failure: the filter must answer 503
 // spend_store_unavailable, never admit unchecked.
 func spendError(checked bool, err error) error {
-	if err == nil || !checked || errors.Is(err, sharedstore.ErrSpendUnavailable) {
+	if err == nil || !checked || errors.Is(err, limit.ErrSpendUnavailable) {
 		return err
 	}
-	return errors.Join(sharedstore.ErrSpendUnavailable, err)
+	return errors.Join(limit.ErrSpendUnavailable, err)
 }
 
 // scriptError is a failed admission script's error: a spend counter the
@@ -57,7 +57,7 @@ func scriptError(checked bool, err error) error {
 
 // preflightCluster runs the spend preflight alone in the team's slot (all
 // of a team's keys share it), loading the team on a miss.
-func (s *Buckets) preflightCluster(ctx context.Context, sp *sharedstore.Spend, hold string) (spendcache.Verdict, error) {
+func (s *Buckets) preflightCluster(ctx context.Context, sp *limit.Spend, hold string) (spendcache.Verdict, error) {
 	keys := spendcache.Keys(make([]string, 0, spendcache.NumKeys), sp)
 	args := s.spend.Args(append(make([]any, 0, 2+spendcache.NumArgs), "", ""), sp, 1, nil, hold)
 	for attempt := 0; ; attempt++ {
@@ -98,7 +98,7 @@ func (s *Buckets) preflightCluster(ctx context.Context, sp *sharedstore.Spend, h
 // verdictOf is the answer's spend part: the usage of every slot the
 // filter limits (the only ones it may read), and the refusal, which may
 // name a slot only the team's stored policies limit, or the balance.
-func verdictOf(vd *spendcache.Verdict, sp *sharedstore.Spend) *wire.SpendVerdict {
+func verdictOf(vd *spendcache.Verdict, sp *limit.Spend) *wire.SpendVerdict {
 	v := &wire.SpendVerdict{Checked: true}
 	for s := spend.Slot(0); s < spend.NumSlots; s++ {
 		if sp.Policy.Limits[s].Set {

@@ -15,7 +15,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
@@ -101,7 +101,7 @@ func BenchmarkWorkerRecordsPerSecond(b *testing.B) {
 	}
 	for i := 0; i < b.N; i++ {
 		r := ledger.Record{ID: "w" + strconv.Itoa(i), Team: "bench", APIKey: "k" + strconv.Itoa(i%20), User: "u" + strconv.Itoa(i%7),
-			Model: "m", Usage: usage.Kinds{Input: 1000, Output: 100}, CallStart: now.Add(-time.Minute), Estimate: 1100}
+			Model: "m", Usage: tokens.Kinds{Input: 1000, Output: 100}, CallStart: now.Add(-time.Minute), Estimate: 1100}
 		if _, err := se.led.InsertRecord(ctx, r); err != nil {
 			b.Fatal(err)
 		}
@@ -156,7 +156,7 @@ func BenchmarkOvershootAtATeamLimitUnder64Callers(b *testing.B) {
 						return
 					}
 					time.Sleep(2 * time.Millisecond)
-					h := limit.Hold{ID: hold, Spend: sp, SpendCost: cost, SpendUsage: usage.Kinds{Input: 1}}
+					h := limit.Hold{ID: hold, Spend: sp, SpendCost: cost, SpendUsage: tokens.Kinds{Input: 1}}
 					var end wire.EndResponse
 					if err := call(client, se.http.URL+wire.PathSettle, wire.AppendSettleRecord(nil, hold, 0, nil, wire.RecordOf(h)), &end); err != nil {
 						b.Error(err)

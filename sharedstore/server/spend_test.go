@@ -14,7 +14,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 )
@@ -37,14 +37,14 @@ func TestAFleetSpendLimitRefusesOnceTheCountersReachIt(t *testing.T) {
 			require.True(t, ok, "the load fills the limited counter")
 			require.Equal(t, money.Amount(0), got)
 
-			st, _ := se.settle(t, a.hold, sp, "0.60", usage.Kinds{Input: 10})
+			st, _ := se.settle(t, a.hold, sp, "0.60", tokens.Kinds{Input: 10})
 			require.Equal(t, http.StatusOK, st)
 			got, _ = se.counter(t, c.team, spend.KeyDay, "k-1", sp.Day)
 			require.Equal(t, usdAmount(t, "0.60"), got, "the postflight adds the estimate at once")
 			_, ok = se.counter(t, c.team, spend.UserMonth, "u-1", sp.Month)
 			require.False(t, ok, "a counter no limit bears on is not cached")
 
-			se.spent(t, c, now, "0.50", usage.Kinds{Input: 10})
+			se.spent(t, c, now, "0.50", tokens.Kinds{Input: 10})
 			a = se.admit(t, sp)
 			require.NoError(t, a.err)
 			require.False(t, a.out.Admitted())
@@ -84,7 +84,7 @@ func TestACallStartedBeforeMonthEndCountsInItsStartPeriodsAndNeverRecreatesTheir
 
 			// It settles in October: September's keys are closed.
 			se.clock.Set(utc(t, "2026-10-01T00:00:30Z"))
-			st, _ := se.settle(t, a.hold, sp, "0.002", usage.Kinds{Input: 1000, Output: 1000})
+			st, _ := se.settle(t, a.hold, sp, "0.002", tokens.Kinds{Input: 1000, Output: 1000})
 			require.Equal(t, http.StatusOK, st)
 			_, ok := se.counter(t, c.team, spend.KeyDay, "k-1", sp.Day)
 			require.False(t, ok, "the closed day's expired key is not recreated by the postflight")
@@ -112,7 +112,7 @@ func TestAReplayedOrRetriedSettlementAddsOnce(t *testing.T) {
 			sp := c.spendAt(t, now)
 			a := se.admit(t, sp)
 			for i := 0; i < 3; i++ {
-				st, _ := se.settle(t, a.hold, sp, "0.25", usage.Kinds{Input: 1000})
+				st, _ := se.settle(t, a.hold, sp, "0.25", tokens.Kinds{Input: 1000})
 				require.Equal(t, http.StatusOK, st)
 			}
 			got, _ := se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
@@ -133,7 +133,7 @@ func TestAWorkerStoppedBetweenCommitAndRefreshIsRepairedByTheNextRun(t *testing.
 	se := newSpendEnv(t, e, now)
 	se.prices(t, utc(t, "2026-01-01T00:00:00Z"), "1", "1")
 	c := spender{team: uniq("team"), user: "u-1", limits: map[spend.Slot]string{spend.UserDay: "10"}}
-	se.spent(t, c, now, "0.50", usage.Kinds{Input: 3000})
+	se.spent(t, c, now, "0.50", tokens.Kinds{Input: 3000})
 	sp := c.spendAt(t, now)
 
 	// The commit happens; the process dies before it refreshes Redis.
@@ -169,10 +169,10 @@ func TestAPostgreSQLOutageLosesNoRecordAndTheLimitsKeepHolding(t *testing.T) {
 
 			gate.Cut()
 			for i, h := range holds {
-				st, _ := se.settle(t, h, sp, "0.10", usage.Kinds{Input: 1000 * int64(i+1)})
+				st, _ := se.settle(t, h, sp, "0.10", tokens.Kinds{Input: 1000 * int64(i+1)})
 				require.Equal(t, http.StatusOK, st, "the outbox takes the record")
 			}
-			st, _ := se.settle(t, holds[0], sp, "0.10", usage.Kinds{Input: 1000})
+			st, _ := se.settle(t, holds[0], sp, "0.10", tokens.Kinds{Input: 1000})
 			require.Equal(t, http.StatusOK, st, "a retried settlement")
 			got, _ := se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
 			require.Equal(t, usdAmount(t, "0.30"), got, "the postflight ran once per record, during the outage")
@@ -189,14 +189,14 @@ func TestAPostgreSQLOutageLosesNoRecordAndTheLimitsKeepHolding(t *testing.T) {
 			gate.Open()
 			// The filter's retry of the oldest record reached the ledger
 			// directly (another replica) before the drain.
-			first := ledger.Record{ID: holds[0], Team: c.team, APIKey: "k-1", Model: "m", Usage: usage.Kinds{Input: 1000},
+			first := ledger.Record{ID: holds[0], Team: c.team, APIKey: "k-1", Model: "m", Usage: tokens.Kinds{Input: 1000},
 				CallStart: now, Estimate: usdAmount(t, "0.10")}
 			_, err = se.led.InsertRecord(ctx, first)
 			require.NoError(t, err)
 			// The second record's retry reaches a replica that finds the
 			// ledger up: stored there, its estimate not counted again.
 			se.srv.ledgerDown.Store(false)
-			st, _ = se.settle(t, holds[1], sp, "0.10", usage.Kinds{Input: 2000})
+			st, _ = se.settle(t, holds[1], sp, "0.10", tokens.Kinds{Input: 2000})
 			require.Equal(t, http.StatusOK, st)
 			got, _ = se.counter(t, c.team, spend.KeyMonth, "k-1", sp.Month)
 			require.Equal(t, usdAmount(t, "0.30"), got, "a retry of a kept record runs no second postflight")
@@ -275,7 +275,7 @@ func TestConcurrentPostflightsAddEveryEstimate(t *testing.T) {
 				wg.Add(1)
 				go func(h string) {
 					defer wg.Done()
-					st, _ := se.settle(t, h, sp, "0.001", usage.Kinds{Input: 1})
+					st, _ := se.settle(t, h, sp, "0.001", tokens.Kinds{Input: 1})
 					require.Equal(t, http.StatusOK, st)
 				}(h)
 			}
@@ -296,7 +296,7 @@ func TestALimitAddedMidMonthSeesTheSpendSoFar(t *testing.T) {
 	// not a cached counter, but the ledger aggregates it.
 	c := spender{team: team, key: "k-1", user: "u-1", limits: map[spend.Slot]string{spend.KeyDay: "100"}}
 	for i := 0; i < 3; i++ {
-		se.spent(t, c, now.Add(-time.Duration(i)*24*time.Hour), "0.001", usage.Kinds{Input: 1_000_000})
+		se.spent(t, c, now.Add(-time.Duration(i)*24*time.Hour), "0.001", tokens.Kinds{Input: 1_000_000})
 	}
 	se.runWorker(t)
 	_, ok := se.counter(t, team, spend.TeamMonth, team, c.spendAt(t, now).Month)
@@ -319,7 +319,7 @@ func TestTheStricterOfTheFiltersAndTheStoredLimitApplies(t *testing.T) {
 	team := uniq("team")
 	require.NoError(t, se.led.PutPolicy(context.Background(), team, ledger.Policy{Scope: spend.APIKey, ID: "k-1", Period: calendar.Day, Limit: usdAmount(t, "0.50")}))
 	c := spender{team: team, key: "k-1", limits: map[spend.Slot]string{spend.KeyDay: "5"}}
-	se.spent(t, c, now, "0.50", usage.Kinds{Input: 1})
+	se.spent(t, c, now, "0.50", tokens.Kinds{Input: 1})
 	a := se.admit(t, c.spendAt(t, now))
 	require.False(t, a.out.Admitted())
 	require.Equal(t, &spend.Exceeded{Slot: spend.KeyDay, Limit: usdAmount(t, "0.50"), Used: usdAmount(t, "0.50")}, a.out.SpendRefusal)
@@ -342,11 +342,11 @@ func TestATeamWhoseBalanceIsSpentIsRefused(t *testing.T) {
 			team := uniq("team")
 			require.NoError(t, se.led.SetBalance(context.Background(), team, usdAmount(t, "1.00")))
 			c := spender{team: team, key: "k-1", limits: map[spend.Slot]string{spend.KeyDay: "100"}}
-			se.spent(t, c, now, "0.70", usage.Kinds{Input: 600_000})
+			se.spent(t, c, now, "0.70", tokens.Kinds{Input: 600_000})
 			bal, ok := se.readInt(t, spendcache.BalanceKey(team))
 			require.True(t, ok)
 			require.Equal(t, usdAmount(t, "0.30"), bal, "the postflight deducts the estimate")
-			se.spent(t, c, now, "0.40", usage.Kinds{Input: 600_000})
+			se.spent(t, c, now, "0.40", tokens.Kinds{Input: 600_000})
 			a := se.admit(t, c.spendAt(t, now))
 			require.NoError(t, a.err)
 			require.False(t, a.out.Admitted())
@@ -372,8 +372,8 @@ func TestAPriceChangeAppliesFromItsEffectiveTimeToTheRefreshedCounters(t *testin
 	se.prices(t, utc(t, "2026-01-01T00:00:00Z"), "1", "1")
 	se.prices(t, utc(t, "2026-09-20T00:00:00Z"), "2", "2")
 	c := spender{team: uniq("team"), key: "k-1", limits: map[spend.Slot]string{spend.KeyMonth: "100"}}
-	se.spent(t, c, utc(t, "2026-09-19T23:00:00Z"), "0.001", usage.Kinds{Input: 1_000_000})
-	se.spent(t, c, utc(t, "2026-09-20T01:00:00Z"), "0.001", usage.Kinds{Input: 1_000_000})
+	se.spent(t, c, utc(t, "2026-09-19T23:00:00Z"), "0.001", tokens.Kinds{Input: 1_000_000})
+	se.spent(t, c, utc(t, "2026-09-20T01:00:00Z"), "0.001", tokens.Kinds{Input: 1_000_000})
 	se.runWorker(t)
 	got, _ := se.counter(t, c.team, spend.KeyMonth, "k-1", c.spendAt(t, now).Month)
 	require.Equal(t, usdAmount(t, "3"), got, "$1 at the old list, $2 at the new")
@@ -387,11 +387,11 @@ func TestEveryCachedCounterEqualsItsAggregatePlusPending(t *testing.T) {
 	team := uniq("team")
 	c := spender{team: team, key: "k-1", user: "u-1", limits: map[spend.Slot]string{spend.KeyDay: "100", spend.UserMonth: "100", spend.TeamMonth: "100"}}
 	for i := 0; i < 5; i++ {
-		se.spent(t, c, now, "0.003", usage.Kinds{Input: 1000 * int64(i+1)})
+		se.spent(t, c, now, "0.003", tokens.Kinds{Input: 1000 * int64(i+1)})
 	}
 	se.runWorker(t)
 	for i := 0; i < 2; i++ {
-		se.spent(t, c, now, "0.004", usage.Kinds{Input: 1000})
+		se.spent(t, c, now, "0.004", tokens.Kinds{Input: 1000})
 	}
 	sp := c.spendAt(t, now)
 	snap, err := se.led.Snapshot(context.Background(), team, []calendar.Window{sp.Day, sp.Month})
@@ -442,7 +442,7 @@ func TestACorruptCounterFailsTheCheckAndWritesNothing(t *testing.T) {
 	require.ErrorIs(t, b.err, limit.ErrSpendUnavailable)
 
 	// The postflight checks every key before it writes any.
-	st, _ := se.settle(t, a.hold, sp, "1", usage.Kinds{Input: 1})
+	st, _ := se.settle(t, a.hold, sp, "1", tokens.Kinds{Input: 1})
 	require.Equal(t, http.StatusOK, st, "the record is stored; the counters wait for the refresh")
 	got, _ := se.counter(t, c.team, spend.KeyDay, "k-1", sp.Day)
 	require.Equal(t, money.Amount(0), got, "the valid counter was not written either")
@@ -499,7 +499,7 @@ func TestALedgerThatHangsDoesNotHoldSettlements(t *testing.T) {
 
 	gate.Stall()
 	for _, h := range holds {
-		st, _ := se.settle(t, h, sp, "0.10", usage.Kinds{Input: 1000})
+		st, _ := se.settle(t, h, sp, "0.10", tokens.Kinds{Input: 1000})
 		require.Equal(t, http.StatusOK, st)
 	}
 	n, err := se.cache.OutboxLen(ctx, spendcache.TeamOf(c.team))

@@ -21,7 +21,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/shared/wire"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
@@ -176,7 +176,7 @@ func (se *spendEnv) admit(t *testing.T, sp limit.Spend) admitted {
 
 // settle sends the settlement of hold with its inference record, costing
 // estimate (USD) for the given usage.
-func (se *spendEnv) settle(t *testing.T, hold string, sp limit.Spend, estimate string, k usage.Kinds) (int, http.Header) {
+func (se *spendEnv) settle(t *testing.T, hold string, sp limit.Spend, estimate string, k tokens.Kinds) (int, http.Header) {
 	t.Helper()
 	h := limit.Hold{ID: hold, Spend: sp, SpendCost: usdAmount(t, estimate), SpendUsage: k}
 	status, hdr, _ := se.post(t, wire.PathSettle, wire.AppendSettleRecord(nil, hold, 10, nil, wire.RecordOf(h)))
@@ -184,7 +184,7 @@ func (se *spendEnv) settle(t *testing.T, hold string, sp limit.Spend, estimate s
 }
 
 // spent admits and settles one call, requiring both to succeed.
-func (se *spendEnv) spent(t *testing.T, c spender, start time.Time, estimate string, k usage.Kinds) {
+func (se *spendEnv) spent(t *testing.T, c spender, start time.Time, estimate string, k tokens.Kinds) {
 	t.Helper()
 	sp := c.spendAt(t, start)
 	a := se.admit(t, sp)

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/tokenbudget/tokenbudget/shared/bucket"
 	"github.com/tokenbudget/tokenbudget/shared/errs"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
+	"github.com/tokenbudget/tokenbudget/shared/limit"
 	"github.com/tokenbudget/tokenbudget/sharedstore/spendcache"
 )
 
@@ -150,7 +150,7 @@ func (s *Buckets) Ping(ctx context.Context) error { return s.c.Ping(ctx).Err() }
 
 // Admit reserves a whole plan, all or nothing (docs/bucket-math.md), under a
 // hold id the store chooses.
-func (s *Buckets) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Outcome, error) {
+func (s *Buckets) Admit(ctx context.Context, p limit.Plan) (limit.Outcome, error) {
 	return s.AdmitHold(ctx, p, "")
 }
 
@@ -159,7 +159,7 @@ func (s *Buckets) Admit(ctx context.Context, p sharedstore.Plan) (sharedstore.Ou
 // got. When the id was released first, or is in use, it commits nothing and
 // returns ErrAdmissionAborted. The id must satisfy wire.ValidHoldID; a plan
 // with nothing to hold ignores it.
-func (s *Buckets) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, error) {
+func (s *Buckets) AdmitHold(ctx context.Context, p limit.Plan, holdID string) (limit.Outcome, error) {
 	o, _, err := s.AdmitSpend(ctx, p, holdID)
 	return o, err
 }
@@ -168,9 +168,9 @@ func (s *Buckets) AdmitHold(ctx context.Context, p sharedstore.Plan, holdID stri
 // (when the store has a spend cache): the verdict is nil when the plan has
 // no spend part or the store checks none. A spend refusal takes nothing
 // from any bucket. A spend lookup that fails is an error wrapping
-// sharedstore.ErrSpendUnavailable.
-func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID string) (sharedstore.Outcome, *spendcache.Verdict, error) {
-	ops := make([]sharedstore.Op, 0, len(p.Requests)+len(p.Tokens))
+// limit.ErrSpendUnavailable.
+func (s *Buckets) AdmitSpend(ctx context.Context, p limit.Plan, holdID string) (limit.Outcome, *spendcache.Verdict, error) {
+	ops := make([]limit.Op, 0, len(p.Requests)+len(p.Tokens))
 	ops = append(append(ops, p.Requests...), p.Tokens...)
 	entries := p.HoldEntries()
 	checkSpend := s.spend != nil && p.Spend.Any()
@@ -197,7 +197,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 		if checkSpend {
 			v, err := s.preflightCluster(ctx, &p.Spend, id)
 			if err != nil {
-				return sharedstore.Outcome{}, nil, err
+				return limit.Outcome{}, nil, err
 			}
 			if v.Refused != nil {
 				return spendRefused(v), &v, nil
@@ -218,7 +218,7 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 		if vd != nil && err == nil {
 			o.Spend = vd.Used
 			if o.Admitted() && o.Hold.ID == "" {
-				o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Overage: p.Overage}
+				o.Hold = limit.Hold{Backend: limit.BackendRemote, ID: id, Overage: p.Overage}
 			}
 		}
 		return o, vd, err
@@ -242,34 +242,34 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 		s.onScript(sc.name, start)
 	}
 	if err != nil {
-		return sharedstore.Outcome{}, nil, scriptError(checkSpend, err)
+		return limit.Outcome{}, nil, scriptError(checkSpend, err)
 	}
 	if checkSpend {
 		vd, handled, err := earlySpend(v)
 		if errors.Is(err, spendcache.ErrMiss) {
 			var f *spendcache.Figures
 			if f, err = s.spend.Load(ctx, &p.Spend); err != nil {
-				return sharedstore.Outcome{}, nil, spendError(true, err)
+				return limit.Outcome{}, nil, spendError(true, err)
 			}
 			args = s.spend.Args(args[:2], &p.Spend, len(keys)-spendcache.NumKeys+1, f, id)
 			if v, err = s.run(ctx, sc, keys, args); err != nil {
-				return sharedstore.Outcome{}, nil, scriptError(true, err)
+				return limit.Outcome{}, nil, scriptError(true, err)
 			}
 			vd, handled, err = earlySpend(v)
 		}
 		switch {
 		case err != nil:
-			return sharedstore.Outcome{}, nil, spendError(true, err)
+			return limit.Outcome{}, nil, spendError(true, err)
 		case handled:
 			return spendRefused(vd), &vd, nil
 		}
 	}
 	r, err := parseAdmitReply(v, ops, len(p.Requests))
 	if err != nil {
-		return sharedstore.Outcome{}, nil, err
+		return limit.Outcome{}, nil, err
 	}
 	if r.aborted {
-		return sharedstore.Outcome{}, nil, ErrAdmissionAborted
+		return limit.Outcome{}, nil, ErrAdmissionAborted
 	}
 	views := make([]opView, len(ops))
 	at := 0
@@ -282,14 +282,14 @@ func (s *Buckets) AdmitSpend(ctx context.Context, p sharedstore.Plan, holdID str
 	}
 	o := describe(ops, views, r.refOp, r.refLimit, r.refLevel, r.now)
 	if o.Admitted() && id != "" {
-		o.Hold = sharedstore.Hold{Backend: sharedstore.BackendRemote, ID: id, Entries: entries, Overage: p.Overage}
+		o.Hold = limit.Hold{Backend: limit.BackendRemote, ID: id, Entries: entries, Overage: p.Overage}
 	}
 	if !checkSpend {
 		return o, noLedger, nil
 	}
 	vd, err := spendcache.ParseOut(r.spend)
 	if err != nil {
-		return sharedstore.Outcome{}, nil, spendError(true, err)
+		return limit.Outcome{}, nil, spendError(true, err)
 	}
 	o.Spend = vd.Used
 	return o, &vd, nil
@@ -345,12 +345,12 @@ type admitReply struct {
 // when admit.lua reports its levels: every op of an admitted plan; after a
 // token refusal, the request-count ops (concurrency units are given back);
 // after a request refusal, none.
-func (r admitReply) stands(i int, op sharedstore.Op) bool {
+func (r admitReply) stands(i int, op limit.Op) bool {
 	switch {
 	case r.refOp < 0:
 		return true
 	case r.refOp >= r.nreq:
-		return i < r.nreq && op.Kind == sharedstore.KindRequests
+		return i < r.nreq && op.Kind == limit.KindRequests
 	}
 	return false
 }
@@ -358,7 +358,7 @@ func (r admitReply) stands(i int, op sharedstore.Op) bool {
 // errBadAdmitReply is made once: parseAdmitReply runs on every admission.
 var errBadAdmitReply = errs.New("admit script: malformed reply")
 
-func parseAdmitReply(v any, ops []sharedstore.Op, nreq int) (admitReply, error) {
+func parseAdmitReply(v any, ops []limit.Op, nreq int) (admitReply, error) {
 	bad := errBadAdmitReply
 	a, ok := v.([]any)
 	if !ok || len(a) < 2 {
@@ -417,15 +417,15 @@ type opView struct {
 
 // describe turns script replies into an Outcome, computing Retry-After and
 // levels with the same functions the shared-data backend uses.
-func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLevel float64, refNow int64) sharedstore.Outcome {
-	var o sharedstore.Outcome
-	o.Result = sharedstore.ResultAdmitted
+func describe(ops []limit.Op, views []opView, refOp, refLimit int, refLevel float64, refNow int64) limit.Outcome {
+	var o limit.Outcome
+	o.Result = limit.ResultAdmitted
 	n := 0
 	for i, op := range ops {
 		n += min(len(views[i].levels), len(op.Limits))
 	}
 	if n > 0 {
-		o.Levels = make([]sharedstore.OpLevel, 0, n)
+		o.Levels = make([]limit.OpLevel, 0, n)
 	}
 	for i, op := range ops {
 		for j, lv := range views[i].levels {
@@ -433,7 +433,7 @@ func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLeve
 				break
 			}
 			l := op.Limits[j]
-			o.Levels = append(o.Levels, sharedstore.OpLevel{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,
+			o.Levels = append(o.Levels, limit.OpLevel{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,
 				Level: bucket.LevelOf(l, bucket.State{Level: lv, Last: views[i].now}, views[i].now)})
 		}
 	}
@@ -441,8 +441,8 @@ func describe(ops []sharedstore.Op, views []opView, refOp, refLimit int, refLeve
 		op := ops[refOp]
 		l := op.Limits[refLimit]
 		st := bucket.State{Level: refLevel, Last: refNow}
-		o.Result = sharedstore.ResultRefused
-		o.Refusal = &sharedstore.Refusal{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,
+		o.Result = limit.ResultRefused
+		o.Refusal = &limit.Refusal{Kind: op.Kind, Dimension: op.Dimension, Budget: l.Budget,
 			RetryAfterSec: bucket.RetryAfterSec(l, st, op.Amount), ExceedsCapacity: op.Amount > l.Capacity, Private: op.Private}
 		if op.Private {
 			o.Refusal.Level = bucket.LevelOf(l, st, refNow)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/limit"
-	"github.com/tokenbudget/tokenbudget/sharedstore"
 )
 
 func TestTokenRefusalReleasesEarlierDimensionsAndKeepsRequestUnits(t *testing.T) {
@@ -15,9 +14,9 @@ func TestTokenRefusalReleasesEarlierDimensionsAndKeepsRequestUnits(t *testing.T)
 		t.Run(e.name, func(t *testing.T) {
 			rq, cc, tk1, tk2 := uniq("rq"), uniq("cc"), uniq("tk1"), uniq("tk2")
 			rl := minute(10)
-			p := sharedstore.Plan{
-				Requests: []sharedstore.Op{reqOp(rq, "api_key", rl), concOp(cc, "global", 2)},
-				Tokens:   []sharedstore.Op{tokOp(tk1, "api_key", 500, minute(1000), day(5000)), tokOp(tk2, "model", 500, minute(400))},
+			p := limit.Plan{
+				Requests: []limit.Op{reqOp(rq, "api_key", rl), concOp(cc, "global", 2)},
+				Tokens:   []limit.Op{tokOp(tk1, "api_key", 500, minute(1000), day(5000)), tokOp(tk2, "model", 500, minute(400))},
 			}
 			o := admit(t, e, p)
 			require.False(t, o.Admitted())
@@ -37,17 +36,17 @@ func TestRequestRefusalTakesNothingAnywhere(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
 			rq1, rq2, tk := uniq("rq1"), uniq("rq2"), uniq("tk")
-			zero := sharedstore.Limit{Budget: limit.PeriodSecond, Capacity: 0}
-			p := sharedstore.Plan{
-				Requests: []sharedstore.Op{reqOp(rq1, "api_key", minute(10)), reqOp(rq2, "global", zero)},
-				Tokens:   []sharedstore.Op{tokOp(tk, "api_key", 100, minute(1000))},
+			zero := limit.Limit{Budget: limit.PeriodSecond, Capacity: 0}
+			p := limit.Plan{
+				Requests: []limit.Op{reqOp(rq1, "api_key", minute(10)), reqOp(rq2, "global", zero)},
+				Tokens:   []limit.Op{tokOp(tk, "api_key", 100, minute(1000))},
 			}
 			o := admit(t, e, p)
 			require.False(t, o.Admitted())
 			require.Equal(t, limit.DimGlobal, o.Refusal.Dimension)
 			require.Equal(t, int64(1), o.Refusal.RetryAfterSec, "zero allowance waits one period")
 			require.False(t, o.Refusal.Private)
-			require.Equal(t, sharedstore.Level{}, o.Refusal.Level, "shared bucket level withheld")
+			require.Equal(t, limit.Level{}, o.Refusal.Level, "shared bucket level withheld")
 			require.Empty(t, o.Levels)
 			require.InDelta(t, 10, level(t, e, rq1, minute(10)), 0.5)
 			require.InDelta(t, 1000, level(t, e, tk, minute(1000)), 0.5)
@@ -59,7 +58,7 @@ func TestMinuteRefusalNeverDrainsTheDayBudget(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
 			tk := uniq("tk")
-			o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 300, minute(200), day(10000))}})
+			o := admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 300, minute(200), day(10000))}})
 			require.False(t, o.Admitted())
 			require.Equal(t, limit.PeriodMinute, o.Refusal.Budget)
 			require.InDelta(t, 10000, level(t, e, tk, day(10000)), 0.5)
@@ -72,7 +71,7 @@ func TestAdmissionReportsOnlyPrivateLevels(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			mine := tokOp(uniq("tk"), "api_key", 100, minute(1000), day(5000))
 			mine.Private = true
-			p := sharedstore.Plan{Tokens: []sharedstore.Op{mine, tokOp(uniq("tk"), "global", 100, minute(1000))}}
+			p := limit.Plan{Tokens: []limit.Op{mine, tokOp(uniq("tk"), "global", 100, minute(1000))}}
 			o := admit(t, e, p)
 			require.True(t, o.Admitted())
 			require.Len(t, o.Levels, 2)
@@ -90,18 +89,18 @@ func TestAdmissionReportsOnlyPrivateLevels(t *testing.T) {
 func TestPrivateRefusalCarriesSizeAwareRetryAndLevel(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
-			op := tokOp(uniq("tk"), "api_key", 0, sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 600, RefillPerSec: 10})
+			op := tokOp(uniq("tk"), "api_key", 0, limit.Limit{Budget: limit.PeriodMinute, Capacity: 600, RefillPerSec: 10})
 			op.Private = true
 			op.Amount = 500
-			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted())
-			o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
+			require.True(t, admit(t, e, limit.Plan{Tokens: []limit.Op{op}}).Admitted())
+			o := admit(t, e, limit.Plan{Tokens: []limit.Op{op}})
 			require.False(t, o.Admitted())
 			// level ~100 after the first take: (500-100)/10 = 40 s
 			require.InDelta(t, 40, o.Refusal.RetryAfterSec, 1)
 			require.True(t, o.Refusal.Private)
 			require.InDelta(t, 100, o.Refusal.Level.Remaining, 1)
 			op.Amount = 1000
-			o = admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}})
+			o = admit(t, e, limit.Plan{Tokens: []limit.Op{op}})
 			require.Equal(t, int64(100), o.Refusal.RetryAfterSec, "larger than the bucket: whole cost / refill")
 		})
 	}
@@ -110,25 +109,25 @@ func TestPrivateRefusalCarriesSizeAwareRetryAndLevel(t *testing.T) {
 func TestSettleReplacesReservationWithUsage(t *testing.T) {
 	tests := []struct {
 		name       string
-		overage    sharedstore.Overage
+		overage    limit.Overage
 		startLevel int64 // capacity; the hold takes 400
 		actual     int64
 		want       float64
 	}{
-		{"less usage refunds the difference", sharedstore.OverageDebt, 1000, 100, 900},
-		{"more usage charges the overage", sharedstore.OverageDebt, 1000, 700, 300},
-		{"debt charges an overage the bucket cannot cover in full, below zero", sharedstore.OverageDebt, 500, 600, -100},
-		{"skip: an overage the bucket cannot cover consumes nothing", sharedstore.OverageSkip, 500, 600, 100},
-		{"skip: an overage the bucket covers is charged", sharedstore.OverageSkip, 1000, 700, 300},
-		{"overage exactly covered drains to zero", sharedstore.OverageDebt, 500, 500, 0},
-		{"skip: overage exactly covered drains to zero", sharedstore.OverageSkip, 500, 500, 0},
+		{"less usage refunds the difference", limit.OverageDebt, 1000, 100, 900},
+		{"more usage charges the overage", limit.OverageDebt, 1000, 700, 300},
+		{"debt charges an overage the bucket cannot cover in full, below zero", limit.OverageDebt, 500, 600, -100},
+		{"skip: an overage the bucket cannot cover consumes nothing", limit.OverageSkip, 500, 600, 100},
+		{"skip: an overage the bucket covers is charged", limit.OverageSkip, 1000, 700, 300},
+		{"overage exactly covered drains to zero", limit.OverageDebt, 500, 500, 0},
+		{"skip: overage exactly covered drains to zero", limit.OverageSkip, 500, 500, 0},
 	}
 	for _, e := range envs(t) {
 		for _, tt := range tests {
 			t.Run(e.name+"/"+tt.name, func(t *testing.T) {
 				tk := uniq("tk")
 				l := minute(tt.startLevel)
-				o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}, Overage: tt.overage})
+				o := admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 400, l)}, Overage: tt.overage})
 				require.True(t, o.Admitted())
 				require.Equal(t, tt.overage, o.Hold.Overage)
 				ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, tt.actual)
@@ -146,7 +145,7 @@ func TestSettleAndReleaseCountOncePerHold(t *testing.T) {
 			ctx := context.Background()
 			tk, cc := uniq("tk"), uniq("cc")
 			l := minute(1000)
-			p := sharedstore.Plan{Requests: []sharedstore.Op{concOp(cc, "global", 1)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}}
+			p := limit.Plan{Requests: []limit.Op{concOp(cc, "global", 1)}, Tokens: []limit.Op{tokOp(tk, "api_key", 400, l)}}
 			o := admit(t, e, p)
 			require.True(t, o.Admitted())
 			keys := []string{cc, tk}
@@ -171,7 +170,7 @@ func TestReleaseGivesBackTokensAndConcurrency(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
 			tk, cc := uniq("tk"), uniq("cc")
-			p := sharedstore.Plan{Requests: []sharedstore.Op{concOp(cc, "global", 1)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, minute(1000))}}
+			p := limit.Plan{Requests: []limit.Op{concOp(cc, "global", 1)}, Tokens: []limit.Op{tokOp(tk, "api_key", 400, minute(1000))}}
 			o := admit(t, e, p)
 			require.True(t, o.Admitted())
 			require.False(t, admit(t, e, p).Admitted(), "the one concurrency unit is held")
@@ -189,10 +188,10 @@ func TestNewVersionKeyStartsFromAFullBucket(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			base := uniq("tk")
 			op := tokOp(base+":v1", "api_key", 800, minute(1000))
-			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted())
-			require.False(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted())
+			require.True(t, admit(t, e, limit.Plan{Tokens: []limit.Op{op}}).Admitted())
+			require.False(t, admit(t, e, limit.Plan{Tokens: []limit.Op{op}}).Admitted())
 			op.Key = base + ":v2" // a reload changed the parameters' version
-			require.True(t, admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{op}}).Admitted())
+			require.True(t, admit(t, e, limit.Plan{Tokens: []limit.Op{op}}).Admitted())
 		})
 	}
 }
@@ -202,8 +201,8 @@ func TestKeysExpireOnceTheBucketWouldBeFull(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			ctx := context.Background()
 			tk, cc := uniq("tk"), uniq("cc")
-			l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 60000, RefillPerSec: 1000}
-			p := sharedstore.Plan{Requests: []sharedstore.Op{concOp(cc, "global", 5)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 5000, l)}}
+			l := limit.Limit{Budget: limit.PeriodMinute, Capacity: 60000, RefillPerSec: 1000}
+			p := limit.Plan{Requests: []limit.Op{concOp(cc, "global", 5)}, Tokens: []limit.Op{tokOp(tk, "api_key", 5000, l)}}
 			o := admit(t, e, p)
 			require.True(t, o.Admitted())
 			ttl, err := e.c.PTTL(ctx, bucketKey(tk)).Result()
@@ -225,7 +224,7 @@ func TestKeysExpireOnceTheBucketWouldBeFull(t *testing.T) {
 
 func TestHoldRecordExpiresAfterHoldTTL(t *testing.T) {
 	e := newEnv(t, false)
-	o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(uniq("tk"), "api_key", 1, minute(10))}})
+	o := admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(uniq("tk"), "api_key", 1, minute(10))}})
 	ttl, err := e.c.PTTL(context.Background(), holdKey(o.Hold.ID)).Result()
 	require.NoError(t, err)
 	require.Greater(t, ttl, 47*time.Hour)
@@ -249,7 +248,7 @@ func TestScriptIsReloadedAfterScriptFlush(t *testing.T) {
 			ctx := context.Background()
 			require.NoError(t, e.c.ScriptFlush(ctx).Err())
 			tk := uniq("tk")
-			o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, minute(100))}})
+			o := admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, minute(100))}})
 			require.True(t, o.Admitted())
 			require.NoError(t, e.c.ScriptFlush(ctx).Err())
 			ended, err := e.store.Release(ctx, o.Hold.ID, []string{tk})
@@ -262,7 +261,7 @@ func TestScriptIsReloadedAfterScriptFlush(t *testing.T) {
 func TestBraceInKeyKeepsBucketAndHoldInOneSlot(t *testing.T) {
 	e := newEnv(t, true)
 	tk := uniq("}weird{model")
-	o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "model", 10, minute(100))}})
+	o := admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "model", 10, minute(100))}})
 	require.True(t, o.Admitted())
 	ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 5)
 	require.NoError(t, err)
@@ -272,13 +271,13 @@ func TestBraceInKeyKeepsBucketAndHoldInOneSlot(t *testing.T) {
 
 // sixDimensionPlan is the benchmark's shape: a request-rate op and six
 // token dimensions with minute and day periods, the api_key ones private.
-func sixDimensionPlan(id string, amount int64) sharedstore.Plan {
+func sixDimensionPlan(id string, amount int64) limit.Plan {
 	dims := []string{"global", "client", "api_key", "user", "team", "model"}
-	p := sharedstore.Plan{Requests: []sharedstore.Op{{Key: "rq:api_key:" + id, Kind: sharedstore.KindRequests, Dimension: limit.DimAPIKey, Amount: 1, Private: true,
-		Limits: []sharedstore.Limit{{Budget: limit.PeriodSecond, Capacity: 1 << 40, RefillPerSec: 1 << 30}}}}}
+	p := limit.Plan{Requests: []limit.Op{{Key: "rq:api_key:" + id, Kind: limit.KindRequests, Dimension: limit.DimAPIKey, Amount: 1, Private: true,
+		Limits: []limit.Limit{{Budget: limit.PeriodSecond, Capacity: 1 << 40, RefillPerSec: 1 << 30}}}}}
 	for _, d := range dims {
-		p.Tokens = append(p.Tokens, sharedstore.Op{Key: "tk:" + d + ":" + id, Kind: sharedstore.KindTokens, Dimension: dimension(d), Amount: amount, Private: d == "api_key",
-			Limits: []sharedstore.Limit{{Budget: limit.PeriodMinute, Capacity: 1 << 40, RefillPerSec: 1 << 34}, {Budget: limit.PeriodDay, Capacity: 1 << 45, RefillPerSec: 1 << 30}}})
+		p.Tokens = append(p.Tokens, limit.Op{Key: "tk:" + d + ":" + id, Kind: limit.KindTokens, Dimension: dimension(d), Amount: amount, Private: d == "api_key",
+			Limits: []limit.Limit{{Budget: limit.PeriodMinute, Capacity: 1 << 40, RefillPerSec: 1 << 34}, {Budget: limit.PeriodDay, Capacity: 1 << 45, RefillPerSec: 1 << 30}}})
 	}
 	return p
 }
@@ -289,7 +288,7 @@ func TestAJSONHoldRecordFromBeforeThePackedLayoutStillSettlesUnderSkip(t *testin
 	tk := uniq("tk")
 	l := minute(500)
 	// what the previous release admitted: 400 taken, a JSON record
-	o := admit(t, e, sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, l)}})
+	o := admit(t, e, limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 400, l)}})
 	require.True(t, o.Admitted())
 	legacy := `[{"k":"` + bucketKey(tk) + `","c":3,"a":"400","l":[["minute","500","0.001"]]}]`
 	require.NoError(t, e.c.Set(ctx, holdKey(o.Hold.ID), legacy, time.Hour).Err())
@@ -311,8 +310,8 @@ func TestABusyBucketExpiresWithinItsMarginWithoutAPexpirePerAdmission(t *testing
 	ctx := context.Background()
 	tk := uniq("tk")
 	// refilled to full within a microsecond: the bucket only needs the margin
-	l := sharedstore.Limit{Budget: limit.PeriodMinute, Capacity: 1000, RefillPerSec: 1e9}
-	p := sharedstore.Plan{Tokens: []sharedstore.Op{tokOp(tk, "api_key", 10, l)}}
+	l := limit.Limit{Budget: limit.PeriodMinute, Capacity: 1000, RefillPerSec: 1e9}
+	p := limit.Plan{Tokens: []limit.Op{tokOp(tk, "api_key", 10, l)}}
 	before := pexpireCalls(t, e)
 	for i := 0; i < 20; i++ {
 		require.True(t, admit(t, e, p).Admitted())
@@ -328,8 +327,8 @@ func TestAnOpWithThreeOrFourPeriodsIsTakenAndSettledOnEach(t *testing.T) {
 	for _, e := range envs(t) {
 		t.Run(e.name, func(t *testing.T) {
 			tk, rq := uniq("tk"), uniq("rq")
-			ls := []sharedstore.Limit{{Budget: limit.PeriodSecond, Capacity: 900, RefillPerSec: 0.001}, minute(1000), day(5000), {Budget: limit.PeriodConcurrent, Capacity: 7000, RefillPerSec: 0.0001}}
-			p := sharedstore.Plan{Requests: []sharedstore.Op{reqOp(rq, "api_key", ls[:3]...)}, Tokens: []sharedstore.Op{tokOp(tk, "api_key", 400, ls...)}}
+			ls := []limit.Limit{{Budget: limit.PeriodSecond, Capacity: 900, RefillPerSec: 0.001}, minute(1000), day(5000), {Budget: limit.PeriodConcurrent, Capacity: 7000, RefillPerSec: 0.0001}}
+			p := limit.Plan{Requests: []limit.Op{reqOp(rq, "api_key", ls[:3]...)}, Tokens: []limit.Op{tokOp(tk, "api_key", 400, ls...)}}
 			o := admit(t, e, p)
 			require.True(t, o.Admitted())
 			ended, err := e.store.Settle(context.Background(), o.Hold.ID, []string{tk}, 100)

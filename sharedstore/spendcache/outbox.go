@@ -16,7 +16,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/errs"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 )
 
@@ -92,7 +92,7 @@ func decodeRecord(id string, b []byte) (ledger.Record, error) {
 		return ledger.Record{}, err
 	}
 	return ledger.Record{ID: id, Team: o.Team, APIKey: o.APIKey, User: o.User, Model: o.Model,
-		Usage:     usage.Kinds{Input: o.Input, CachedInput: o.Cached, CacheWrite: o.Write, CacheWrite1h: o.Write1h, Output: o.Output},
+		Usage:     tokens.Kinds{Input: o.Input, CachedInput: o.Cached, CacheWrite: o.Write, CacheWrite1h: o.Write1h, Output: o.Output},
 		CallStart: time.Unix(0, o.Start).UTC(), Estimate: money.Amount(o.Est)}, nil
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/calendar"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/spend"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
 )
@@ -43,7 +43,7 @@ func TestTheOutboxKeepsEachRecordOnceAndDrainsOldestFirst(t *testing.T) {
 	c := New(rdb, nil, Options{})
 	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	rec := func(id, key string, est money.Amount) ledger.Record {
-		return ledger.Record{ID: id, Team: "eng", APIKey: key, User: "alice", Model: "m", Usage: usage.Kinds{Input: 10, Output: 2},
+		return ledger.Record{ID: id, Team: "eng", APIKey: key, User: "alice", Model: "m", Usage: tokens.Kinds{Input: 10, Output: 2},
 			CallStart: start, Estimate: est}
 	}
 	for _, r := range []ledger.Record{rec("h3", "k1", 30), rec("h1", "k1", 10), rec("h2", "k2", 20)} {

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tokenbudget/tokenbudget/shared/money"
 	"github.com/tokenbudget/tokenbudget/shared/pricing"
-	"github.com/tokenbudget/tokenbudget/shared/usage"
+	"github.com/tokenbudget/tokenbudget/shared/tokens"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger"
 	"github.com/tokenbudget/tokenbudget/sharedstore/ledger/pgtest"
 	"github.com/tokenbudget/tokenbudget/sharedstore/redistest"
@@ -45,11 +45,11 @@ func TestTheWorkerReportsItsLagAndTheEstimateError(t *testing.T) {
 	require.NoError(t, err)
 	for _, r := range []ledger.Record{
 		// charged $0.001 against an estimate of $0.0015
-		{ID: "priced", Team: "t", APIKey: "k", Model: "m", Usage: usage.Kinds{Input: 1000}, CallStart: now, Estimate: 1_500_000},
+		{ID: "priced", Team: "t", APIKey: "k", Model: "m", Usage: tokens.Kinds{Input: 1000}, CallStart: now, Estimate: 1_500_000},
 		// no price: it stays pending, and the lag is its age
-		{ID: "unpriced", Team: "t", APIKey: "k", Model: "nope", Usage: usage.Kinds{Input: 1}, CallStart: now, Estimate: 1},
-		{ID: "unpriced-2", Team: "t", APIKey: "k", Model: "nope", Usage: usage.Kinds{Input: 1}, CallStart: now, Estimate: 1},
-		{ID: "unpriced-3", Team: "u", APIKey: "k", Model: "nope", Usage: usage.Kinds{Input: 1}, CallStart: now, Estimate: 1},
+		{ID: "unpriced", Team: "t", APIKey: "k", Model: "nope", Usage: tokens.Kinds{Input: 1}, CallStart: now, Estimate: 1},
+		{ID: "unpriced-2", Team: "t", APIKey: "k", Model: "nope", Usage: tokens.Kinds{Input: 1}, CallStart: now, Estimate: 1},
+		{ID: "unpriced-3", Team: "u", APIKey: "k", Model: "nope", Usage: tokens.Kinds{Input: 1}, CallStart: now, Estimate: 1},
 	} {
 		_, err := led.InsertRecord(ctx, r)
 		require.NoError(t, err)
