@@ -172,7 +172,7 @@ func (f *effects) Release(hold *limit.Hold) { f.store.Release(*hold) }
 // value of its name. Through a HeaderAdder that is two host calls whatever
 // their number, and the response's own headers that stayed are then listed
 // for the exchange's four reads, which come next in the callback and so
-// cost no call either (BENCHMARKS.md section 28 has what each part costs).
+// cost no call either (BENCHMARKS.md, "Measured, not kept", has what each part costs).
 func (f *effects) SetResponseHeaders(headers []refusal.Header) {
 	s := (*Stream)(f)
 	if ad := s.root.adder; ad != nil {

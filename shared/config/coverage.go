@@ -61,5 +61,7 @@ func (c *Config) limitsAnything() bool {
 // storage "redis"), which may cover any caller.
 func (c *Config) fleetSpend() bool {
 	r := c.RateLimiting.Redis
-	return c.RateLimiting.Storage == StorageRedis && r != nil && boolOr(r.FleetSpend, false)
+	// The compiled rule (Compile's RedisSettings.FleetSpend): on by default
+	// with a pricing section, off only when opted out.
+	return c.RateLimiting.Storage == StorageRedis && r != nil && len(c.Pricing) > 0 && boolOr(r.FleetSpend, true)
 }

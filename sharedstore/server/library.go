@@ -16,7 +16,7 @@ import (
 // making the closures and arrays common.lua declares; a library makes them
 // once, when it is loaded, and each FCALL runs only the script's own code. On
 // the peers benchmark's plan that is 12 % fewer Redis instructions per
-// admission and 10 % fewer per settlement (BENCHMARKS.md, section 32).
+// admission and 10 % fewer per settlement (BENCHMARKS.md, "Peers: sharedstore against envoyproxy/ratelimit").
 //
 // The library's name and its functions' names carry a hash of its text, as
 // EVALSHA names a script by its SHA1, so service replicas of different
