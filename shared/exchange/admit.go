@@ -82,7 +82,12 @@ func (x *Exchange) answered(o *limit.Outcome, async bool) {
 		x.spendRefused(*o.SpendRefusal)
 	case !o.Admitted() && o.Refusal != nil && x.rt.AnyShadow() && x.rt.Shadow(o.Refusal.Dimension, x.who.Model):
 		x.shadowRefused(*o.Refusal, async)
-	case o.Err != nil:
+	case o.Err == nil && !o.Admitted() && o.Refusal != nil:
+		x.refused(o)
+	case o.Err != nil || !o.Admitted():
+		// The store could not answer, or answered nonsense: not admitted,
+		// yet no refusal and no error. Nothing says the budgets have room,
+		// so the request fails closed.
 		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
 		if errors.Is(o.Err, limit.ErrBucketMapFull) {
 			x.log.code = "bucket_map_full" // rate_limiting.on_full_bucket_map "refuse"
@@ -90,14 +95,6 @@ func (x *Exchange) answered(o *limit.Outcome, async bool) {
 		if errors.Is(o.Err, limit.ErrSpendUnavailable) {
 			status, body, headers = refusal.SpendUnavailable(unavailableRetryAfter)
 		}
-		x.conclude(OutcomeUnavailable, status, body, headers)
-	case !o.Admitted() && o.Refusal != nil:
-		x.refused(o)
-	case !o.Admitted():
-		// Not admitted, yet no refusal and no error: a store answering
-		// nonsense. Nothing says the budgets have room, so the request
-		// fails closed like a store that did not answer.
-		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
 		x.conclude(OutcomeUnavailable, status, body, headers)
 	default:
 		x.admitted(o, async)
