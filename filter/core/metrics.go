@@ -283,14 +283,12 @@ func (m *metricSet) CountFailOpen(reason string) {
 	m.count(mk(metrics.FailOpen, metrics.LabelReason, reason), 1)
 }
 
-func (m *metricSet) CountRequest(outcome string) {
-	if outcome == outcomeAdmitted {
+func (m *metricSet) CountRequest(outcome exchange.Outcome) {
+	if outcome == exchange.OutcomeAdmitted {
 		if !m.bump(&m.admitted, 1) && !m.hit(&m.admitted, 1) {
-			m.countAt(&m.admitted, mk(metrics.Requests, metrics.LabelOutcome, outcome), 1)
+			m.countAt(&m.admitted, mk(metrics.Requests, metrics.LabelOutcome, outcome.String()), 1)
 		}
 		return
 	}
-	m.count(mk(metrics.Requests, metrics.LabelOutcome, outcome), 1)
+	m.count(mk(metrics.Requests, metrics.LabelOutcome, outcome.String()), 1)
 }
-
-const outcomeAdmitted = "admitted"

@@ -56,9 +56,9 @@ func TestTokenSeriesCountTheSameWhetherRememberedOrNamed(t *testing.T) {
 	}
 	m.CountTokens(entry(limit.DimAPIKey, limit.PeriodMinute), exchange.TokensReserved, 0)
 	m.CountTokens(&limit.HoldEntry{Kind: limit.KindConcurrency, Dimension: limit.DimAPIKey, Limits: []limit.Limit{{Budget: limit.PeriodConcurrent}}}, exchange.TokensReserved, 1)
-	m.CountRequest(outcomeAdmitted)
-	m.CountRequest(outcomeAdmitted)
-	m.CountRequest("refused")
+	m.CountRequest(exchange.OutcomeAdmitted)
+	m.CountRequest(exchange.OutcomeAdmitted)
+	m.CountRequest(exchange.OutcomeRefused)
 	m.flush()
 
 	for _, c := range []struct {
@@ -114,7 +114,7 @@ func TestMetricIncrementsReachTheHostOnTheTickAndWhenTheRootIsDone(t *testing.T)
 			require.True(t, r.OnConfigure([]byte(`{"rate_limiting":{"limits":{"global":{"tokens_per_minute":1000}}}}`)))
 			require.Equal(t, uint32(tickPeriodMs), h.emu.GetTickPeriod(), "every root ticks")
 			for range 3 {
-				r.metrics.CountRequest(outcomeAdmitted)
+				r.metrics.CountRequest(exchange.OutcomeAdmitted)
 			}
 			got, _ := h.Metric(name)
 			require.Zero(t, got, "not before the flush")

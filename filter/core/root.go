@@ -100,7 +100,7 @@ func (r *Root) recycle(s *Stream) {
 		return
 	}
 	s.x.Reset() // nothing of the request is kept, only buffers
-	s.root, s.store, s.admitting = nil, nil, false
+	s.root, s.store, s.admitting, s.answered, s.answer = nil, nil, false, false, limit.Outcome{}
 	r.free = append(r.free, s)
 }
 

@@ -28,9 +28,11 @@ type Stream struct {
 	onAdmitted func(limit.Outcome)
 
 	store sharedstore.Store // the store of the config the request was admitted under
-	// admitting is true inside store.Admit: an answer now is synchronous.
-	admitting bool
-	x         exchange.Exchange
+	// admitting is true inside store.Admit: an answer now is kept in
+	// answer, answered set, and Admit returns it to the exchange.
+	admitting, answered bool
+	answer              limit.Outcome
+	x                   exchange.Exchange
 
 	// spare is lent to each admission by the shared-data store for its
 	// outcome's levels and hold entries. The stream is recycled only once
@@ -119,20 +121,24 @@ func (s *Stream) act(a exchange.Action) abi.Action {
 	return abi.ActionPause
 }
 
-// admitted receives the store's answer, synchronously from the shared-data
-// backend or later from the remote backend's callout response.
+// admitted receives the store's answer: within store.Admit from the
+// shared-data backend (or a fleet store whose call could not leave), kept
+// for Admit to return; later from the remote backend's callout response,
+// an event for the exchange.
 func (s *Stream) admitted(o limit.Outcome) {
-	async := !s.admitting
-	if async && s.x.Phase() != exchange.PhaseDone {
+	if s.admitting {
+		s.answer, s.answered = o, true
+		return
+	}
+	if s.x.Phase() != exchange.PhaseDone {
 		s.host().SetEffectiveContext(s.id)
 	}
-	s.x.Admitted(o, async)
+	s.x.Admitted(&o)
 }
 
 // effects carries out a stream's exchange.Effects: host calls, store calls
-// and metric increments. An admission answered within store.Admit feeds
-// the exchange again, and the effects of that answer are done before Admit
-// returns.
+// and metric increments. None calls back into the exchange: an admission
+// answered within store.Admit is returned from Admit.
 type effects Stream
 
 func (f *effects) RemoveRequestHeader(name string) {
@@ -147,19 +153,19 @@ func (f *effects) LocalReply(status int, body []byte, headers []refusal.Header) 
 	f.root.host.SendLocalResponse(status, "tokenbudget", body, headerPairs(headers))
 }
 
-func (f *effects) Admit(plan *limit.Plan, retry bool) {
+func (f *effects) Admit(plan *limit.Plan, retry bool) *limit.Outcome {
 	s := (*Stream)(f)
-	if !retry {
-		s.admitting = true // a retry keeps the first admission's timing
-	}
+	s.admitting, s.answered = true, false
 	if ls, ok := s.store.(*local.Store); ok {
 		ls.AdmitWith(*plan, &s.spare, s.onAdmitted)
 	} else {
 		s.store.Admit(*plan, s.onAdmitted)
 	}
-	if !retry {
-		s.admitting = false
+	s.admitting = false
+	if !s.answered {
+		return nil // a callout's answer comes as an event
 	}
+	return &s.answer
 }
 
 func (f *effects) ResumeRequest() { f.root.host.ContinueStream(abi.StreamRequest) }

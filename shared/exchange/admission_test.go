@@ -325,7 +325,7 @@ func TestTheStoresAnswerDecidesTheRequest(t *testing.T) {
 			r := newRig(t, keyBudget)
 			r.send(chat(hiBody))
 			r.drain()
-			r.x.Admitted(c.o, false)
+			r.answer(c.o, false)
 			require.Equal(t, c.want, r.drain())
 			require.Equal(t, c.phase, r.x.Phase())
 		})
@@ -345,7 +345,7 @@ func TestALateAdmissionResumesTheRequestOrIsReleased(t *testing.T) {
 	p := r.plan()
 	r.drain()
 	r.x.Done()
-	r.x.Admitted(limit.Outcome{Result: limit.ResultAdmitted, Hold: limit.Hold{Entries: p.HoldEntries()}}, true)
+	r.answer(limit.Outcome{Result: limit.ResultAdmitted, Hold: limit.Hold{Entries: p.HoldEntries()}}, true)
 	require.Equal(t, []string{"release"}, r.drain(), "no resume, no count: the stream is gone")
 }
 
@@ -357,7 +357,7 @@ func TestAShadowRefusalIsCountedAndTheRestOfThePlanDecides(t *testing.T) {
 	r.send(chat(hiBody))
 	require.Len(t, r.plan().Tokens, 2)
 	r.drain()
-	r.x.Admitted(limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimGlobal, Budget: limit.PeriodMinute}}, false)
+	r.answer(limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimGlobal, Budget: limit.PeriodMinute}}, false)
 	require.Equal(t, []string{"count_shadow_refusal token_budget global", "admit tokens=108 retry"}, r.drain())
 	require.Len(t, r.plan().Tokens, 1, "the refusing dimension is taken out")
 	r.admitAll(false)
@@ -366,7 +366,7 @@ func TestAShadowRefusalIsCountedAndTheRestOfThePlanDecides(t *testing.T) {
 	r = newRig(t, `{"rate_limiting":{"mode":"shadow","limits":{"per_api_key":{"tokens_per_minute":10}}}}`)
 	r.send(chat(hiBody))
 	r.drain()
-	r.x.Admitted(limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute}}, true)
+	r.answer(limit.Outcome{Refusal: &limit.Refusal{Kind: limit.KindTokens, Dimension: limit.DimAPIKey, Budget: limit.PeriodMinute}}, true)
 	require.Equal(t, []string{"count_shadow_refusal token_budget api_key", "count_request admitted", "resume_request"}, r.drain())
 	require.Equal(t, PhaseForwarded, r.x.Phase())
 }

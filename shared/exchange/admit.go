@@ -10,9 +10,6 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/spend"
 )
 
-// outcomeAdmitted is the outcome label of an admitted request.
-const outcomeAdmitted = "admitted"
-
 // admit plans and asks the store. withTokens is false for a request with
 // no body at all: it is admitted with no reservation, but it still takes a
 // zero-token hold on its token buckets, so any usage the backend reports is
@@ -37,20 +34,30 @@ func (x *Exchange) admit(withTokens bool) {
 	x.log.skipped = skipped
 	x.planned = amount
 	if len(plan.Requests) == 0 && len(plan.Tokens) == 0 && !plan.Spend.Any() {
-		x.phase = PhaseForwarded
-		x.countRequest(outcomeAdmitted)
-		x.log.outcome = outcomeAdmitted
+		x.conclude(OutcomeAdmitted, 0, nil, nil)
 		return
 	}
-	x.phase = PhaseAdmitting
-	x.fx.Admit(plan, false)
+	x.ask(plan, false, false)
 }
 
-// Admitted is the store's answer to an Admit effect. async says it came
-// after Admit returned (a fleet store's callout), so the paused request
-// must be resumed. An answer for a stream the host already ended gives
-// back what it reserved.
-func (x *Exchange) Admitted(o limit.Outcome, async bool) {
+// ask hands plan to the store. An answer the store returns from the call
+// is acted on here, after it; otherwise the request waits in
+// PhaseAdmitting for the event Admitted. async says the request is paused
+// already (ask is within a late answer), so an admission resumes it.
+func (x *Exchange) ask(plan *limit.Plan, retry, async bool) {
+	o := x.fx.Admit(plan, retry)
+	if o == nil {
+		x.phase = PhaseAdmitting
+		return
+	}
+	x.answered(o, async)
+}
+
+// Admitted is the store's answer to an Admit effect that came after Admit
+// returned (a fleet store's callout): the paused request is resumed when
+// admitted. An answer for a stream the host already ended gives back what
+// it reserved.
+func (x *Exchange) Admitted(o *limit.Outcome) {
 	if x.phase == PhaseDone {
 		if o.Err == nil && o.Admitted() {
 			x.hold = o.Hold
@@ -61,6 +68,11 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 	if x.phase != PhaseAdmitting {
 		return // no admission was asked for: nothing to answer
 	}
+	x.answered(o, true)
+}
+
+// answered acts on the store's answer o; async as for ask.
+func (x *Exchange) answered(o *limit.Outcome, async bool) {
 	for _, f := range o.Skipped {
 		x.facts.CountSkipped(f)
 		x.log.skipped = append(x.log.skipped, f)
@@ -70,9 +82,12 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 		x.spendRefused(*o.SpendRefusal)
 	case !o.Admitted() && o.Refusal != nil && x.rt.AnyShadow() && x.rt.Shadow(o.Refusal.Dimension, x.who.Model):
 		x.shadowRefused(*o.Refusal, async)
-	case o.Err != nil:
-		x.countRequest("unavailable")
-		x.log.outcome = "unavailable"
+	case o.Err == nil && !o.Admitted() && o.Refusal != nil:
+		x.refused(o)
+	case o.Err != nil || !o.Admitted():
+		// The store could not answer, or answered nonsense: not admitted,
+		// yet no refusal and no error. Nothing says the budgets have room,
+		// so the request fails closed.
 		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
 		if errors.Is(o.Err, limit.ErrBucketMapFull) {
 			x.log.code = "bucket_map_full" // rate_limiting.on_full_bucket_map "refuse"
@@ -80,31 +95,20 @@ func (x *Exchange) Admitted(o limit.Outcome, async bool) {
 		if errors.Is(o.Err, limit.ErrSpendUnavailable) {
 			status, body, headers = refusal.SpendUnavailable(unavailableRetryAfter)
 		}
-		x.reply(status, body, headers)
-	case !o.Admitted() && o.Refusal != nil:
-		x.refused(o)
-	case !o.Admitted():
-		// Not admitted, yet no refusal and no error: a store answering
-		// nonsense. Nothing says the budgets have room, so the request
-		// fails closed like a store that did not answer.
-		x.countRequest("unavailable")
-		x.log.outcome = "unavailable"
-		status, body, headers := refusal.Unavailable(unavailableRetryAfter)
-		x.reply(status, body, headers)
+		x.conclude(OutcomeUnavailable, status, body, headers)
 	default:
 		x.admitted(o, async)
 	}
 }
 
 // admitted records an admission and takes its hold.
-func (x *Exchange) admitted(o limit.Outcome, async bool) {
-	x.phase = PhaseForwarded
-	x.countRequest(outcomeAdmitted)
+func (x *Exchange) admitted(o *limit.Outcome, async bool) {
+	x.conclude(OutcomeAdmitted, 0, nil, nil)
 	x.hold, x.levels, x.spendUsed = o.Hold, o.Levels, o.Spend
 	if len(o.Hold.Entries) > 0 || o.Hold.Spend.Any() {
 		x.held = holdOpen
 	}
-	x.log.outcome, x.log.hold = outcomeAdmitted, o.Hold.Reserved()
+	x.log.hold = o.Hold.Reserved()
 	x.log.fellBack = x.env.Fleet && o.Hold.Backend == limit.BackendLocal
 	for i := range x.hold.Entries {
 		e := &x.hold.Entries[i]
@@ -116,13 +120,10 @@ func (x *Exchange) admitted(o limit.Outcome, async bool) {
 }
 
 // refused answers a budget refusal: 429 with the refusing limit's headers.
-func (x *Exchange) refused(o limit.Outcome) {
+func (x *Exchange) refused(o *limit.Outcome) {
 	x.refusal = *o.Refusal
 	r := &x.refusal
-	x.countRequest("refused")
-	limitType := refusal.LimitType(r.Kind, r.Budget)
-	x.facts.CountRefusal(r, limitType)
-	x.log.outcome, x.log.limitType, x.log.dimension = "refused", limitType, r.Dimension.String()
+	x.log.limitType, x.log.dimension = refusal.LimitType(r.Kind, r.Budget), r.Dimension.String()
 	now := x.env.Now() / 1e9
 	status, body, headers := refusal.Refusal(*r, o.Levels, now)
 	if x.rt.OpenAIHeaders || x.rt.IETFHeaders {
@@ -133,7 +134,7 @@ func (x *Exchange) refused(o limit.Outcome) {
 		}
 		headers = refusal.AppendCompatHeaders(headers, own, x.headerStyles(), now)
 	}
-	x.reply(status, body, headers)
+	x.conclude(OutcomeRefused, status, body, headers)
 }
 
 func (x *Exchange) headerStyles() refusal.Styles {
@@ -154,15 +155,13 @@ func (x *Exchange) shadowRefused(r limit.Refusal, async bool) {
 	x.log.shadow = append(x.log.shadow, shadowRefusal{limitType: limitType, dimension: r.Dimension.String()})
 	x.plan = withoutDimension(x.plan, r.Dimension, r.Kind == limit.KindTokens)
 	if len(x.plan.Requests) == 0 && len(x.plan.Tokens) == 0 {
-		x.phase = PhaseForwarded
-		x.countRequest(outcomeAdmitted)
-		x.log.outcome = outcomeAdmitted
+		x.conclude(OutcomeAdmitted, 0, nil, nil)
 		if async {
 			x.fx.ResumeRequest()
 		}
 		return
 	}
-	x.fx.Admit(&x.plan, true)
+	x.ask(&x.plan, true, async)
 }
 
 // withoutDimension is p less every op of dimension. After a token refusal
@@ -212,19 +211,16 @@ func (x *Exchange) spendPlan(sp *limit.Spend, hold int64) (ok bool) {
 	}
 	name, entry, priced := x.rt.PriceEntry(x.who.Model)
 	if !priced {
-		x.countRequest("invalid")
-		x.log.outcome, x.log.code = "invalid", "model_not_priced"
+		x.log.code = "model_not_priced"
 		status, body, headers := refusal.ModelNotPriced(x.who.Model)
-		x.reply(status, body, headers)
+		x.conclude(OutcomeInvalid, status, body, headers)
 		return false
 	}
 	start := x.env.Now()
 	day, month, valid := calendar.Both(start)
 	if !valid {
-		x.countRequest("unavailable")
-		x.log.outcome = "unavailable"
 		status, body, headers := refusal.SpendUnavailable(unavailableRetryAfter)
-		x.reply(status, body, headers)
+		x.conclude(OutcomeUnavailable, status, body, headers)
 		return false
 	}
 	x.price, x.log.priceEntry = entry, name
@@ -238,11 +234,10 @@ func (x *Exchange) spendPlan(sp *limit.Spend, hold int64) (ok bool) {
 // spendRefused answers a spend limit's 429 (no Retry-After: waiting until
 // period_end is the only remedy).
 func (x *Exchange) spendRefused(ex spend.Exceeded) {
-	x.countRequest("refused")
-	x.facts.CountSpendRefusal(ex)
-	x.log.outcome, x.log.limitType = "refused", refusal.LimitSpend
+	x.spendRefusal = ex
+	x.log.limitType = refusal.LimitSpend
 	x.log.spendSlot = ex.Slot
 	x.log.spendRefused = true
 	status, body, headers := refusal.SpendRefusal(ex, x.plan.Spend.Window(ex.Slot).End)
-	x.reply(status, body, headers)
+	x.conclude(OutcomeRefused, status, body, headers)
 }

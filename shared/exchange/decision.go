@@ -23,7 +23,7 @@ var holdEndNames = [...]string{endOpen: "", endSettled: "settled", endReleased: 
 // the would-be refusals of shadow mode, the hold, what it settled on and how
 // it ended. The key appears as its config id or its hash, never raw.
 type decision struct {
-	outcome   string // admitted, refused, invalid, unauthorized, exempt, unavailable
+	outcome   Outcome
 	code      string // the error code of an invalid or unauthorized request
 	limitType string // the refusing limit
 	dimension string
@@ -65,7 +65,7 @@ type shadowRefusal struct{ limitType, dimension string }
 // function's cost in the VM. The id comes from the config and is escaped.
 // FuzzAHoldEndsExactlyOnce checks that every record is a valid JSON object.
 func (d *decision) appendJSON(b []byte) []byte {
-	b = appendName(append(b, `{"outcome":"`...), d.outcome)
+	b = appendName(append(b, `{"outcome":"`...), d.outcome.String())
 	b = appendMember(b, `,"code":"`, d.code)
 	b = appendMember(b, `,"limit_type":"`, d.limitType)
 	b = appendMember(b, `,"dimension":"`, d.dimension)
@@ -95,7 +95,7 @@ func (d *decision) appendJSON(b []byte) []byte {
 	if d.fellBack {
 		b = append(b, `,"fallback":true`...)
 	}
-	if d.outcome == outcomeAdmitted {
+	if d.outcome == OutcomeAdmitted {
 		b = append(b, `,"hold":`...)
 		b = jsonx.AppendInt(b, d.hold)
 	}
@@ -149,7 +149,7 @@ func appendName(b []byte, v string) []byte {
 // record writes the decision as filter state, once per exchange.
 func (x *Exchange) record() {
 	d := &x.log
-	if d.recorded || d.outcome == "" {
+	if d.recorded || d.outcome == OutcomeNone {
 		return
 	}
 	d.recorded = true

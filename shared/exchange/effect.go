@@ -11,9 +11,9 @@ import (
 // filter's adapter makes host, store and metric calls; the exchange's tests
 // record the calls. Nothing is queued (in the VM each queued effect cost a
 // copy, a take and a dispatch: ≈ 22 k instructions a request): an effect is
-// done before the exchange moves on, so a store that answers an Admit at
-// once feeds the exchange its answer from inside Admit, and the effects of
-// that answer are done before Admit returns. Pointers point into the
+// done before the exchange moves on. No effect calls back into the
+// exchange: a store that answers an Admit at once returns its answer, and
+// the exchange acts on it once Admit has returned. Pointers point into the
 // exchange and are valid until its next event.
 type Effects interface {
 	// RemoveRequestHeader removes request header name.
@@ -23,10 +23,12 @@ type Effects interface {
 	SetRequestBody(size int, body []byte)
 	// LocalReply answers the client here with status, body and headers.
 	LocalReply(status int, body []byte, headers []refusal.Header)
-	// Admit hands plan to the store; its answer comes back as Admitted.
-	// retry marks the shadow-mode retry inside an answer, which keeps the
-	// first admission's timing (an answer within Admit is synchronous).
-	Admit(plan *limit.Plan, retry bool)
+	// Admit hands plan to the store. A store that answers within the call
+	// returns its answer, valid until the next Admit or event; nil means
+	// the answer comes later, as the event Exchange.Admitted. retry marks
+	// the shadow-mode retry within an answer: the plan asked before, less
+	// the shadowed dimension.
+	Admit(plan *limit.Plan, retry bool) *limit.Outcome
 	// ResumeRequest continues the request paused for an admission that
 	// was answered after Admit returned.
 	ResumeRequest()
@@ -48,7 +50,7 @@ type Effects interface {
 // set takes directly.
 type Facts interface {
 	// CountRequest counts one request under outcome.
-	CountRequest(outcome string)
+	CountRequest(outcome Outcome)
 	// CountSkipped counts the limiter family dimension that failed open.
 	CountSkipped(dimension string)
 	// CountFailOpen counts a body admitted without a reservation.

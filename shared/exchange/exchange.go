@@ -155,6 +155,8 @@ type Exchange struct {
 
 	plan    limit.Plan    // what admit asked for, kept for a shadow-mode retry
 	refusal limit.Refusal // the refusal a reply answers
+	// spendRefusal is the spend refusal a reply answers (log.spendRefused).
+	spendRefusal spend.Exceeded
 	// planned is the token amount admission asked to hold; with no token
 	// bucket in the plan it is what a charge "of the hold" prices.
 	planned int64
@@ -285,8 +287,4 @@ func (x *Exchange) Deleted() { x.phase = PhaseDone }
 func (x *Exchange) failOpen(reason string) {
 	x.facts.CountFailOpen(reason)
 	x.log.failOpen = reason
-}
-
-func (x *Exchange) countRequest(outcome string) {
-	x.facts.CountRequest(outcome)
 }

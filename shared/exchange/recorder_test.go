@@ -57,8 +57,13 @@ type Effect struct {
 	Policy      *spend.Policy
 }
 
-// recorder keeps the effects not yet drained.
-type recorder struct{ q []Effect }
+// recorder keeps the effects not yet drained. store, when set, answers
+// each Admit within the call, as a shared-data store does; otherwise Admit
+// is answered later, by the test.
+type recorder struct {
+	q     []Effect
+	store func(plan *limit.Plan) *limit.Outcome
+}
 
 func (r *recorder) add(e Effect) { r.q = append(r.q, e) }
 
@@ -71,8 +76,12 @@ func (r *recorder) SetRequestBody(size int, body []byte) {
 func (r *recorder) LocalReply(status int, body []byte, headers []refusal.Header) {
 	r.add(Effect{Kind: LocalReply, Size: status, Body: body, Headers: headers})
 }
-func (r *recorder) Admit(plan *limit.Plan, retry bool) {
+func (r *recorder) Admit(plan *limit.Plan, retry bool) *limit.Outcome {
 	r.add(Effect{Kind: Admit, Plan: plan, Retry: retry})
+	if r.store == nil {
+		return nil
+	}
+	return r.store(plan)
 }
 func (r *recorder) ResumeRequest() { r.add(Effect{Kind: ResumeRequest}) }
 func (r *recorder) Settle(hold *limit.Hold, tokens int64) {
@@ -88,7 +97,9 @@ func (r *recorder) SetResponseBody(size int, body []byte) {
 func (r *recorder) RecordDecision(body []byte) {
 	r.add(Effect{Kind: RecordDecision, Body: append([]byte(nil), body...)})
 }
-func (r *recorder) CountRequest(outcome string) { r.add(Effect{Kind: CountRequest, Name: outcome}) }
+func (r *recorder) CountRequest(outcome Outcome) {
+	r.add(Effect{Kind: CountRequest, Name: outcome.String()})
+}
 func (r *recorder) CountSkipped(dimension string) {
 	r.add(Effect{Kind: CountSkipped, Name: dimension})
 }

@@ -34,17 +34,14 @@ func (x *Exchange) RequestHeaders(req Request, endOfStream bool) Action {
 		return Pause
 	}
 	if rt.Exempt(x.addr, x.who.APIKeyHash) {
-		x.phase = PhaseExempt
-		x.countRequest("exempt")
-		x.log.outcome = "exempt"
+		x.conclude(OutcomeExempt, 0, nil, nil)
 		x.record()
 		return Continue
 	}
 	if msg, refuse := x.keyRefused(); refuse {
-		x.countRequest("unauthorized")
-		x.log.outcome, x.log.code = "unauthorized", "invalid_api_key"
+		x.log.code = "invalid_api_key"
 		status, body, headers := refusal.Unauthorized(msg)
-		x.reply(status, body, headers)
+		x.conclude(OutcomeUnauthorized, status, body, headers)
 		return Pause
 	}
 	// The usage block must be readable: ask the backend for an uncompressed
@@ -99,10 +96,9 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 	}
 	if int64(size) > x.rt.MaxBodyBytes {
 		if !x.rt.AdmitUnreadableBody {
-			x.countRequest("invalid")
-			x.log.outcome, x.log.code = "invalid", "request_too_large"
+			x.log.code = "request_too_large"
 			status, body, headers := refusal.BodyTooLarge(x.rt.MaxBodyBytes)
-			x.reply(status, body, headers)
+			x.conclude(OutcomeInvalid, status, body, headers)
 			return Pause
 		}
 		x.failOpen("body_too_large")
@@ -134,10 +130,9 @@ func (x *Exchange) RequestBody(req Request, size int, endOfStream bool) Action {
 	}
 	if err != nil {
 		if !x.rt.AdmitUnreadableBody {
-			x.countRequest("invalid")
-			x.log.outcome, x.log.code = "invalid", "invalid_json"
+			x.log.code = "invalid_json"
 			status, body, headers := refusal.NotJSON()
-			x.reply(status, body, headers)
+			x.conclude(OutcomeInvalid, status, body, headers)
 			return Pause
 		}
 		x.failOpen("not_json")
@@ -241,16 +236,9 @@ func (x *Exchange) applyModelLimits(mr *config.ModelRules, w *rewrite) (refused 
 
 // invalid answers a request the rules refuse whatever the budgets: 400.
 func (x *Exchange) invalid(code, param, msg string) {
-	x.countRequest("invalid")
-	x.log.outcome, x.log.code = "invalid", code
+	x.log.code = code
 	status, body, headers := refusal.Invalid(code, param, msg)
-	x.reply(status, body, headers)
-}
-
-// reply answers the client here; nothing goes upstream.
-func (x *Exchange) reply(status int, body []byte, headers []refusal.Header) {
-	x.phase = PhaseReplied
-	x.fx.LocalReply(status, body, headers)
+	x.conclude(OutcomeInvalid, status, body, headers)
 }
 
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

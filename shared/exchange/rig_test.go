@@ -71,8 +71,21 @@ func (r *rig) send(req *request) Action {
 func (r *rig) admitAll(async bool) {
 	r.t.Helper()
 	p := r.plan()
-	r.x.Admitted(limit.Outcome{Result: limit.ResultAdmitted, Hold: limit.Hold{Backend: limit.BackendLocal,
+	r.answer(limit.Outcome{Result: limit.ResultAdmitted, Hold: limit.Hold{Backend: limit.BackendLocal,
 		Entries: p.HoldEntries(), Overage: p.Overage, Spend: p.Spend}}, async)
+}
+
+// answer answers the pending Admit with o: async, as the event a fleet
+// store's callout makes; otherwise as the exchange consumes an answer a
+// store returns from Admit (the recorder's Admit returns none, so that
+// each test can look at the plan first; TestAStoreThatAnswersAtOnceIsHeardAfterAdmitReturns
+// pins the return itself).
+func (r *rig) answer(o limit.Outcome, async bool) {
+	if async {
+		r.x.Admitted(&o)
+		return
+	}
+	r.x.answered(&o, false)
 }
 
 // plan is the plan of the last Admit effect, pending or drained.

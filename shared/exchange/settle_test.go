@@ -179,7 +179,7 @@ func TestSpendLimitsPriceAndRefuseRequests(t *testing.T) {
 		r := newRig(t, cfg)
 		r.send(chat(hiBody))
 		r.drain()
-		r.x.Admitted(limit.Outcome{Result: limit.ResultSpendRefused,
+		r.answer(limit.Outcome{Result: limit.ResultSpendRefused,
 			SpendRefusal: &spend.Exceeded{Slot: spend.KeyDay, Limit: 5 * money.OneUSD, Used: 5 * money.OneUSD}}, false)
 		require.Equal(t, []string{"count_request refused", "count_spend_refusal api_key day", "local_reply 429 spend_limit_exceeded"},
 			r.drain(CountRequest, CountSpendRefusal, LocalReply, Settle, Release))
@@ -188,7 +188,7 @@ func TestSpendLimitsPriceAndRefuseRequests(t *testing.T) {
 		r := newRig(t, cfg)
 		r.send(chat(hiBody))
 		r.drain()
-		r.x.Admitted(limit.Outcome{Result: limit.ResultSpendRefused, SpendRefusal: &spend.Exceeded{Balance: true}}, false)
+		r.answer(limit.Outcome{Result: limit.ResultSpendRefused, SpendRefusal: &spend.Exceeded{Balance: true}}, false)
 		require.Equal(t, []string{"count_request refused", "count_spend_refusal balance", "local_reply 429 balance_exhausted"},
 			r.drain(CountRequest, CountSpendRefusal, LocalReply, Settle, Release))
 	})
