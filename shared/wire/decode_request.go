@@ -9,39 +9,48 @@ import (
 	"github.com/tokenbudget/tokenbudget/shared/limit"
 )
 
-// DecodeAdmitRequest reads the body of POST /v1/admit. The service decodes
-// one on every admission, and reflection-driven encoding/json was over a
-// third of the admit handler's time, so it reads with jsonx as the filter
-// reads the answers. It accepts what json.Unmarshal into AdmitRequest
-// accepts (the last duplicate wins, null leaves a value alone or clears a
-// slice, any type mismatch is an error, unknown members are ignored) with
-// one deliberate difference: member names match exactly, as every encoder
-// of this protocol writes them, not case-insensitively. Documents nested
-// deeper than jsonx.MaxDepth are refused.
+// DecodeAdmitRequest reads the body of POST /v1/admit. It accepts what
+// json.Unmarshal into AdmitRequest accepts (the last duplicate wins, null
+// leaves a value alone or clears a slice, any type mismatch is an error,
+// unknown members are ignored) with one deliberate difference: member
+// names match exactly, as every encoder of this protocol writes them, not
+// case-insensitively. Documents nested deeper than jsonx.MaxDepth are
+// refused.
+//
+// The rule is decodeAdmitRequest. The service decodes one admission per
+// decision, nearly always spelled as AppendAdmitHold writes it, so such a
+// body is read by its shape (readAdmitRequest, its twin); any other
+// spelling goes to the rule.
 func DecodeAdmitRequest(b []byte) (AdmitRequest, error) {
-	var r AdmitRequest
-	c := jsonx.Strict(b)
-	err := walkObject(&c, "request", func(key []byte, c *jsonx.StrictCursor) error {
-		switch string(key) {
-		case "hold_id":
-			return decodeString(c.Value(), "hold_id", &r.HoldID)
-		case "requests":
-			return walkFreshSlice(c, "requests", &r.Requests, walkOp, decodeOp, 2)
-		case "tokens":
-			return walkFreshSlice(c, "tokens", &r.Tokens, walkOp, decodeOp, 8)
-		case "overage":
-			return decodeString(c.Value(), "overage", &r.Overage)
-		case "spend":
-			return decodeSpendAdmitPtr(c.Value(), &r.Spend)
-		}
-		c.Skip()
-		return nil
-	})
-	// An invalid document is reported as such, even where the walk met a
-	// type error before the bytes that make it invalid.
-	if !c.Valid() && (err == nil || !jsonx.Parse(b).Exists()) {
+	if r, ok := readAdmitRequest(b); ok {
+		return r, nil
+	}
+	return decodeAdmitRequest(b)
+}
+
+// decodeAdmitRequest is DecodeAdmitRequest's reference: the request read
+// as a jsonx.Value, member by member, as the other requests are.
+func decodeAdmitRequest(b []byte) (AdmitRequest, error) {
+	v := jsonx.Parse(b)
+	if !v.Exists() {
 		return AdmitRequest{}, errs.New("decode admit request: not a single valid JSON document")
 	}
+	var r AdmitRequest
+	err := decodeObject(v, "request", func(key []byte, val jsonx.Value) error {
+		switch string(key) {
+		case "hold_id":
+			return decodeString(val, "hold_id", &r.HoldID)
+		case "requests":
+			return decodeSlice(val, "requests", &r.Requests, decodeOp)
+		case "tokens":
+			return decodeSlice(val, "tokens", &r.Tokens, decodeOp)
+		case "overage":
+			return decodeString(val, "overage", &r.Overage)
+		case "spend":
+			return decodeSpendAdmitPtr(val, &r.Spend)
+		}
+		return nil
+	})
 	if err != nil {
 		return AdmitRequest{}, errs.Wrap("decode admit request", err)
 	}
@@ -116,7 +125,7 @@ func decodeOp(v jsonx.Value, o *Op) error {
 		case "dimension":
 			return decodeName(val, "op.dimension", &o.Dimension, limit.ParseDimension)
 		case "limits":
-			return decodeFreshSlice(val, "op.limits", &o.Limits, decodeLimit, 2)
+			return decodeSlice(val, "op.limits", &o.Limits, decodeLimit)
 		case "amount":
 			return decodeInt(val, "op.amount", &o.Amount)
 		case "private":
@@ -152,39 +161,6 @@ func decodeFloat(v jsonx.Value, what string, p *float64) error {
 	default:
 		return typeError(what, v)
 	}
-	return nil
-}
-
-// decodeFreshSlice is decodeSlice without its counting pass when the slice
-// has no backing array yet (every member seen once, the only case the
-// encoders produce): appending to a nil slice is then exactly what
-// encoding/json does. A repeated member, whose earlier array encoding/json
-// decodes into, takes decodeSlice.
-//
-// hint is the usual length, allocated at the first element, so a typical
-// array costs one allocation.
-func decodeFreshSlice[T any](v jsonx.Value, what string, p *[]T, elem func(jsonx.Value, *T) error, hint int) error {
-	if cap(*p) > 0 || v.Kind != jsonx.Array {
-		return decodeSlice(v, what, p, elem)
-	}
-	var s []T
-	var err error
-	v.ForEach(func(_ []byte, val jsonx.Value) bool {
-		var zero T
-		if s == nil {
-			s = make([]T, 0, hint)
-		}
-		s = append(s, zero)
-		err = elem(val, &s[len(s)-1])
-		return err == nil
-	})
-	if err != nil {
-		return err
-	}
-	if s == nil {
-		s = make([]T, 0)
-	}
-	*p = s
 	return nil
 }
 

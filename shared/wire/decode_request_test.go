@@ -14,18 +14,23 @@ import (
 
 // requireRequestDecodesLikeEncodingJSON checks that DecodeAdmitRequest
 // accepts exactly what json.Unmarshal accepts and yields the same value, for
-// documents whose member names are written exactly.
+// documents whose member names are written exactly; so does its reference,
+// decodeAdmitRequest, on the bodies DecodeAdmitRequest reads by their shape.
 func requireRequestDecodesLikeEncodingJSON(t *testing.T, b []byte) {
 	t.Helper()
 	var want AdmitRequest
 	wantErr := json.Unmarshal(b, &want)
 	got, err := DecodeAdmitRequest(b)
+	ref, refErr := decodeAdmitRequest(b)
 	if wantErr != nil {
 		require.Error(t, err, "encoding/json refused %q: %v", b, wantErr)
+		require.Error(t, refErr, "encoding/json refused %q: %v", b, wantErr)
 		return
 	}
 	require.NoError(t, err, "encoding/json accepted %q", b)
 	require.Equal(t, want, got, "%s", b)
+	require.NoError(t, refErr, "encoding/json accepted %q", b)
+	require.Equal(t, want, ref, "%s", b)
 }
 
 func TestDecodeAdmitRequestAgreesWithEncodingJSON(t *testing.T) {
@@ -141,7 +146,7 @@ func FuzzDecodeAdmitRequestNeverPanics(f *testing.F) {
 
 var requestFields = []string{"hold_id", "requests", "tokens", "overage", "key", "kind", "dimension", "limits", "amount",
 	"private", "budget", "capacity", "refill_per_sec",
-	"spend", "team", "api_key", "user", "start_unix_nano", "day", "month", "slot", "limit_nano_usd"}
+	"spend", "team", "api_key", "user", "start_unix_nano", "day", "month", "slot", "limit_nano_usd", "fleet", "reserve_nano_usd"}
 
 // foldsOntoAField reports whether any member name in the document matches
 // a request field case-insensitively but not exactly: there encoding/json
