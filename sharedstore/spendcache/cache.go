@@ -14,18 +14,26 @@ import (
 )
 
 var (
-	// PreflightLua is the preflight's Lua: the admission script runs it
-	// before its token buckets (see preflight.lua for its keys and args).
+	// endholdLua defines endhold, which every script that ends a spend
+	// reservation starts with, so the rule is written once.
+	//go:embed endhold.lua
+	endholdLua string
 	//go:embed preflight.lua
-	PreflightLua string
+	preflightLua string
 	//go:embed fill.lua
 	fillLua string
 	//go:embed postflight.lua
-	postflightLua string
+	postflightOwn string
 	//go:embed refresh.lua
 	refreshLua string
 	//go:embed unhold.lua
-	unholdLua string
+	unholdOwn string
+
+	// PreflightLua is the preflight's Lua: the admission script runs it
+	// before its token buckets (see preflight.lua for its keys and args).
+	PreflightLua  = endholdLua + preflightLua
+	postflightLua = endholdLua + postflightOwn
+	unholdLua     = endholdLua + unholdOwn
 )
 
 // Ledger is the part of the PostgreSQL ledger the cache reads.

@@ -32,18 +32,6 @@ for _, i in ipairs(present) do
 end
 if ARGV[2] then
   local H, R, Z = KEYS[nkeys + 1], KEYS[nkeys + 2], KEYS[nkeys + 3]
-  local rec = redis.call('HGET', R, ARGV[2])
-  redis.call('ZREM', Z, ARGV[2])
-  if rec then
-    local amount
-    for f in string.gmatch(rec, '[^\n]+') do
-      if not amount then
-        amount = f
-      elseif redis.call('HINCRBY', H, f, '-' .. amount) <= 0 then
-        redis.call('HDEL', H, f)
-      end
-    end
-    redis.call('HDEL', R, ARGV[2])
-  end
+  endhold(H, R, Z, ARGV[2])
 end
 return #present

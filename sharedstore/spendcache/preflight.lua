@@ -1,5 +1,6 @@
 -- Spend preflight, run before the token admission in the same script (or
--- alone on a Redis Cluster). It writes nothing.
+-- alone on a Redis Cluster). It writes only reservations: the call's own
+-- (below) and the ending of expired ones (endhold, defined before it).
 -- ARGV[3]: index b in KEYS of the team's policy hash; KEYS[b+1] is the
 --   balance key, KEYS[b+2..b+6] the usage keys of the slots team_month,
 --   api_key_day, api_key_month, user_day, user_month (a slot without an id
@@ -74,19 +75,7 @@ if ARGV[3] and ARGV[3] ~= '' then
   end
   if holdid ~= '' then
     for _, id in ipairs(redis.call('ZRANGEBYSCORE', Z, '-inf', nowms, 'LIMIT', 0, 16)) do
-      local rec = redis.call('HGET', R, id)
-      if rec then
-        local amount
-        for f in string.gmatch(rec, '[^\n]+') do
-          if not amount then
-            amount = f
-          elseif redis.call('HINCRBY', H, f, '-' .. amount) <= 0 then
-            redis.call('HDEL', H, f)
-          end
-        end
-        redis.call('HDEL', R, id)
-      end
-      redis.call('ZREM', Z, id)
+      endhold(H, R, Z, id)
     end
   end
   local p = redis.call('HMGET', KEYS[b], '_', 'b',
